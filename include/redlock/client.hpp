@@ -1,0 +1,138 @@
+#pragma once
+
+#include "redlock/config.hpp"
+#include "redlock/error.hpp"
+#include "redlock/lock.hpp"
+#include "redlock/result.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct uv_loop_s;  // libuv's loop; libuv's headers stay out of ours
+
+namespace redlock {
+
+namespace detail {
+class client_core;
+}
+
+/// What a release did: how many nodes actually deleted the key (those where it
+/// still held our value), and each node's outcome.
+struct release_report {
+    std::size_t deleted = 0;
+    std::size_t quorum = 0;
+    std::vector<node_report> nodes;
+
+    /// True when a majority deleted the key.
+    [[nodiscard]] auto majority() const noexcept -> bool { return deleted >= quorum; }
+};
+
+/// Counters since the client started. A snapshot; cheap to take.
+struct client_stats {
+    std::uint64_t acquire_calls = 0;
+    std::uint64_t acquired = 0;
+    std::uint64_t acquire_failures = 0;
+    std::uint64_t attempts = 0;
+    std::uint64_t releases = 0;
+    std::uint64_t requests = 0;   ///< commands sent to nodes, all kinds
+    std::uint64_t timeouts = 0;   ///< requests that missed request_timeout
+    std::uint64_t connects = 0;   ///< successful (re)connections, all nodes
+    std::size_t nodes_connected = 0;
+};
+
+/// A Redlock client over a fixed set of independent Redis masters.
+///
+/// Threads: a client made by `create(config)` owns an event-loop thread, and
+/// every member function may be called from any thread. A client made by
+/// `create(config, loop)` runs on the caller's libuv loop, and its members must
+/// be called on that loop's thread.
+///
+/// Callbacks run on the loop thread, exactly once, and never inside the call
+/// that started the operation. Keep them short; a blocking member called from
+/// inside one returns errc::would_deadlock.
+///
+/// Lifetime: destroying the client (or calling shutdown()) completes pending
+/// acquisitions with errc::client_stopped after releasing what they had been
+/// granted, lets pending releases finish (bounded by request_timeout), closes
+/// every connection and handle, and — for an owned loop — joins its thread.
+/// With an attached loop, keep running the loop until it has no more work.
+class client {
+public:
+    using acquire_callback = std::function<void(result<lock>)>;
+    using release_callback = std::function<void(result<release_report>)>;
+
+    /// Validates `config` and starts the loop thread. Nodes are connected in the
+    /// background: one being down is not an error, since Redlock tolerates a
+    /// minority of them. Fails only with errc::invalid_config.
+    [[nodiscard]] static auto create(client_config config) -> result<client>;
+    /// Same, on the caller's loop (see the thread contract above).
+    [[nodiscard]] static auto create(client_config config, uv_loop_s* loop) -> result<client>;
+
+    client(client&&) noexcept;
+    auto operator=(client&&) noexcept -> client&;
+    client(const client&) = delete;
+    auto operator=(const client&) -> client& = delete;
+    ~client();
+
+    /// Tries to lock `resource` on a majority of nodes, retrying after a random
+    /// delay until the attempt budget or the wait deadline is spent. On failure
+    /// the key is released on every node (errored and timed-out ones included)
+    /// before `done` runs. Errors: contended, quorum_unreachable,
+    /// validity_expired, invalid_argument, cancelled, client_stopped.
+    void acquire_async(std::string resource, lock_options options, acquire_callback done);
+    /// Blocking form of acquire_async. Also: would_deadlock on the loop thread.
+    [[nodiscard]] auto acquire(std::string resource, lock_options options = {}) -> result<lock>;
+
+    /// Compare-and-delete on every node: a node deletes the key only if it still
+    /// holds this lock's value. The report counts the nodes that did. Marks the
+    /// handle invalid at once. Errors: invalid_argument (empty handle),
+    /// client_stopped.
+    void release_async(const lock& held, release_callback done);
+    [[nodiscard]] auto release(const lock& held) -> result<release_report>;
+
+    [[nodiscard]] auto stats() const -> client_stats;
+    [[nodiscard]] auto config() const -> const client_config&;
+    [[nodiscard]] auto node_count() const noexcept -> std::size_t;
+
+    /// Stops the client now (see Lifetime above). Idempotent.
+    void shutdown();
+
+private:
+    friend class guard;
+    explicit client(std::shared_ptr<detail::client_core> core) noexcept;
+
+    std::shared_ptr<detail::client_core> core_;
+};
+
+/// Releases its lock when it goes out of scope.
+///
+/// The destructor neither throws nor blocks: it queues the release on the
+/// client's loop. Call release() when the outcome matters. A guard may outlive
+/// its client; the key then simply expires on the nodes.
+class [[nodiscard]] guard {
+public:
+    guard(client& owner, lock held);
+    guard(guard&& other) noexcept;
+    auto operator=(guard&& other) noexcept -> guard&;
+    guard(const guard&) = delete;
+    auto operator=(const guard&) -> guard& = delete;
+    ~guard();
+
+    [[nodiscard]] auto get() const noexcept -> const lock& { return lock_; }
+    [[nodiscard]] auto valid() const noexcept -> bool { return lock_.valid(); }
+
+    /// Releases now and waits for the report. The guard is empty afterwards.
+    auto release() -> result<release_report>;
+
+private:
+    void release_in_background() noexcept;
+
+    std::shared_ptr<detail::client_core> core_;
+    lock lock_;
+};
+
+}  // namespace redlock

@@ -1,0 +1,113 @@
+#pragma once
+
+#include "redlock/result.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock {
+
+using std::chrono::milliseconds;
+
+/// One Redis master: TCP `host:port` (the name is resolved asynchronously) or a
+/// Unix socket path. Exactly one of `host` and `unix_path` is non-empty.
+struct node_address {
+    std::string host;
+    std::uint16_t port = 6379;
+    std::string unix_path;
+
+    [[nodiscard]] auto is_unix() const noexcept -> bool { return !unix_path.empty(); }
+    /// "host:port" or "unix:/path": the name used in every message about this node.
+    [[nodiscard]] auto to_string() const -> std::string;
+};
+
+/// A string that never prints itself. Holds the password read from the
+/// environment; there is deliberately no stream operator.
+class secret {
+public:
+    secret() = default;
+    explicit secret(std::string value) : value_{std::move(value)} {}
+    [[nodiscard]] auto reveal() const noexcept -> const std::string& { return value_; }
+    [[nodiscard]] auto empty() const noexcept -> bool { return value_.empty(); }
+
+private:
+    std::string value_;
+};
+
+enum class log_level { debug, info, warning, error };
+
+/// Everything a client needs. Defaults match the JSON schema in the README.
+struct client_config {
+    std::vector<node_address> nodes;
+    std::string key_prefix = "redlock:";
+    milliseconds connect_timeout{200};
+    /// Per-request deadline. Small against the TTL: a node that has not answered
+    /// by then counts as failed for this attempt.
+    milliseconds request_timeout{50};
+    /// drift = ceil(ttl * clock_drift_factor) + clock_drift_floor
+    double clock_drift_factor = 0.01;
+    milliseconds clock_drift_floor{2};
+
+    struct lock_defaults {
+        milliseconds ttl{10'000};
+        /// A quorum whose validity is below this is not a lock (it is released).
+        milliseconds min_validity{1};
+        bool auto_renew = false;
+        /// Auto-renewal extends when this fraction of the TTL has passed since
+        /// the last successful acquire/extend.
+        double renew_fraction = 1.0 / 3.0;
+        bool fencing = false;
+    } lock;
+
+    struct retry_policy {
+        int attempts = 3;  ///< total attempts, the first included
+        milliseconds delay{200};
+        milliseconds jitter{100};  ///< uniform extra delay in [0, jitter]
+    } retry;
+
+    struct reconnect_policy {
+        milliseconds min_delay{50};  ///< first back-off; doubles up to max_delay
+        milliseconds max_delay{2000};
+    } reconnect;
+
+    std::string username;      ///< ACL user for AUTH; empty: AUTH with the password only
+    std::string password_env;  ///< name of the variable the password came from
+    secret password;           ///< empty: no AUTH
+
+    /// Where the library's warnings go (an even node count, a node that cannot
+    /// be reached). Called on the loop thread. Empty: warnings go to stderr.
+    std::function<void(log_level, std::string_view)> logger;
+};
+
+/// A configuration problem, located: the file, the JSON pointer of the field
+/// ("/nodes/1/port"; empty for the document itself) and what is wrong.
+struct config_error {
+    std::string file;
+    std::string field;
+    std::string message;
+
+    /// "configs/x.json: /nodes/1/port: must be an integer in 1..65535"
+    [[nodiscard]] auto what() const -> std::string;
+};
+
+/// Reads and validates a JSON configuration file. Unknown fields, wrong types,
+/// out-of-range values and a missing password variable are errors.
+[[nodiscard]] auto load_config(const std::filesystem::path& file)
+    -> result<client_config, config_error>;
+
+/// Same as load_config on text already in memory; `source` names it in errors.
+[[nodiscard]] auto parse_config(std::string_view json_text, std::string_view source = "<config>")
+    -> result<client_config, config_error>;
+
+/// The semantic checks load_config applies, for configurations built in code.
+/// client::create runs it too. Field names are the JSON pointers of the schema.
+[[nodiscard]] auto validate_config(const client_config& config, std::string_view source = "<config>")
+    -> std::optional<config_error>;
+
+}  // namespace redlock

@@ -1,0 +1,80 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <system_error>
+#include <type_traits>
+#include <vector>
+
+namespace redlock {
+
+/// Why an operation did not succeed.
+///
+/// The numeric values are part of the API: they appear in logs and in the CLI's
+/// exit-code mapping. Append new values at the end; never renumber.
+enum class errc {
+    /// Another owner holds the lock on enough nodes that no majority is possible
+    /// ("already locked"). Nothing is wrong with the deployment; retry later.
+    contended = 1,
+    /// Fewer than a majority of nodes answered in time. The deployment is
+    /// degraded (nodes down, frozen or partitioned); retrying soon rarely helps.
+    quorum_unreachable,
+    /// A majority granted the lock, but acquiring took so long that no validity
+    /// was left after subtracting elapsed time and clock drift. It was released.
+    validity_expired,
+    /// release/extend: the lock is no longer held on a majority (expired, lost
+    /// or taken over).
+    not_held,
+    /// The operation was cancelled by its caller; whatever it held was released.
+    cancelled,
+    /// A bad argument: an empty resource name, a TTL of zero, and the like.
+    invalid_argument,
+    /// The configuration failed validation; the message names the field.
+    invalid_config,
+    /// The client was shut down before the operation completed.
+    client_stopped,
+    /// A blocking call was made on the client's event-loop thread.
+    would_deadlock,
+    /// The lock was lost while held: renewals could not reach a quorum in time.
+    lock_lost,
+};
+
+[[nodiscard]] auto redlock_category() noexcept -> const std::error_category&;
+
+[[nodiscard]] inline auto make_error_code(errc e) noexcept -> std::error_code {
+    return {static_cast<int>(e), redlock_category()};
+}
+
+/// What one node did in one operation. Reported per node so that a log line can
+/// say *which* master refused, timed out or was unreachable.
+enum class node_status : std::uint8_t {
+    ok,           ///< granted / deleted / extended, as the operation asked
+    refused,      ///< answered, but said no (key held by another value, or absent)
+    error,        ///< answered with a Redis error (WRONGTYPE, READONLY, OOM, ...)
+    timeout,      ///< no answer within request_timeout
+    unreachable,  ///< not connected, or the connection dropped mid-request
+    cancelled,    ///< no answer was needed any more (client stopping)
+};
+
+[[nodiscard]] auto to_string(node_status s) noexcept -> const char*;
+
+struct node_report {
+    std::string node;    ///< "host:port" or "unix:/path", as configured
+    node_status status;  ///< outcome on that node
+    std::string detail;  ///< the Redis error text or transport cause; empty when ok
+};
+
+/// An error as a value: a code for programs, a message for people (it names the
+/// resource, the nodes and their causes), and the per-node outcomes of the last
+/// attempt.
+struct error {
+    std::error_code code;
+    std::string message;
+    std::vector<node_report> nodes;
+    int attempts = 0;  ///< acquisition attempts made; 0 for other operations
+};
+
+}  // namespace redlock
+
+template <>
+struct std::is_error_code_enum<redlock::errc> : std::true_type {};

@@ -1,0 +1,8 @@
+#pragma once
+
+// Umbrella header: everything a user of the library needs.
+#include "redlock/client.hpp"
+#include "redlock/config.hpp"
+#include "redlock/error.hpp"
+#include "redlock/lock.hpp"
+#include "redlock/result.hpp"

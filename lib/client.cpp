@@ -1,0 +1,145 @@
+#include "redlock/client.hpp"
+
+#include "detail/client_core.hpp"
+#include "detail/lock_state.hpp"
+
+#include <future>
+#include <utility>
+
+namespace redlock {
+namespace {
+
+auto deadlock_error(const char* what) -> error {
+    return error{make_error_code(errc::would_deadlock),
+                 std::string{"blocking "} + what +
+                     " called on the client's loop thread; use the _async form there",
+                 {}, 0};
+}
+
+auto moved_from_error() -> error {
+    return error{make_error_code(errc::client_stopped), "the client was moved from", {}, 0};
+}
+
+/// Runs `start(callback)` and waits for the callback's value.
+template <class T, class Start>
+auto wait_for(Start&& start) -> result<T> {
+    std::promise<result<T>> promise;
+    auto future = promise.get_future();
+    start([&promise](result<T> r) { promise.set_value(std::move(r)); });
+    return future.get();
+}
+
+}  // namespace
+
+client::client(std::shared_ptr<detail::client_core> core) noexcept : core_{std::move(core)} {}
+client::client(client&&) noexcept = default;
+
+auto client::operator=(client&& other) noexcept -> client& {
+    if (this != &other) {
+        if (core_) core_->shutdown();
+        core_ = std::move(other.core_);
+    }
+    return *this;
+}
+
+client::~client() {
+    if (core_) core_->shutdown();
+}
+
+auto client::create(client_config config) -> result<client> {
+    auto core = detail::client_core::create(std::move(config), nullptr);
+    if (!core) return failure{std::move(core).error()};
+    return client{std::move(*core)};
+}
+
+auto client::create(client_config config, uv_loop_s* loop) -> result<client> {
+    if (loop == nullptr) {
+        return failure{error{make_error_code(errc::invalid_argument), "the loop is null", {}, 0}};
+    }
+    auto core = detail::client_core::create(std::move(config), loop);
+    if (!core) return failure{std::move(core).error()};
+    return client{std::move(*core)};
+}
+
+void client::acquire_async(std::string resource, lock_options options, acquire_callback done) {
+    if (!core_) {
+        done(failure{moved_from_error()});
+        return;
+    }
+    core_->acquire(std::move(resource), std::move(options), std::move(done));
+}
+
+auto client::acquire(std::string resource, lock_options options) -> result<lock> {
+    if (!core_) return failure{moved_from_error()};
+    if (core_->on_loop_thread()) return failure{deadlock_error("acquire")};
+    return wait_for<lock>([&](acquire_callback cb) {
+        core_->acquire(std::move(resource), std::move(options), std::move(cb));
+    });
+}
+
+void client::release_async(const lock& held, release_callback done) {
+    if (!core_) {
+        done(failure{moved_from_error()});
+        return;
+    }
+    core_->release(detail::lock_state::of(held), std::move(done));
+}
+
+auto client::release(const lock& held) -> result<release_report> {
+    if (!core_) return failure{moved_from_error()};
+    if (core_->on_loop_thread()) return failure{deadlock_error("release")};
+    return wait_for<release_report>(
+        [&](release_callback cb) { core_->release(detail::lock_state::of(held), std::move(cb)); });
+}
+
+auto client::stats() const -> client_stats { return core_ ? core_->stats() : client_stats{}; }
+
+auto client::config() const -> const client_config& { return core_->config(); }
+
+auto client::node_count() const noexcept -> std::size_t { return core_ ? core_->node_count() : 0; }
+
+void client::shutdown() {
+    if (core_) core_->shutdown();
+}
+
+// ---- guard --------------------------------------------------------------------------------
+
+guard::guard(client& owner, lock held) : core_{owner.core_}, lock_{std::move(held)} {}
+
+guard::guard(guard&& other) noexcept
+    : core_{std::move(other.core_)}, lock_{std::exchange(other.lock_, lock{})} {}
+
+auto guard::operator=(guard&& other) noexcept -> guard& {
+    if (this != &other) {
+        release_in_background();
+        core_ = std::move(other.core_);
+        lock_ = std::exchange(other.lock_, lock{});
+    }
+    return *this;
+}
+
+guard::~guard() { release_in_background(); }
+
+void guard::release_in_background() noexcept {
+    if (!core_ || lock_.empty()) return;
+    try {
+        core_->release(detail::lock_state::of(lock_), nullptr);
+    } catch (...) {
+        // Out of memory while queueing: the key expires by its TTL instead.
+    }
+    lock_ = lock{};
+    core_.reset();
+}
+
+auto guard::release() -> result<release_report> {
+    if (!core_ || lock_.empty()) {
+        return failure{error{make_error_code(errc::invalid_argument), "the guard holds no lock", {}, 0}};
+    }
+    if (core_->on_loop_thread()) return failure{deadlock_error("guard::release")};
+    auto core = std::move(core_);
+    const lock held = std::exchange(lock_, lock{});
+    return wait_for<release_report>(
+        [&](client::release_callback cb) { core->release(detail::lock_state::of(held), std::move(cb)); });
+}
+
+}  // namespace redlock

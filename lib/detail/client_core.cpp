@@ -1,0 +1,198 @@
+#include "detail/client_core.hpp"
+
+#include "detail/acquire_op.hpp"
+#include "detail/lock_state.hpp"
+#include "detail/release_op.hpp"
+
+#include <cstdio>
+#include <utility>
+
+namespace redlock::detail {
+namespace {
+
+constexpr std::size_t max_nodes = 255;  // a node index must fit in a request tag
+
+auto stopped_error() -> error {
+    return error{make_error_code(errc::client_stopped), "the client has been shut down", {}, 0};
+}
+
+}  // namespace
+
+auto client_core::create(client_config config, uv_loop_t* external)
+    -> result<std::shared_ptr<client_core>> {
+    if (auto problem = validate_config(config)) {
+        return failure{error{make_error_code(errc::invalid_config), problem->what(), {}, 0}};
+    }
+    if (config.nodes.size() > max_nodes) {
+        return failure{error{make_error_code(errc::invalid_config),
+                             "<config>: /nodes: at most 255 nodes are supported", {}, 0}};
+    }
+    auto core = std::make_shared<client_core>(std::move(config), external);
+    if (core->nodes_.size() % 2 == 0) {
+        const std::string line = "redlock: warning: " + std::to_string(core->nodes_.size()) +
+                                 " nodes is an even number: a majority needs " +
+                                 std::to_string(core->nodes_.size() / 2 + 1) +
+                                 ", so one more node would add fault tolerance at no cost";
+        if (core->config_.logger) {
+            core->config_.logger(log_level::warning, line);
+        } else {
+            std::fprintf(stderr, "%s\n", line.c_str());
+        }
+    }
+    if (core->loop_.owned()) {
+        // If the client is destroyed on its own loop thread, the thread cannot be
+        // joined: it then closes the loop and drops the last reference itself.
+        core->loop_.run_thread([raw = core.get()] {
+            if (raw->self_) {
+                raw->loop_.close_loop();
+                auto last = std::move(raw->self_);
+            }
+        });
+    }
+    return core;
+}
+
+client_core::client_core(client_config config, uv_loop_t* external)
+    : config_{std::move(config)},
+      loop_{external},
+      timers_{loop_.loop()} {
+    nodes_.reserve(config_.nodes.size());
+    for (const auto& address : config_.nodes) {
+        nodes_.push_back(std::make_unique<node_connection>(loop_.loop(), address, config_, rng_,
+                                                           connection_counters_));
+    }
+    for (auto& n : nodes_) n->start();
+}
+
+client_core::~client_core() = default;
+
+// ---- entering the loop --------------------------------------------------------------------
+
+auto client_core::run_on_loop(std::function<void()> task) -> bool {
+    if (on_loop_thread()) {
+        if (stopping_) return false;
+        task();
+        return true;
+    }
+    return loop_.post(std::move(task));
+}
+
+void client_core::complete_later(std::function<void()> completion) {
+    if (!loop_.post(completion)) completion();  // the loop is gone: nowhere else to run it
+}
+
+void client_core::start_op(std::unique_ptr<operation> op) {
+    ops_.push_back(std::move(op));
+    operation& started = *ops_.back();
+    started.self_ = std::prev(ops_.end());
+    started.start();
+}
+
+void client_core::retire(operation* op) noexcept {
+    ops_.erase(op->self_);
+    if (stopping_ && ops_.empty()) close_everything();
+}
+
+void client_core::acquire(std::string resource, lock_options options,
+                          client::acquire_callback done) {
+    counters_.acquire_calls.fetch_add(1, std::memory_order_relaxed);
+    auto shared_done = std::make_shared<client::acquire_callback>(std::move(done));
+    const bool accepted = run_on_loop(
+        [this, resource = std::move(resource), options = std::move(options), shared_done]() mutable {
+            if (stopping_) {
+                complete_later([shared_done] { (*shared_done)(failure{stopped_error()}); });
+                return;
+            }
+            start_op(std::make_unique<acquire_op>(*this, std::move(resource), std::move(options),
+                                                  std::move(*shared_done)));
+        });
+    if (!accepted) complete_later([shared_done] { (*shared_done)(failure{stopped_error()}); });
+}
+
+void client_core::release(std::shared_ptr<lock_state> state, client::release_callback done) {
+    counters_.releases.fetch_add(1, std::memory_order_relaxed);
+    if (state) state->released.store(true, std::memory_order_release);
+    auto shared_done = std::make_shared<client::release_callback>(std::move(done));
+    const auto reject = [shared_done] {
+        if (*shared_done) (*shared_done)(failure{stopped_error()});
+    };
+    const bool accepted =
+        run_on_loop([this, state = std::move(state), shared_done, reject]() mutable {
+            if (stopping_ && closing_) {
+                complete_later(reject);
+                return;
+            }
+            start_op(std::make_unique<release_op>(*this, std::move(state), std::move(*shared_done)));
+        });
+    if (!accepted) complete_later(reject);
+}
+
+auto client_core::stats() const -> client_stats {
+    client_stats s;
+    s.acquire_calls = counters_.acquire_calls.load(std::memory_order_relaxed);
+    s.acquired = counters_.acquired.load(std::memory_order_relaxed);
+    s.acquire_failures = counters_.acquire_failures.load(std::memory_order_relaxed);
+    s.attempts = counters_.attempts.load(std::memory_order_relaxed);
+    s.releases = counters_.releases.load(std::memory_order_relaxed);
+    s.requests = connection_counters_.requests.load(std::memory_order_relaxed);
+    s.timeouts = connection_counters_.timeouts.load(std::memory_order_relaxed);
+    s.connects = connection_counters_.connects.load(std::memory_order_relaxed);
+    s.nodes_connected = connection_counters_.connected.load(std::memory_order_relaxed);
+    return s;
+}
+
+// ---- shutdown -----------------------------------------------------------------------------
+//
+// Order: stop taking operations; cancel acquisitions (they release what they
+// were granted); let releases finish; once no operation is left, close the
+// wake-up handle (draining posted tasks), the timers and every connection.
+// With nothing left open, the loop ends by itself.
+
+void client_core::shutdown() {
+    if (shutdown_requested_.exchange(true)) {
+        if (loop_.owned() && !on_loop_thread()) loop_.join();
+        return;
+    }
+    if (loop_.owned() && on_loop_thread()) {
+        // Destroyed from inside one of our own callbacks: finish on this thread.
+        self_ = shared_from_this();
+        begin_shutdown();
+        loop_.detach();
+        return;
+    }
+    if (!loop_.owned()) {
+        self_ = shared_from_this();  // until the caller's loop has closed our handles
+        begin_shutdown();
+        return;
+    }
+    if (!loop_.post([this] { begin_shutdown(); })) return;
+    loop_.join();
+}
+
+void client_core::begin_shutdown() {
+    if (stopping_) return;
+    stopping_ = true;
+    std::vector<operation*> live;
+    live.reserve(ops_.size());
+    for (auto& op : ops_) live.push_back(op.get());
+    for (operation* op : live) op->cancel(errc::client_stopped);  // may retire ops
+    if (ops_.empty()) close_everything();
+}
+
+void client_core::close_everything() {
+    if (closing_) return;
+    closing_ = true;
+    closes_pending_ = 2 + static_cast<int>(nodes_.size());
+    loop_.close([this] { on_handle_closed(); });
+    timers_.close([this] { on_handle_closed(); });
+    for (auto& n : nodes_) n->close([this] { on_handle_closed(); });
+}
+
+void client_core::on_handle_closed() {
+    if (--closes_pending_ > 0) return;
+    if (!loop_.owned() && self_) {
+        auto last = std::move(self_);  // may destroy *this at the end of this scope
+    }
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,85 @@
+#pragma once
+
+#include "detail/event_loop.hpp"
+#include "detail/node_connection.hpp"
+#include "detail/operation.hpp"
+#include "detail/random.hpp"
+#include "detail/timer_queue.hpp"
+#include "redlock/client.hpp"
+
+#include <atomic>
+#include <functional>
+#include <list>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+
+struct lock_state;
+
+/// Everything behind a redlock::client: the loop, the node connections, the
+/// operations in flight, and the shutdown order.
+class client_core : public std::enable_shared_from_this<client_core> {
+public:
+    /// Validates, builds and starts. `external` null: own a loop thread.
+    [[nodiscard]] static auto create(client_config config, uv_loop_t* external)
+        -> result<std::shared_ptr<client_core>>;
+
+    client_core(client_config config, uv_loop_t* external);
+    client_core(const client_core&) = delete;
+    auto operator=(const client_core&) -> client_core& = delete;
+    ~client_core();
+
+    // ---- the public operations; any thread (owned loop) -------------------------------
+    void acquire(std::string resource, lock_options options, client::acquire_callback done);
+    void release(std::shared_ptr<lock_state> state, client::release_callback done);
+    void shutdown();
+    [[nodiscard]] auto on_loop_thread() const noexcept -> bool { return loop_.on_loop_thread(); }
+    [[nodiscard]] auto stats() const -> client_stats;
+
+    // ---- for operations, on the loop thread ---------------------------------------------
+    [[nodiscard]] auto config() const noexcept -> const client_config& { return config_; }
+    [[nodiscard]] auto node_count() const noexcept -> std::size_t { return nodes_.size(); }
+    [[nodiscard]] auto node(std::size_t i) noexcept -> node_connection& { return *nodes_[i]; }
+    [[nodiscard]] auto rng() noexcept -> random_source& { return rng_; }
+    [[nodiscard]] auto timers() noexcept -> timer_queue& { return timers_; }
+    [[nodiscard]] auto stopping() const noexcept -> bool { return stopping_; }
+    void retire(operation* op) noexcept;
+
+    struct counters {
+        std::atomic<std::uint64_t> acquire_calls{0};
+        std::atomic<std::uint64_t> acquired{0};
+        std::atomic<std::uint64_t> acquire_failures{0};
+        std::atomic<std::uint64_t> attempts{0};
+        std::atomic<std::uint64_t> releases{0};
+    };
+    [[nodiscard]] auto op_counters() noexcept -> counters& { return counters_; }
+
+private:
+    /// Runs `task` on the loop thread: now if already there, else posted. False
+    /// if the client has stopped (the task did not run and never will).
+    auto run_on_loop(std::function<void()> task) -> bool;
+    /// Delivers a completion later on the loop thread, never inside the caller.
+    void complete_later(std::function<void()> completion);
+    void start_op(std::unique_ptr<operation> op);
+    void begin_shutdown();
+    void close_everything();
+    void on_handle_closed();
+
+    client_config config_;
+    event_loop loop_;
+    random_source rng_;
+    connection_counters connection_counters_;
+    counters counters_;
+    timer_queue timers_;
+    std::vector<std::unique_ptr<node_connection>> nodes_;
+    std::list<std::unique_ptr<operation>> ops_;
+    bool stopping_ = false;           // loop thread: no new operations
+    bool closing_ = false;            // loop thread: handles are being closed
+    int closes_pending_ = 0;
+    std::atomic<bool> shutdown_requested_{false};
+    std::shared_ptr<client_core> self_;  // attached loop: alive until every handle closed
+};
+
+}  // namespace redlock::detail

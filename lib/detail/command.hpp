@@ -1,0 +1,39 @@
+#pragma once
+
+#include <hiredis/hiredis.h>
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+namespace redlock::detail {
+
+/// Appends one RESP-encoded command to `out`, encoded by hiredis's formatter.
+void append_command(std::string& out, std::initializer_list<std::string_view> argv);
+
+/// Reply predicates. The only place outside node_connection that knows
+/// hiredis's reply layout (hiredis 0.14 and 1.x agree on these fields).
+[[nodiscard]] inline auto is_error(const redisReply* r) noexcept -> bool {
+    return r != nullptr && r->type == REDIS_REPLY_ERROR;
+}
+[[nodiscard]] inline auto is_nil(const redisReply* r) noexcept -> bool {
+    return r != nullptr && r->type == REDIS_REPLY_NIL;
+}
+[[nodiscard]] inline auto is_status_ok(const redisReply* r) noexcept -> bool {
+    return r != nullptr && r->type == REDIS_REPLY_STATUS && std::string_view{r->str, r->len} == "OK";
+}
+[[nodiscard]] inline auto is_integer(const redisReply* r, long long value) noexcept -> bool {
+    return r != nullptr && r->type == REDIS_REPLY_INTEGER && r->integer == value;
+}
+[[nodiscard]] inline auto reply_text(const redisReply* r) noexcept -> std::string_view {
+    if (r == nullptr || r->str == nullptr) return {};
+    return {r->str, r->len};
+}
+/// A script that the node does not have cached (restarted, or SCRIPT FLUSH).
+[[nodiscard]] inline auto is_noscript(const redisReply* r) noexcept -> bool {
+    return is_error(r) && reply_text(r).starts_with("NOSCRIPT");
+}
+/// A short description of an unexpected reply, for error messages.
+[[nodiscard]] auto describe_reply(const redisReply* r) -> std::string;
+
+}  // namespace redlock::detail

@@ -1,0 +1,93 @@
+#include "detail/event_loop.hpp"
+
+#include <cassert>
+#include <exception>
+#include <utility>
+
+namespace redlock::detail {
+
+event_loop::event_loop(uv_loop_t* external)
+    : loop_{external != nullptr ? external : &own_loop_}, owned_{external == nullptr} {
+    // uv_loop_init only fails when the process is out of file descriptors.
+    if (owned_ && uv_loop_init(loop_) != 0) std::terminate();
+    if (uv_async_init(loop_, &wakeup_, &event_loop::on_wakeup) != 0) std::terminate();
+    wakeup_.data = this;
+    if (!owned_) {
+        loop_thread_id_ = std::this_thread::get_id();
+        // The caller's loop must not be kept alive by us alone.
+        uv_unref(reinterpret_cast<uv_handle_t*>(&wakeup_));
+    }
+}
+
+event_loop::~event_loop() {
+    if (thread_.joinable()) join();
+    close_loop();
+}
+
+auto event_loop::on_loop_thread() const noexcept -> bool {
+    return std::this_thread::get_id() == loop_thread_id_;
+}
+
+void event_loop::run_thread(std::function<void()> after_run) {
+    assert(owned_);
+    std::mutex started;
+    started.lock();
+    thread_ = std::thread([this, &started, after = std::move(after_run)] {
+        loop_thread_id_ = std::this_thread::get_id();
+        started.unlock();
+        uv_run(loop_, UV_RUN_DEFAULT);
+        if (after) after();  // may destroy *this: nothing of ours is touched afterwards
+    });
+    // on_loop_thread() must be right as soon as this returns.
+    started.lock();
+    started.unlock();
+}
+
+auto event_loop::post(task t) -> bool {
+    {
+        std::lock_guard guard{mutex_};
+        if (closing_) return false;
+        queue_.push_back(std::move(t));
+    }
+    uv_async_send(&wakeup_);
+    return true;
+}
+
+void event_loop::on_wakeup(uv_async_t* handle) { static_cast<event_loop*>(handle->data)->drain(); }
+
+void event_loop::drain() {
+    std::deque<task> batch;
+    {
+        std::lock_guard guard{mutex_};
+        batch.swap(queue_);
+    }
+    for (auto& t : batch) t();  // outside the lock: tasks may post more tasks
+}
+
+void event_loop::close(std::function<void()> done) {
+    {
+        std::lock_guard guard{mutex_};
+        closing_ = true;
+    }
+    drain();  // tasks queued before close() still run, exactly once
+    on_closed_ = std::move(done);
+    uv_close(reinterpret_cast<uv_handle_t*>(&wakeup_), [](uv_handle_t* h) {
+        auto& self = *static_cast<event_loop*>(h->data);
+        if (self.on_closed_) std::exchange(self.on_closed_, nullptr)();
+    });
+}
+
+void event_loop::join() {
+    if (!owned_) return;
+    if (thread_.joinable()) thread_.join();
+    close_loop();
+}
+
+void event_loop::close_loop() noexcept {
+    if (!owned_ || loop_closed_) return;
+    loop_closed_ = true;
+    [[maybe_unused]] const int rc = uv_loop_close(loop_);
+    assert(rc == 0);  // a handle left open is a bug to fix, not to retry around
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,480 @@
+#include "detail/node_connection.hpp"
+
+#include "detail/command.hpp"
+#include "detail/random.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <utility>
+
+namespace redlock::detail {
+namespace {
+
+constexpr std::uint32_t auth_tag = 1;
+
+auto as_handle(void* h) noexcept -> uv_handle_t* { return static_cast<uv_handle_t*>(h); }
+
+auto ms(std::chrono::milliseconds d) noexcept -> std::uint64_t {
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(d.count(), 0));
+}
+
+auto make_reader() -> redisReader* {
+    redisReader* r = redisReaderCreate();
+    if (r == nullptr) std::terminate();  // out of memory at start-up
+    return r;
+}
+
+}  // namespace
+
+node_connection::node_connection(uv_loop_t* loop, node_address address,
+                                 const client_config& config, random_source& rng,
+                                 connection_counters& counters)
+    : loop_{loop},
+      address_{std::move(address)},
+      name_{address_.to_string()},
+      config_{config},
+      rng_{rng},
+      counters_{counters},
+      reader_{make_reader()} {
+    uv_timer_init(loop_, &connect_timer_);
+    uv_timer_init(loop_, &deadline_timer_);
+    uv_prepare_init(loop_, &prepare_);
+    uv_check_init(loop_, &check_);
+    connect_timer_.data = this;
+    deadline_timer_.data = this;
+    prepare_.data = this;
+    check_.data = this;
+    open_handles_ = 4;
+}
+
+node_connection::~node_connection() {
+    if (reader_ != nullptr) redisReaderFree(reader_);
+}
+
+auto node_connection::stream() noexcept -> uv_stream_t* {
+    return reinterpret_cast<uv_stream_t*>(&stream_);
+}
+
+void node_connection::warn(std::string_view message) {
+    std::string line = "redlock: node " + name_ + ": " + std::string{message};
+    if (config_.logger) {
+        config_.logger(log_level::warning, line);
+    } else {
+        std::fprintf(stderr, "%s\n", line.c_str());
+    }
+}
+
+// ---- connecting ---------------------------------------------------------------------------
+
+void node_connection::start() {
+    if (state_ == state::idle) begin_connect();
+}
+
+void node_connection::begin_connect() {
+    state_ = state::connecting;
+    uv_timer_start(
+        &connect_timer_,
+        [](uv_timer_t* t) {
+            auto& self = *static_cast<node_connection*>(t->data);
+            self.disconnect("connect timeout after " +
+                            std::to_string(self.config_.connect_timeout.count()) + " ms");
+        },
+        ms(config_.connect_timeout), 0);
+
+    if (address_.is_unix()) {
+        uv_pipe_init(loop_, &stream_.pipe, 0);
+        stream_.pipe.data = this;
+        stream_open_ = true;
+        connect_req_.data = this;
+        uv_pipe_connect(&connect_req_, &stream_.pipe, address_.unix_path.c_str(),
+                        &node_connection::on_connect);
+        return;
+    }
+    // Numeric addresses need no resolver round trip.
+    sockaddr_storage numeric{};
+    if (uv_ip4_addr(address_.host.c_str(), address_.port,
+                    reinterpret_cast<sockaddr_in*>(&numeric)) == 0 ||
+        uv_ip6_addr(address_.host.c_str(), address_.port,
+                    reinterpret_cast<sockaddr_in6*>(&numeric)) == 0) {
+        connect_to(reinterpret_cast<const sockaddr*>(&numeric));
+        return;
+    }
+    state_ = state::resolving;
+    resolving_ = true;
+    resolve_req_.data = this;
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    const std::string port = std::to_string(address_.port);
+    const int rc = uv_getaddrinfo(loop_, &resolve_req_, &node_connection::on_resolved,
+                                  address_.host.c_str(), port.c_str(), &hints);
+    if (rc != 0) {
+        resolving_ = false;
+        disconnect(std::string{"cannot resolve: "} + uv_strerror(rc));
+    }
+}
+
+void node_connection::on_resolved(uv_getaddrinfo_t* req, int status, addrinfo* result) {
+    auto& self = *static_cast<node_connection*>(req->data);
+    self.resolving_ = false;
+    if (self.state_ != state::resolving) {  // timed out or stopping meanwhile
+        uv_freeaddrinfo(result);
+        self.maybe_closed();
+        return;
+    }
+    if (status != 0 || result == nullptr) {
+        uv_freeaddrinfo(result);
+        self.disconnect(std::string{"cannot resolve '"} + self.address_.host +
+                        "': " + uv_strerror(status));
+        return;
+    }
+    self.state_ = state::connecting;
+    self.connect_to(result->ai_addr);
+    uv_freeaddrinfo(result);
+}
+
+void node_connection::connect_to(const sockaddr* address) {
+    uv_tcp_init(loop_, &stream_.tcp);
+    stream_.tcp.data = this;
+    stream_open_ = true;
+    uv_tcp_nodelay(&stream_.tcp, 1);
+    connect_req_.data = this;
+    const int rc = uv_tcp_connect(&connect_req_, &stream_.tcp, address, &node_connection::on_connect);
+    if (rc != 0) disconnect(std::string{"cannot connect: "} + uv_strerror(rc));
+}
+
+void node_connection::on_connect(uv_connect_t* req, int status) {
+    auto& self = *static_cast<node_connection*>(req->data);
+    if (status == UV_ECANCELED || self.state_ != state::connecting) return;
+    if (status != 0) {
+        self.disconnect(std::string{"cannot connect: "} + uv_strerror(status));
+        return;
+    }
+    self.on_connected();
+}
+
+void node_connection::on_connected() {
+    uv_timer_stop(&connect_timer_);
+    state_ = state::ready;
+    failures_ = 0;
+    counters_.connects.fetch_add(1, std::memory_order_relaxed);
+    counters_.connected.fetch_add(1, std::memory_order_relaxed);
+    if (!last_error_.empty()) {
+        warn("connected again");
+        last_error_.clear();
+    }
+    uv_read_start(stream(), &node_connection::on_alloc, &node_connection::on_read);
+
+    if (!config_.password.empty()) {
+        // AUTH goes before everything queued while we were connecting.
+        std::string auth;
+        if (config_.username.empty()) {
+            append_command(auth, {"AUTH", config_.password.reveal()});
+        } else {
+            append_command(auth, {"AUTH", config_.username, config_.password.reveal()});
+        }
+        out_.insert(0, auth);
+        pending_.push_front(request{this, auth_tag, false, uv_now(loop_) + ms(config_.connect_timeout)});
+        arm_deadline(pending_.front().deadline);
+    }
+    if (!out_.empty()) mark_dirty();
+}
+
+void node_connection::on_reply(std::uint32_t tag, const reply_event& event) noexcept {
+    if (tag != auth_tag) return;
+    if (event.status == request_status::reply && !is_error(event.reply)) return;
+    if (event.status == request_status::reply) {
+        // Never echo the password; the server's error text does not contain it.
+        disconnect("AUTH failed: " + describe_reply(event.reply));
+    } else if (event.status == request_status::timeout) {
+        disconnect("AUTH timed out");
+    }
+}
+
+void node_connection::disconnect(std::string cause) {
+    if (state_ == state::stopping || state_ == state::stopped || state_ == state::backoff) return;
+    const bool was_ready = state_ == state::ready;
+    if (was_ready) counters_.connected.fetch_sub(1, std::memory_order_relaxed);
+    if (last_error_.empty() || was_ready) warn("unreachable: " + cause);
+    last_error_ = cause;
+    ++epoch_;
+    ++failures_;
+    state_ = state::backoff;
+    uv_timer_stop(&connect_timer_);
+    if (resolving_) uv_cancel(reinterpret_cast<uv_req_t*>(&resolve_req_));
+
+    out_.clear();
+    redisReaderFree(reader_);
+    reader_ = make_reader();
+    fail_pending(request_status::unreachable, last_error_);
+
+    if (stream_open_) {
+        uv_close(as_handle(stream()), [](uv_handle_t* h) {
+            static_cast<node_connection*>(h->data)->on_stream_closed();
+        });
+    } else {
+        schedule_reconnect();
+    }
+}
+
+void node_connection::on_stream_closed() {
+    stream_open_ = false;
+    writing_ = false;
+    writing_buf_.clear();
+    if (state_ == state::stopping) {
+        maybe_closed();
+        return;
+    }
+    schedule_reconnect();
+}
+
+void node_connection::schedule_reconnect() {
+    if (state_ != state::backoff) return;
+    const unsigned shift = std::min(failures_ > 0 ? failures_ - 1 : 0U, 16U);
+    const std::chrono::milliseconds base = std::min<std::chrono::milliseconds>(
+        config_.reconnect.min_delay * (std::int64_t{1} << shift), config_.reconnect.max_delay);
+    // Half fixed, half random: clients that lost a node together do not come back in lockstep.
+    const auto delay = base / 2 + rng_.jitter(base / 2);
+    uv_timer_start(
+        &connect_timer_,
+        [](uv_timer_t* t) {
+            auto& self = *static_cast<node_connection*>(t->data);
+            if (self.state_ == state::backoff) self.begin_connect();
+        },
+        ms(delay), 0);
+}
+
+// ---- requests -----------------------------------------------------------------------------
+
+void node_connection::send(std::initializer_list<std::string_view> argv, reply_sink* sink,
+                           std::uint32_t tag) {
+    counters_.requests.fetch_add(1, std::memory_order_relaxed);
+    switch (state_) {
+        case state::ready:
+        case state::connecting:
+        case state::resolving:
+        case state::idle: {
+            append_command(out_, argv);
+            const std::uint64_t deadline = uv_now(loop_) + ms(config_.request_timeout);
+            pending_.push_back(request{sink, tag, false, deadline});
+            arm_deadline(deadline);
+            if (state_ == state::ready) mark_dirty();
+            return;
+        }
+        case state::backoff:
+            deferred_.push_back(deferred_failure{sink, tag, request_status::unreachable});
+            break;
+        case state::stopping:
+        case state::stopped:
+            deferred_.push_back(deferred_failure{sink, tag, request_status::stopped});
+            break;
+    }
+    mark_dirty();  // failures are delivered on the next hook, never inside send()
+}
+
+void node_connection::mark_dirty() {
+    if (dirty_ || state_ == state::stopped) return;
+    dirty_ = true;
+    // Both hooks: prepare runs before the loop blocks for I/O, check right after
+    // I/O callbacks. Whichever comes first flushes everything queued this turn.
+    uv_prepare_start(&prepare_, [](uv_prepare_t* h) { on_flush_hook(as_handle(h)); });
+    uv_check_start(&check_, [](uv_check_t* h) { on_flush_hook(as_handle(h)); });
+}
+
+void node_connection::on_flush_hook(uv_handle_t* handle) {
+    auto& self = *static_cast<node_connection*>(handle->data);
+    self.dirty_ = false;
+    uv_prepare_stop(&self.prepare_);
+    uv_check_stop(&self.check_);
+    self.flush();
+    self.deliver_deferred();
+}
+
+void node_connection::deliver_deferred() {
+    // A sink may queue more failures while we deliver: take a batch at a time.
+    while (!deferred_.empty()) {
+        std::deque<deferred_failure> batch;
+        batch.swap(deferred_);
+        for (const auto& f : batch) {
+            if (f.sink == nullptr) continue;
+            const std::string_view cause =
+                f.status == request_status::stopped ? "client stopped" : std::string_view{last_error_};
+            f.sink->on_reply(f.tag, reply_event{f.status, nullptr, cause});
+        }
+    }
+}
+
+void node_connection::flush() {
+    if (state_ != state::ready || writing_ || out_.empty()) return;
+    uv_buf_t buf = uv_buf_init(out_.data(), static_cast<unsigned>(out_.size()));
+    const int written = uv_try_write(stream(), &buf, 1);
+    if (written == static_cast<int>(out_.size())) {
+        out_.clear();
+        return;
+    }
+    if (written < 0 && written != UV_EAGAIN) {
+        disconnect(std::string{"write failed: "} + uv_strerror(written));
+        return;
+    }
+    // The kernel took part of it (or nothing): hand the rest to libuv.
+    writing_buf_.assign(out_, written > 0 ? static_cast<std::size_t>(written) : 0);
+    out_.clear();
+    writing_ = true;
+    write_req_.data = this;
+    buf = uv_buf_init(writing_buf_.data(), static_cast<unsigned>(writing_buf_.size()));
+    const int rc = uv_write(&write_req_, stream(), &buf, 1, &node_connection::on_write);
+    if (rc != 0) {
+        writing_ = false;
+        disconnect(std::string{"write failed: "} + uv_strerror(rc));
+    }
+}
+
+void node_connection::on_write(uv_write_t* req, int status) {
+    auto& self = *static_cast<node_connection*>(req->data);
+    self.writing_ = false;
+    self.writing_buf_.clear();
+    if (status == UV_ECANCELED) return;  // the stream is closing
+    if (status != 0) {
+        self.disconnect(std::string{"write failed: "} + uv_strerror(status));
+        return;
+    }
+    self.flush();
+}
+
+// ---- replies ------------------------------------------------------------------------------
+
+void node_connection::on_alloc(uv_handle_t* handle, std::size_t, uv_buf_t* buf) {
+    auto& self = *static_cast<node_connection*>(handle->data);
+    *buf = uv_buf_init(self.read_buf_, sizeof self.read_buf_);
+}
+
+void node_connection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t*) {
+    auto& self = *static_cast<node_connection*>(stream->data);
+    if (nread > 0) {
+        self.on_data(self.read_buf_, static_cast<std::size_t>(nread));
+    } else if (nread < 0) {
+        self.disconnect(nread == UV_EOF ? std::string{"connection closed by the server"}
+                                        : std::string{"read failed: "} +
+                                              uv_strerror(static_cast<int>(nread)));
+    }
+}
+
+void node_connection::on_data(const char* data, std::size_t len) {
+    if (redisReaderFeed(reader_, data, len) != REDIS_OK) {
+        disconnect(std::string{"protocol error: "} + reader_->errstr);
+        return;
+    }
+    const std::uint64_t epoch = epoch_;
+    while (epoch == epoch_) {
+        void* raw = nullptr;
+        if (redisReaderGetReply(reader_, &raw) != REDIS_OK) {
+            disconnect(std::string{"protocol error: "} + reader_->errstr);
+            return;
+        }
+        if (raw == nullptr) return;  // need more bytes
+        auto* reply = static_cast<redisReply*>(raw);
+        if (pending_.empty()) {
+            freeReplyObject(reply);
+            disconnect("protocol error: a reply nobody asked for");
+            return;
+        }
+        const request req = pending_.front();
+        pending_.pop_front();
+        if (!req.expired && req.sink != nullptr) {
+            req.sink->on_reply(req.tag, reply_event{request_status::reply, reply, {}});
+        }
+        freeReplyObject(reply);
+    }
+}
+
+// ---- deadlines ----------------------------------------------------------------------------
+
+void node_connection::arm_deadline(std::uint64_t deadline) {
+    if (uv_is_active(as_handle(&deadline_timer_)) != 0 && deadline_armed_ <= deadline) return;
+    deadline_armed_ = deadline;
+    const std::uint64_t now = uv_now(loop_);
+    uv_timer_start(
+        &deadline_timer_,
+        [](uv_timer_t* t) { static_cast<node_connection*>(t->data)->on_deadline(); },
+        deadline > now ? deadline - now : 0, 0);
+}
+
+void node_connection::on_deadline() {
+    const std::uint64_t now = uv_now(loop_);
+    const std::uint64_t epoch = epoch_;
+    std::uint64_t next = UINT64_MAX;
+    // Indexes, not iterators: a sink may queue new requests while we walk.
+    const std::size_t n = pending_.size();
+    for (std::size_t i = 0; i < n && epoch == epoch_; ++i) {
+        request& req = pending_[i];
+        if (req.expired) continue;
+        if (req.deadline > now) {
+            next = std::min(next, req.deadline);
+            continue;
+        }
+        req.expired = true;
+        counters_.timeouts.fetch_add(1, std::memory_order_relaxed);
+        if (req.sink != nullptr) {
+            const std::string cause =
+                "no reply within " + std::to_string(config_.request_timeout.count()) + " ms";
+            req.sink->on_reply(req.tag, reply_event{request_status::timeout, nullptr, cause});
+        }
+    }
+    if (epoch != epoch_ || state_ == state::stopping || state_ == state::stopped) return;
+    // A node that owes replies for much longer than any lock lives is not coming
+    // back on this connection: recycle it (the keys expire by their TTL anyway).
+    const std::uint64_t stale_after = std::max<std::uint64_t>(2000, 20 * ms(config_.request_timeout));
+    if (!pending_.empty() && pending_.front().expired && now >= pending_.front().deadline + stale_after) {
+        disconnect("no reply for " + std::to_string(now - pending_.front().deadline) + " ms");
+        return;
+    }
+    for (std::size_t i = n; i < pending_.size(); ++i) {
+        if (!pending_[i].expired) next = std::min(next, pending_[i].deadline);
+    }
+    if (!pending_.empty() && pending_.front().expired) next = std::min(next, now + stale_after);
+    if (next != UINT64_MAX) arm_deadline(next);
+}
+
+void node_connection::fail_pending(request_status status, std::string_view cause) {
+    std::deque<request> failed;
+    failed.swap(pending_);
+    for (const auto& req : failed) {
+        if (!req.expired && req.sink != nullptr) req.sink->on_reply(req.tag, reply_event{status, nullptr, cause});
+    }
+}
+
+// ---- closing ------------------------------------------------------------------------------
+
+void node_connection::close(std::function<void()> done) {
+    if (state_ == state::ready) counters_.connected.fetch_sub(1, std::memory_order_relaxed);
+    state_ = state::stopping;
+    on_closed_ = std::move(done);
+    out_.clear();
+    fail_pending(request_status::stopped, "client stopped");
+    deliver_deferred();
+    if (resolving_) uv_cancel(reinterpret_cast<uv_req_t*>(&resolve_req_));
+    const auto closed = [](uv_handle_t* h) {
+        auto& self = *static_cast<node_connection*>(h->data);
+        --self.open_handles_;
+        self.maybe_closed();
+    };
+    uv_close(as_handle(&connect_timer_), closed);
+    uv_close(as_handle(&deadline_timer_), closed);
+    uv_close(as_handle(&prepare_), closed);
+    uv_close(as_handle(&check_), closed);
+    if (stream_open_ && uv_is_closing(as_handle(stream())) == 0) {
+        uv_close(as_handle(stream()), [](uv_handle_t* h) {
+            static_cast<node_connection*>(h->data)->on_stream_closed();
+        });
+    }
+}
+
+void node_connection::maybe_closed() {
+    if (state_ != state::stopping || open_handles_ > 0 || stream_open_ || resolving_) return;
+    state_ = state::stopped;
+    if (on_closed_) std::exchange(on_closed_, nullptr)();
+}
+
+}  // namespace redlock::detail

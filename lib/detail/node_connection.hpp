@@ -1,0 +1,168 @@
+#pragma once
+
+#include "redlock/config.hpp"
+
+#include <hiredis/hiredis.h>
+#include <uv.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+namespace redlock::detail {
+
+class random_source;
+
+/// How a request ended.
+enum class request_status : std::uint8_t {
+    reply,        ///< the node answered (possibly with a Redis error reply)
+    timeout,      ///< no answer within the request's deadline (its slot stays, see below)
+    unreachable,  ///< not connected, or the connection dropped before the answer
+    stopped,      ///< the client is shutting down
+};
+
+struct reply_event {
+    request_status status;
+    const redisReply* reply;  ///< non-null iff status == reply; valid only during the call
+    std::string_view cause;   ///< transport cause when status != reply
+};
+
+/// Receives the outcome of requests. on_reply runs exactly once per request,
+/// on the loop thread, never inside node_connection::send.
+class reply_sink {
+public:
+    virtual void on_reply(std::uint32_t tag, const reply_event& event) noexcept = 0;
+
+protected:
+    reply_sink() = default;
+    reply_sink(const reply_sink&) = default;
+    auto operator=(const reply_sink&) -> reply_sink& = default;
+    virtual ~reply_sink() = default;
+};
+
+/// Counters shared by a client's connections (read from any thread).
+struct connection_counters {
+    std::atomic<std::uint64_t> requests{0};
+    std::atomic<std::uint64_t> timeouts{0};
+    std::atomic<std::uint64_t> connects{0};
+    std::atomic<std::size_t> connected{0};
+};
+
+/// One multiplexed connection to one Redis node.
+///
+/// Redis answers in order, so pending requests form a FIFO. Commands queued
+/// during one loop turn leave in one write. A request that misses its deadline
+/// is reported as a timeout but keeps its FIFO slot, so its late reply is read
+/// and discarded instead of being taken for the next request's answer. When the
+/// connection drops, every pending request fails at once, and the connection
+/// is re-established after a capped exponential back-off with jitter. While it
+/// is down, requests fail at once (on the next loop turn) instead of waiting.
+class node_connection : private reply_sink {
+public:
+    node_connection(uv_loop_t* loop, node_address address, const client_config& config,
+                    random_source& rng, connection_counters& counters);
+    node_connection(const node_connection&) = delete;
+    auto operator=(const node_connection&) -> node_connection& = delete;
+    ~node_connection();
+
+    /// Starts connecting (asynchronous DNS for host names).
+    void start();
+
+    /// Queues one command. `sink->on_reply(tag, ...)` runs exactly once.
+    /// A null sink discards the outcome.
+    void send(std::initializer_list<std::string_view> argv, reply_sink* sink, std::uint32_t tag);
+
+    /// Fails what is pending with `stopped`, closes every handle, then calls
+    /// `done` (the object may be destroyed from then on).
+    void close(std::function<void()> done);
+
+    [[nodiscard]] auto name() const noexcept -> const std::string& { return name_; }
+    [[nodiscard]] auto connected() const noexcept -> bool { return state_ == state::ready; }
+    [[nodiscard]] auto pending() const noexcept -> std::size_t { return pending_.size(); }
+
+private:
+    enum class state { idle, resolving, connecting, ready, backoff, stopping, stopped };
+
+    struct request {
+        reply_sink* sink;
+        std::uint32_t tag;
+        bool expired;
+        std::uint64_t deadline;  // uv_now() milliseconds
+    };
+    struct deferred_failure {
+        reply_sink* sink;
+        std::uint32_t tag;
+        request_status status;
+    };
+
+    void on_reply(std::uint32_t tag, const reply_event& event) noexcept override;
+
+    void begin_connect();
+    void connect_to(const sockaddr* address);
+    void on_connected();
+    void disconnect(std::string cause);
+    void schedule_reconnect();
+    void on_stream_closed();
+
+    void mark_dirty();
+    void flush();
+    void deliver_deferred();
+    void on_data(const char* data, std::size_t len);
+    void arm_deadline(std::uint64_t deadline);
+    void on_deadline();
+    void fail_pending(request_status status, std::string_view cause);
+    void maybe_closed();
+    void warn(std::string_view message);
+    [[nodiscard]] auto stream() noexcept -> uv_stream_t*;
+
+    static void on_alloc(uv_handle_t* handle, std::size_t suggested, uv_buf_t* buf);
+    static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
+    static void on_write(uv_write_t* req, int status);
+    static void on_connect(uv_connect_t* req, int status);
+    static void on_resolved(uv_getaddrinfo_t* req, int status, addrinfo* result);
+    static void on_flush_hook(uv_handle_t* handle);
+
+    uv_loop_t* loop_;
+    node_address address_;
+    std::string name_;
+    const client_config& config_;
+    random_source& rng_;
+    connection_counters& counters_;
+
+    state state_ = state::idle;
+    std::string last_error_;
+    unsigned failures_ = 0;     // consecutive failed connects, for back-off
+    std::uint64_t epoch_ = 0;   // bumped on every disconnect: stale callbacks check it
+
+    union {
+        uv_tcp_t tcp;
+        uv_pipe_t pipe;
+    } stream_{};
+    bool stream_open_ = false;
+    uv_connect_t connect_req_{};
+    uv_getaddrinfo_t resolve_req_{};
+    bool resolving_ = false;
+    uv_write_t write_req_{};
+    bool writing_ = false;
+    uv_timer_t connect_timer_{};  // connect timeout, then reconnect back-off
+    uv_timer_t deadline_timer_{};
+    std::uint64_t deadline_armed_ = 0;
+    uv_prepare_t prepare_{};
+    uv_check_t check_{};
+    bool dirty_ = false;
+    int open_handles_ = 0;
+    std::function<void()> on_closed_;
+
+    redisReader* reader_ = nullptr;
+    std::deque<request> pending_;
+    std::deque<deferred_failure> deferred_;
+    std::string out_;      // encoded commands not yet handed to the kernel
+    std::string writing_buf_;  // bytes of the uv_write in flight
+    char read_buf_[64 * 1024];
+};
+
+}  // namespace redlock::detail

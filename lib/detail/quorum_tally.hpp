@@ -1,0 +1,58 @@
+#pragma once
+
+#include "detail/timing.hpp"
+
+#include <cstddef>
+
+namespace redlock::detail {
+
+/// Counts the per-node outcomes of one fan-out and says as soon as the verdict
+/// is known. No I/O and no clock, so every reply order is testable.
+class quorum_tally {
+public:
+    enum class verdict { pending, won, lost };
+
+    constexpr explicit quorum_tally(std::size_t nodes) noexcept
+        : nodes_{nodes}, needed_{quorum(nodes)} {}
+
+    /// A node said yes (granted, extended, confirmed).
+    constexpr auto yes() noexcept -> verdict {
+        ++yes_;
+        return current();
+    }
+    /// A node said no: held by someone else.
+    constexpr auto refused() noexcept -> verdict {
+        ++refused_;
+        return current();
+    }
+    /// A node failed: error reply, timeout, unreachable. Its outcome is unknown.
+    constexpr auto failed() noexcept -> verdict {
+        ++failed_;
+        return current();
+    }
+
+    [[nodiscard]] constexpr auto current() const noexcept -> verdict {
+        if (yes_ >= needed_) return verdict::won;
+        if (yes_ + pending() < needed_) return verdict::lost;  // a majority is now impossible
+        return verdict::pending;
+    }
+
+    [[nodiscard]] constexpr auto pending() const noexcept -> std::size_t {
+        return nodes_ - yes_ - refused_ - failed_;
+    }
+    [[nodiscard]] constexpr auto yes_count() const noexcept -> std::size_t { return yes_; }
+    [[nodiscard]] constexpr auto refused_count() const noexcept -> std::size_t { return refused_; }
+    [[nodiscard]] constexpr auto failed_count() const noexcept -> std::size_t { return failed_; }
+    [[nodiscard]] constexpr auto needed() const noexcept -> std::size_t { return needed_; }
+    /// Nodes that answered with a definite yes or no.
+    [[nodiscard]] constexpr auto answered() const noexcept -> std::size_t { return yes_ + refused_; }
+
+private:
+    std::size_t nodes_;
+    std::size_t needed_;
+    std::size_t yes_ = 0;
+    std::size_t refused_ = 0;
+    std::size_t failed_ = 0;
+};
+
+}  // namespace redlock::detail

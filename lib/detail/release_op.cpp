@@ -1,0 +1,87 @@
+#include "detail/release_op.hpp"
+
+#include "detail/client_core.hpp"
+#include "detail/command.hpp"
+#include "detail/lock_state.hpp"
+#include "detail/scripts.hpp"
+#include "detail/timing.hpp"
+
+#include <utility>
+
+namespace redlock::detail {
+
+release_op::release_op(client_core& core, std::shared_ptr<lock_state> state,
+                       client::release_callback done)
+    : operation{core}, state_{std::move(state)}, done_{std::move(done)} {}
+
+void release_op::start() {
+    const std::size_t n = core_.node_count();
+    report_.quorum = quorum(n);
+    report_.nodes.assign(n, node_report{{}, node_status::cancelled, {}});
+    if (!state_ || state_->value.empty()) {
+        finished_ = true;
+        timer_pending_ = true;
+        core_.timers().schedule(std::chrono::milliseconds{0}, [this] {
+            timer_pending_ = false;
+            auto done = std::move(done_);
+            if (done) {
+                done(failure{error{make_error_code(errc::invalid_argument),
+                                   "release of an empty lock handle", {}, 0}});
+            }
+            maybe_retire();
+        });
+        return;
+    }
+    for (std::size_t i = 0; i < n; ++i) send_script(i, false);
+}
+
+void release_op::send_script(std::size_t node, bool eval) {
+    const script& s = release_script();
+    if (eval) {
+        send(node, {"EVAL", s.source, "1", state_->key, state_->value}, make_tag(0, eval_kind, node));
+    } else {
+        send(node, {"EVALSHA", s.sha, "1", state_->key, state_->value}, make_tag(0, sha_kind, node));
+    }
+}
+
+void release_op::handle(std::uint32_t tag, const reply_event& event) {
+    const std::size_t node = tag_node(tag);
+    if (tag_kind(tag) == sha_kind && event.status == request_status::reply &&
+        is_noscript(event.reply)) {
+        send_script(node, true);  // restarted or flushed node: EVAL loads the script again
+        return;
+    }
+    node_report& r = report_.nodes[node];
+    r.node = core_.node(node).name();
+    switch (event.status) {
+        case request_status::reply:
+            if (is_integer(event.reply, 1)) {
+                r.status = node_status::ok;
+                ++report_.deleted;
+            } else if (is_integer(event.reply, 0)) {
+                r.status = node_status::refused;
+                r.detail = "not held with this value (expired, or taken over)";
+            } else {
+                r.status = node_status::error;
+                r.detail = describe_reply(event.reply);
+            }
+            break;
+        case request_status::timeout: r.status = node_status::timeout; r.detail = event.cause; break;
+        case request_status::unreachable: r.status = node_status::unreachable; r.detail = event.cause; break;
+        case request_status::stopped: r.status = node_status::cancelled; r.detail = event.cause; break;
+    }
+    if (++answered_ == report_.nodes.size()) finish();
+}
+
+void release_op::finish() {
+    finished_ = true;
+    auto done = std::move(done_);
+    if (done) done(std::move(report_));
+}
+
+void release_op::cancel(errc) {
+    // A release in flight is let finish: it is bounded by request_timeout, and
+    // dropping it would leave keys behind until their TTL.
+}
+
+}  // namespace redlock::detail

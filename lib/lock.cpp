@@ -1,0 +1,31 @@
+#include "redlock/lock.hpp"
+
+#include "detail/lock_state.hpp"
+
+namespace redlock {
+namespace {
+const std::string empty_string;
+}
+
+auto lock::resource() const -> const std::string& { return state_ ? state_->resource : empty_string; }
+
+auto lock::value() const -> const std::string& { return state_ ? state_->value : empty_string; }
+
+auto lock::valid_until() const noexcept -> std::chrono::steady_clock::time_point {
+    return state_ ? state_->valid_until() : std::chrono::steady_clock::time_point{};
+}
+
+auto lock::remaining() const noexcept -> std::chrono::milliseconds {
+    if (!valid()) return std::chrono::milliseconds{0};
+    // Rounded down: never report more time than is left.
+    return std::chrono::floor<std::chrono::milliseconds>(state_->valid_until() -
+                                                         std::chrono::steady_clock::now());
+}
+
+auto lock::valid() const noexcept -> bool {
+    return state_ && !state_->released.load(std::memory_order_acquire) &&
+           !state_->lost.load(std::memory_order_acquire) &&
+           std::chrono::steady_clock::now() < state_->valid_until();
+}
+
+}  // namespace redlock

@@ -1,0 +1,158 @@
+#include "support/cluster.hpp"
+#include "support/wait.hpp"
+
+#include <doctest/doctest.h>
+#include <redlock/client.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+
+using namespace std::chrono_literals;
+using redlock_test::cluster;
+
+namespace {
+
+auto elapsed_since(std::chrono::steady_clock::time_point start) -> std::chrono::milliseconds {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 start);
+}
+
+}  // namespace
+
+// Faults are real: SIGKILL (a node vanishes with its keys) and SIGSTOP (a node hangs with its
+// socket open). Every case thaws what it froze before it queries the servers.
+TEST_SUITE("faults") {
+    TEST_CASE_FIXTURE(cluster, "two crashed nodes out of five do not prevent acquisition") {
+        node(0).crash();
+        node(1).crash();
+        auto locks = make_client();
+
+        auto held = locks.acquire("orders:42");
+
+        REQUIRE(held);
+        CHECK(held->valid());
+        CHECK(
+            redlock_test::wait_until(1s, [&] { return count_holding(key_of("orders:42")) == 3; }));
+    }
+
+    TEST_CASE_FIXTURE(
+        cluster, "with three crashed nodes acquisition fails and leaves no key on the survivors") {
+        for (int i : {0, 1, 2}) node(i).crash();
+        auto locks = make_client();
+
+        auto held = locks.acquire("orders:42");
+
+        REQUIRE_FALSE(held);
+        CHECK(held.error().code == redlock::errc::quorum_unreachable);
+        CHECK(held.error().attempts == 3);
+        // Released on every node before the call completed: no waiting here.
+        CHECK(count_holding(key_of("orders:42")) == 0);
+    }
+
+    TEST_CASE_FIXTURE(cluster,
+                      "one frozen node does not delay acquisition beyond the request timeout") {
+        auto locks = make_client();
+        REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
+        node(2).freeze();
+        auto start = std::chrono::steady_clock::now();
+
+        auto held = locks.acquire("orders:42");
+
+        auto took = elapsed_since(start);
+        node(2).thaw();
+        REQUIRE(held);
+        CHECK(held->valid());
+        CHECK(took < 1000ms);
+    }
+
+    TEST_CASE_FIXTURE(
+        cluster,
+        "three frozen nodes make acquisition fail quickly, and their late SETs are released") {
+        auto locks = make_client();
+        REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
+        for (int i : {0, 1, 2}) node(i).freeze();
+        auto key = key_of("orders:42");
+        auto start = std::chrono::steady_clock::now();
+
+        auto held = locks.acquire("orders:42");
+
+        auto took = elapsed_since(start);
+        for (int i : {0, 1, 2}) node(i).thaw();
+        REQUIRE_FALSE(held);
+        CHECK(held.error().code == redlock::errc::quorum_unreachable);
+        CHECK(took < 1500ms);
+        // Each release was queued behind its SET on the frozen node's connection, so once the
+        // node catches up it deletes what it just wrote. The TTL is 2 s: a key that is gone
+        // within 1 s and does not reappear was released, not expired.
+        CHECK(redlock_test::wait_until(1s, [&] { return count_holding(key) == 0; }));
+        CHECK(redlock_test::holds_for(300ms, [&] { return count_holding(key) == 0; }));
+    }
+
+    TEST_CASE_FIXTURE(cluster,
+                      "destroying a client completes an acquisition in flight exactly once") {
+        std::atomic<int> completions{0};
+        std::atomic<bool> succeeded{false};
+        std::atomic<int> code{0};
+        std::optional<redlock::client> locks{make_client()};
+        REQUIRE(redlock_test::wait_until(2s, [&] { return locks->stats().nodes_connected == 5; }));
+        for (auto& server : *this) server.freeze();
+        redlock::lock_options patient;
+        patient.max_wait = 60s;
+        locks->acquire_async("orders:42", patient, [&](redlock::result<redlock::lock> outcome) {
+            succeeded = outcome.has_value();
+            if (!outcome) code = outcome.error().code.value();
+            ++completions;
+        });
+        REQUIRE(redlock_test::wait_until(2s, [&] { return locks->stats().attempts >= 2; }));
+        auto start = std::chrono::steady_clock::now();
+
+        locks.reset();
+
+        auto took = elapsed_since(start);
+        for (auto& server : *this) server.thaw();
+        CHECK(completions == 1);
+        CHECK_FALSE(succeeded);
+        CHECK(code == static_cast<int>(redlock::errc::client_stopped));
+        CHECK(took < 2000ms);
+    }
+
+    TEST_CASE_FIXTURE(cluster, "after shutdown an acquisition fails with client_stopped") {
+        auto locks = make_client();
+        locks.shutdown();
+
+        auto held = locks.acquire("orders:42");
+
+        REQUIRE_FALSE(held);
+        CHECK(held.error().code == redlock::errc::client_stopped);
+        locks.shutdown();  // idempotent
+    }
+
+    TEST_CASE("four nodes tolerate one crash") {
+        cluster nodes{4};
+        nodes[3].crash();
+        auto locks = nodes.make_client();
+
+        auto held = locks.acquire("orders:42");
+
+        REQUIRE(held);
+        auto released = locks.release(*held);
+        REQUIRE(released);
+        CHECK(released->quorum == 3);
+        CHECK(released->deleted == 3);
+        CHECK(released->majority());
+    }
+
+    TEST_CASE("four nodes need three: two crashes make acquisition fail") {
+        cluster nodes{4};
+        nodes[2].crash();
+        nodes[3].crash();
+        auto locks = nodes.make_client();
+
+        auto held = locks.acquire("orders:42");
+
+        REQUIRE_FALSE(held);
+        CHECK(held.error().code == redlock::errc::quorum_unreachable);
+        CHECK(nodes.count_holding(nodes.key_of("orders:42")) == 0);
+    }
+}

@@ -1,0 +1,77 @@
+#include "support/cluster.hpp"
+
+#include <chrono>
+#include <stdexcept>
+#include <utility>
+
+namespace redlock_test {
+
+using namespace std::chrono_literals;
+
+namespace {
+
+auto answers(const redis_server& s) -> bool {
+    return s.running() && !s.frozen();
+}
+
+}  // namespace
+
+cluster::cluster(int n) {
+    if (n <= 0) throw std::invalid_argument("cluster: need at least one server");
+    servers_.reserve(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) servers_.emplace_back();
+}
+
+auto cluster::config() const -> redlock::client_config {
+    redlock::client_config settings;
+    for (const auto& s : servers_) settings.nodes.push_back(s.address());
+    settings.connect_timeout = 200ms;
+    settings.request_timeout = 50ms;
+    settings.lock.ttl = 2000ms;
+    settings.retry = {.attempts = 3, .delay = 50ms, .jitter = 50ms};
+    settings.reconnect = {.min_delay = 20ms, .max_delay = 200ms};
+    settings.logger = [](redlock::log_level, std::string_view) {};
+    return settings;
+}
+
+auto cluster::make_client() const -> redlock::client {
+    return make_client(config());
+}
+
+auto cluster::make_client(const redlock::client_config& settings) const -> redlock::client {
+    auto made = redlock::client::create(settings);
+    if (!made) {
+        throw std::runtime_error("redlock::client::create failed: " + made.error().message);
+    }
+    return std::move(*made);
+}
+
+auto cluster::key_of(std::string_view resource) const -> std::string {
+    return config().key_prefix + std::string{resource};
+}
+
+auto cluster::count_holding(const std::string& full_key) const -> int {
+    int holding = 0;
+    for (const auto& s : servers_) {
+        if (answers(s) && s.exists(full_key)) ++holding;
+    }
+    return holding;
+}
+
+auto cluster::count_holding(const std::string& full_key, const std::string& value) const -> int {
+    int holding = 0;
+    for (const auto& s : servers_) {
+        if (answers(s) && s.get(full_key) == value) ++holding;
+    }
+    return holding;
+}
+
+auto cluster::total_keys() const -> long long {
+    long long keys = 0;
+    for (const auto& s : servers_) {
+        if (answers(s)) keys += s.dbsize();
+    }
+    return keys;
+}
+
+}  // namespace redlock_test

@@ -1,0 +1,57 @@
+#pragma once
+
+#include "support/redis_server.hpp"
+
+#include <redlock/client.hpp>
+#include <redlock/config.hpp>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock_test {
+
+/// N independent masters (5 by default) on free loopback ports, and a client
+/// configuration pointing at them. The doctest fixture of the integration tests:
+/// every case starts its own. Throws, and so fails the case, if a server does not
+/// come up.
+class cluster {
+public:
+    explicit cluster(int n = 5);
+
+    [[nodiscard]] auto operator[](std::size_t i) -> redis_server& { return servers_.at(i); }
+    [[nodiscard]] auto operator[](std::size_t i) const -> const redis_server& {
+        return servers_.at(i);
+    }
+    /// Same as operator[], for fixtures deriving from cluster.
+    [[nodiscard]] auto node(std::size_t i) -> redis_server& { return servers_.at(i); }
+    [[nodiscard]] auto size() const noexcept -> std::size_t { return servers_.size(); }
+    [[nodiscard]] auto begin() noexcept { return servers_.begin(); }
+    [[nodiscard]] auto end() noexcept { return servers_.end(); }
+    [[nodiscard]] auto begin() const noexcept { return servers_.begin(); }
+    [[nodiscard]] auto end() const noexcept { return servers_.end(); }
+
+    /// nodes = the servers; connect_timeout 200 ms, request_timeout 50 ms, lock.ttl
+    /// 2000 ms, retry {3 attempts, 50 ms delay, 50 ms jitter}, reconnect {20 ms, 200 ms};
+    /// a logger that swallows everything (even node counts and dead nodes are on purpose).
+    [[nodiscard]] auto config() const -> redlock::client_config;
+    /// redlock::client::create(config()); throws std::runtime_error with the error message.
+    [[nodiscard]] auto make_client() const -> redlock::client;
+    [[nodiscard]] auto make_client(const redlock::client_config& settings) const -> redlock::client;
+
+    /// The key a lock on `resource` occupies on each server: key_prefix + resource.
+    [[nodiscard]] auto key_of(std::string_view resource) const -> std::string;
+    /// How many running, unfrozen servers hold `full_key` (prefix included) ...
+    [[nodiscard]] auto count_holding(const std::string& full_key) const -> int;
+    /// ... and with exactly `value`.
+    [[nodiscard]] auto count_holding(const std::string& full_key, const std::string& value) const
+        -> int;
+    /// Sum of DBSIZE over the running, unfrozen servers.
+    [[nodiscard]] auto total_keys() const -> long long;
+
+private:
+    std::vector<redis_server> servers_;
+};
+
+}  // namespace redlock_test

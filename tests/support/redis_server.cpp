@@ -1,0 +1,427 @@
+#include "support/redis_server.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <arpa/inet.h>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fcntl.h>
+#include <fstream>
+#include <memory>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdexcept>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <utility>
+
+extern char** environ;  // NOLINT: POSIX declares it nowhere else
+
+namespace redlock_test {
+namespace {
+
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+
+constexpr auto startup_limit = 5s;
+constexpr int port_attempts = 8;
+constexpr auto command_timeout = timeval{2, 0};
+
+// ---------------------------------------------------------------------------------------------
+// Leftover servers. Every live server's pid sits in a fixed table of lock-free atomics, so that
+// an atexit handler and a fatal-signal handler (async-signal-safe: only atomics, kill, sigaction
+// and raise) can kill the process groups of servers a dying test process did not get to stop.
+
+constexpr std::size_t max_servers = 512;
+std::array<std::atomic<pid_t>, max_servers> live_servers{};
+static_assert(std::atomic<pid_t>::is_always_lock_free);
+
+void kill_group(pid_t pid) noexcept {
+    if (::kill(-pid, SIGKILL) != 0) ::kill(pid, SIGKILL);
+}
+
+void kill_leftovers() noexcept {
+    for (auto& slot : live_servers) {
+        if (pid_t pid = slot.exchange(0); pid > 0) kill_group(pid);
+    }
+}
+
+void remember(pid_t pid) {
+    for (auto& slot : live_servers) {
+        pid_t empty = 0;
+        if (slot.compare_exchange_strong(empty, pid)) return;
+    }
+    kill_group(pid);
+    ::waitpid(pid, nullptr, 0);
+    throw std::runtime_error("redlock_test: more than 512 redis-server processes at once");
+}
+
+void forget(pid_t pid) noexcept {
+    for (auto& slot : live_servers) {
+        pid_t expected = pid;
+        if (slot.compare_exchange_strong(expected, 0)) return;
+    }
+}
+
+constexpr std::array fatal_signals{SIGINT,  SIGTERM, SIGHUP, SIGQUIT, SIGABRT,
+                                   SIGSEGV, SIGBUS,  SIGFPE, SIGILL};
+std::array<struct sigaction, fatal_signals.size()> chained_actions{};
+
+void on_fatal_signal(int signal_number) {
+    kill_leftovers();
+    for (std::size_t i = 0; i < fatal_signals.size(); ++i) {
+        if (fatal_signals[i] == signal_number)
+            ::sigaction(signal_number, &chained_actions[i], nullptr);
+    }
+    ::raise(signal_number);  // delivered on return, to whatever handled it before us
+}
+
+// doctest installs its own handlers around every test case and restores the previous ones
+// afterwards, so ours are (re)installed in front of whatever is current each time a server
+// starts, and chain to it.
+void install_handlers() {
+    static const bool registered = [] { return std::atexit(kill_leftovers) == 0; }();
+    (void)registered;
+    for (std::size_t i = 0; i < fatal_signals.size(); ++i) {
+        struct sigaction current {};
+        ::sigaction(fatal_signals[i], nullptr, &current);
+        if ((current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == &on_fatal_signal)
+            continue;
+        if ((current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == SIG_IGN) continue;
+        struct sigaction ours {};
+        ours.sa_handler = &on_fatal_signal;
+        ours.sa_flags = SA_ONSTACK;
+        sigemptyset(&ours.sa_mask);
+        chained_actions[i] = current;
+        ::sigaction(fatal_signals[i], &ours, nullptr);
+    }
+}
+
+/// Blocks every signal on this thread for its lifetime, so that a fatal signal cannot
+/// land between spawning a server and registering its pid.
+class signals_blocked {
+public:
+    signals_blocked() {
+        sigset_t all;
+        sigfillset(&all);
+        ::pthread_sigmask(SIG_SETMASK, &all, &saved_);
+    }
+    ~signals_blocked() { ::pthread_sigmask(SIG_SETMASK, &saved_, nullptr); }
+    signals_blocked(const signals_blocked&) = delete;
+    auto operator=(const signals_blocked&) -> signals_blocked& = delete;
+
+private:
+    sigset_t saved_{};
+};
+
+// ---------------------------------------------------------------------------------------------
+
+auto work_dir() -> std::filesystem::path {
+    auto dir = std::filesystem::temp_directory_path() / "redlock-tests";
+    std::filesystem::create_directories(dir);
+    return dir;
+}
+
+auto log_path(std::uint16_t port) -> std::filesystem::path {
+    return work_dir() / ("redis-" + std::to_string(port) + ".log");
+}
+
+auto log_tail(const std::filesystem::path& file, std::size_t lines = 6) -> std::string {
+    std::ifstream in{file};
+    std::deque<std::string> last;
+    for (std::string line; std::getline(in, line);) {
+        last.push_back(std::move(line));
+        if (last.size() > lines) last.pop_front();
+    }
+    std::string text;
+    for (const auto& line : last) text += "\n    | " + line;
+    return text.empty() ? "\n    | (log is empty)" : text;
+}
+
+struct context_deleter {
+    void operator()(redisContext* c) const noexcept { redisFree(c); }
+};
+struct reply_deleter {
+    void operator()(redisReply* r) const noexcept { freeReplyObject(r); }
+};
+using context_ptr = std::unique_ptr<redisContext, context_deleter>;
+using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
+
+/// nullptr, or a connected context with I/O timeouts set.
+auto connect_to(std::uint16_t port, timeval timeout, std::string* failure) -> context_ptr {
+    context_ptr c{redisConnectWithTimeout("127.0.0.1", port, timeout)};
+    if (!c || c->err != 0) {
+        if (failure) *failure = c ? c->errstr : "cannot allocate a hiredis context";
+        return nullptr;
+    }
+    redisSetTimeout(c.get(), timeout);
+    return c;
+}
+
+auto run(redisContext& c, const std::vector<std::string>& argv) -> reply_ptr {
+    std::vector<const char*> args;
+    std::vector<std::size_t> lengths;
+    for (const auto& a : argv) {
+        args.push_back(a.data());
+        lengths.push_back(a.size());
+    }
+    return reply_ptr{static_cast<redisReply*>(
+        redisCommandArgv(&c, static_cast<int>(args.size()), args.data(), lengths.data()))};
+}
+
+/// The pid of whatever redis answers PING on `port` right now, if any.
+auto answering_pid(std::uint16_t port) -> std::optional<pid_t> {
+    auto c = connect_to(port, timeval{0, 200'000}, nullptr);
+    if (!c) return std::nullopt;
+    auto pong = run(*c, {"PING"});
+    if (!pong || pong->type != REDIS_REPLY_STATUS || std::string_view{pong->str} != "PONG") {
+        return std::nullopt;
+    }
+    auto info = run(*c, {"INFO", "server"});
+    if (!info || info->type != REDIS_REPLY_STRING) return std::nullopt;
+    std::string_view text{info->str, info->len};
+    constexpr std::string_view field = "process_id:";
+    auto at = text.find(field);
+    if (at == std::string_view::npos) return std::nullopt;
+    return static_cast<pid_t>(std::atol(text.substr(at + field.size()).data()));
+}
+
+auto describe_exit(int status) -> std::string {
+    if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+    if (WIFSIGNALED(status)) return std::string{"was killed by "} + strsignal(WTERMSIG(status));
+    return "stopped";
+}
+
+struct spawn_outcome {
+    pid_t pid = -1;       ///< > 0: up and answering
+    std::string failure;  ///< otherwise, why not
+    bool exited = false;  ///< it started and quit (typically: the port was taken)
+};
+
+auto spawn_redis(std::uint16_t port) -> spawn_outcome {
+    auto dir = work_dir();
+    auto port_text = std::to_string(port);
+    auto log = log_path(port).string();
+    std::vector<std::string> args{
+        "redis-server", "--port", port_text,     "--bind", "127.0.0.1", "--save", "",
+        "--appendonly", "no",     "--daemonize", "no",     "--logfile", log,      "--dir",
+        dir.string()};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t none;
+    sigemptyset(&none);
+    sigset_t every;
+    sigfillset(&every);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setsigdefault(&attributes, &every);
+    posix_spawnattr_setpgroup(&attributes, 0);  // its own group, killed as a whole
+    posix_spawnattr_setflags(
+        &attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+
+    pid_t pid = -1;
+    int spawn_error = 0;
+    {
+        signals_blocked quiet;
+        install_handlers();
+        spawn_error =
+            posix_spawnp(&pid, "redis-server", &actions, &attributes, argv.data(), environ);
+        if (spawn_error == 0) remember(pid);
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    if (spawn_error != 0) {
+        return {.failure =
+                    "cannot run redis-server (is the redis-server package installed and on "
+                    "PATH?): " +
+                    std::string{std::strerror(spawn_error)}};
+    }
+
+    auto deadline = clock_type::now() + startup_limit;
+    for (;;) {
+        int status = 0;
+        if (::waitpid(pid, &status, WNOHANG) == pid) {
+            forget(pid);
+            return {.failure = "redis-server on port " + port_text + " " + describe_exit(status) +
+                               "; log " + log + ":" + log_tail(log),
+                    .exited = true};
+        }
+        if (answering_pid(port) == pid) return {.pid = pid, .failure = {}};
+        if (clock_type::now() >= deadline) break;
+        std::this_thread::sleep_for(10ms);
+    }
+    kill_group(pid);
+    forget(pid);
+    ::waitpid(pid, nullptr, 0);
+    return {.failure = "redis-server on port " + port_text +
+                       " did not answer PING within 5 s; log " + log + ":" + log_tail(log)};
+}
+
+}  // namespace
+
+auto free_port() -> std::uint16_t {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) throw std::runtime_error(std::string{"socket: "} + std::strerror(errno));
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = 0;
+    socklen_t length = sizeof address;
+    auto* generic = reinterpret_cast<sockaddr*>(&address);
+    if (::bind(fd, generic, sizeof address) != 0 || ::getsockname(fd, generic, &length) != 0) {
+        int saved = errno;
+        ::close(fd);
+        throw std::runtime_error(std::string{"cannot find a free loopback port: "} +
+                                 std::strerror(saved));
+    }
+    ::close(fd);
+    return ntohs(address.sin_port);
+}
+
+redis_server::redis_server(std::uint16_t port) : port_{port} {
+    start(port == 0);
+}
+
+redis_server::redis_server(redis_server&& other) noexcept
+    : pid_{std::exchange(other.pid_, -1)},
+      port_{other.port_},
+      frozen_{std::exchange(other.frozen_, false)} {}
+
+auto redis_server::operator=(redis_server&& other) noexcept -> redis_server& {
+    if (this != &other) {
+        crash();
+        pid_ = std::exchange(other.pid_, -1);
+        port_ = other.port_;
+        frozen_ = std::exchange(other.frozen_, false);
+    }
+    return *this;
+}
+
+redis_server::~redis_server() {
+    crash();
+}
+
+void redis_server::start(bool pick_port) {
+    std::string failures;
+    for (int attempt = 0; attempt < (pick_port ? port_attempts : 1); ++attempt) {
+        if (pick_port) port_ = free_port();
+        auto outcome = spawn_redis(port_);
+        if (outcome.pid > 0) {
+            pid_ = outcome.pid;
+            frozen_ = false;
+            return;
+        }
+        failures += "\n  " + outcome.failure;
+        if (!outcome.exited) break;  // missing binary or a hang: trying again will not help
+    }
+    throw std::runtime_error(
+        "REDIS-SERVER DID NOT START (integration tests need a working "
+        "redis-server; they never skip):" +
+        failures);
+}
+
+void redis_server::crash() {
+    if (pid_ <= 0) return;
+    kill_group(pid_);  // SIGKILL also ends a stopped process
+    forget(pid_);      // before reaping: until then the pid cannot be reused
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    frozen_ = false;
+}
+
+void redis_server::restart() {
+    crash();
+    start(false);
+}
+
+void redis_server::freeze() {
+    if (pid_ <= 0) throw std::logic_error("freeze(): redis-server is not running");
+    ::kill(pid_, SIGSTOP);
+    frozen_ = true;
+}
+
+void redis_server::thaw() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGCONT);
+    frozen_ = false;
+}
+
+auto redis_server::address() const -> redlock::node_address {
+    return redlock::node_address{.host = "127.0.0.1", .port = port_, .unix_path = {}};
+}
+
+auto redis_server::log_file() const -> std::filesystem::path {
+    return log_path(port_);
+}
+
+auto redis_server::command(const std::vector<std::string>& argv) const
+    -> std::optional<std::string> {
+    auto where = "redis-server 127.0.0.1:" + std::to_string(port_);
+    if (pid_ <= 0) throw std::logic_error(where + " is crashed; restart() it before querying it");
+    if (frozen_) throw std::logic_error(where + " is frozen; thaw() it before querying it");
+    std::string failure;
+    auto c = connect_to(port_, command_timeout, &failure);
+    if (!c) throw std::runtime_error(where + ": cannot connect: " + failure);
+    auto reply = run(*c, argv);
+    if (!reply) throw std::runtime_error(where + ": no reply: " + c->errstr);
+
+    auto render = [](const redisReply& r) -> std::optional<std::string> {
+        switch (r.type) {
+            case REDIS_REPLY_STRING:
+            case REDIS_REPLY_STATUS:
+                return std::string{r.str, r.len};
+            case REDIS_REPLY_ERROR:
+                return "-" + std::string{r.str, r.len};
+            case REDIS_REPLY_INTEGER:
+                return std::to_string(r.integer);
+            case REDIS_REPLY_NIL:
+                return std::nullopt;
+            default:
+                return std::string{};
+        }
+    };
+    if (reply->type != REDIS_REPLY_ARRAY) return render(*reply);
+    std::string joined;
+    for (std::size_t i = 0; i < reply->elements; ++i) {
+        if (i > 0) joined += '\n';
+        joined += render(*reply->element[i]).value_or("");
+    }
+    return joined;
+}
+
+auto redis_server::get(const std::string& key) const -> std::optional<std::string> {
+    auto value = command({"GET", key});
+    if (value && value->starts_with('-')) throw std::runtime_error("GET " + key + ": " + *value);
+    return value;
+}
+
+auto redis_server::exists(const std::string& key) const -> bool {
+    return command({"EXISTS", key}) == "1";
+}
+
+auto redis_server::dbsize() const -> long long {
+    return std::stoll(command({"DBSIZE"}).value_or("0"));
+}
+
+auto redis_server::pttl(const std::string& key) const -> long long {
+    return std::stoll(command({"PTTL", key}).value_or("-2"));
+}
+
+}  // namespace redlock_test

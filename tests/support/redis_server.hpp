@@ -1,0 +1,80 @@
+#pragma once
+
+#include <redlock/config.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace redlock_test {
+
+/// One throwaway redis-server on 127.0.0.1: persistence off, output appended to
+/// `<temp>/redlock-tests/redis-<port>.log`.
+///
+/// The constructor returns once the server answers PING (and reports its own pid:
+/// a server of another test process on the same port does not count). It throws
+/// std::runtime_error when redis-server is missing or does not come up within 5 s;
+/// in a doctest case that is a loud failure, never a skip.
+///
+/// The server runs in its own process group and its pid is registered, so that a
+/// test process that exits, aborts or is interrupted kills it rather than leaving
+/// it behind. The destructor kills (SIGKILL, frozen or not) and reaps it.
+///
+/// Not thread-safe: drive it from the test thread.
+class redis_server {
+public:
+    /// Port 0 picks a free loopback port, and picks again if redis cannot bind it.
+    explicit redis_server(std::uint16_t port = 0);
+    redis_server(redis_server&& other) noexcept;
+    auto operator=(redis_server&& other) noexcept -> redis_server&;
+    redis_server(const redis_server&) = delete;
+    auto operator=(const redis_server&) -> redis_server& = delete;
+    ~redis_server();
+
+    /// SIGKILL and reap: the master vanishes with its keys. No-op when not running.
+    void crash();
+    /// Starts again on the same port, empty (no keys, no scripts); kills it first if
+    /// it still runs. Returns once it answers PING; throws like the constructor.
+    void restart();
+    /// SIGSTOP: the socket stays open, the kernel still accepts connections and
+    /// buffers requests, and nothing is answered (a hung master, a long pause).
+    void freeze();
+    /// SIGCONT: undoes freeze(); buffered requests are then served in order.
+    void thaw();
+
+    [[nodiscard]] auto running() const noexcept -> bool { return pid_ > 0; }
+    [[nodiscard]] auto frozen() const noexcept -> bool { return frozen_; }
+    [[nodiscard]] auto port() const noexcept -> std::uint16_t { return port_; }
+    [[nodiscard]] auto pid() const noexcept -> pid_t { return pid_; }
+    /// {"127.0.0.1", port}
+    [[nodiscard]] auto address() const -> redlock::node_address;
+    [[nodiscard]] auto log_file() const -> std::filesystem::path;
+
+    /// Runs one command over a fresh connection (2 s connect and I/O timeouts) and
+    /// renders the reply: string and status as they are, integer in decimal, nil as
+    /// nullopt, an error as "-<text>", an array as its elements joined by '\n'.
+    /// Throws std::runtime_error when the server cannot be reached, and
+    /// std::logic_error when it is crashed or frozen (that would only hang).
+    auto command(const std::vector<std::string>& argv) const -> std::optional<std::string>;
+    [[nodiscard]] auto get(const std::string& key) const -> std::optional<std::string>;
+    [[nodiscard]] auto exists(const std::string& key) const -> bool;
+    [[nodiscard]] auto dbsize() const -> long long;
+    /// Milliseconds left on `key`: -2 when it does not exist, -1 without expiry.
+    [[nodiscard]] auto pttl(const std::string& key) const -> long long;
+
+private:
+    void start(bool pick_port);
+
+    pid_t pid_ = -1;
+    std::uint16_t port_ = 0;
+    bool frozen_ = false;
+};
+
+/// A loopback port nothing listened on a moment ago (bind 127.0.0.1:0, read, close).
+/// Another process may take it before we do; redis_server retries for that reason.
+[[nodiscard]] auto free_port() -> std::uint16_t;
+
+}  // namespace redlock_test
