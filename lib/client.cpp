@@ -13,7 +13,8 @@ auto deadlock_error(const char* what) -> error {
     return error{make_error_code(errc::would_deadlock),
                  std::string{"blocking "} + what +
                      " called on the client's loop thread; use the _async form there",
-                 {}, 0};
+                 {},
+                 0};
 }
 
 auto moved_from_error() -> error {
@@ -92,11 +93,17 @@ auto client::release(const lock& held) -> result<release_report> {
         [&](release_callback cb) { core_->release(detail::lock_state::of(held), std::move(cb)); });
 }
 
-auto client::stats() const -> client_stats { return core_ ? core_->stats() : client_stats{}; }
+auto client::stats() const -> client_stats {
+    return core_ ? core_->stats() : client_stats{};
+}
 
-auto client::config() const -> const client_config& { return core_->config(); }
+auto client::config() const -> const client_config& {
+    return core_->config();
+}
 
-auto client::node_count() const noexcept -> std::size_t { return core_ ? core_->node_count() : 0; }
+auto client::node_count() const noexcept -> std::size_t {
+    return core_ ? core_->node_count() : 0;
+}
 
 void client::shutdown() {
     if (core_) core_->shutdown();
@@ -118,7 +125,9 @@ auto guard::operator=(guard&& other) noexcept -> guard& {
     return *this;
 }
 
-guard::~guard() { release_in_background(); }
+guard::~guard() {
+    release_in_background();
+}
 
 void guard::release_in_background() noexcept {
     if (!core_ || lock_.empty()) return;
@@ -133,13 +142,15 @@ void guard::release_in_background() noexcept {
 
 auto guard::release() -> result<release_report> {
     if (!core_ || lock_.empty()) {
-        return failure{error{make_error_code(errc::invalid_argument), "the guard holds no lock", {}, 0}};
+        return failure{
+            error{make_error_code(errc::invalid_argument), "the guard holds no lock", {}, 0}};
     }
     if (core_->on_loop_thread()) return failure{deadlock_error("guard::release")};
     auto core = std::move(core_);
     const lock held = std::exchange(lock_, lock{});
-    return wait_for<release_report>(
-        [&](client::release_callback cb) { core->release(detail::lock_state::of(held), std::move(cb)); });
+    return wait_for<release_report>([&](client::release_callback cb) {
+        core->release(detail::lock_state::of(held), std::move(cb));
+    });
 }
 
 }  // namespace redlock

@@ -11,16 +11,26 @@ public:
 
     [[nodiscard]] auto message(int value) const -> std::string override {
         switch (static_cast<errc>(value)) {
-            case errc::contended: return "the lock is held by another owner";
-            case errc::quorum_unreachable: return "a majority of nodes could not be reached";
-            case errc::validity_expired: return "the lock's validity ran out while acquiring it";
-            case errc::not_held: return "the lock is not held any more";
-            case errc::cancelled: return "the operation was cancelled";
-            case errc::invalid_argument: return "invalid argument";
-            case errc::invalid_config: return "invalid configuration";
-            case errc::client_stopped: return "the client has been shut down";
-            case errc::would_deadlock: return "a blocking call was made on the client's loop thread";
-            case errc::lock_lost: return "the lock was lost while held";
+            case errc::contended:
+                return "the lock is held by another owner";
+            case errc::quorum_unreachable:
+                return "a majority of nodes could not be reached";
+            case errc::validity_expired:
+                return "the lock's validity ran out while acquiring it";
+            case errc::not_held:
+                return "the lock is not held any more";
+            case errc::cancelled:
+                return "the operation was cancelled";
+            case errc::invalid_argument:
+                return "invalid argument";
+            case errc::invalid_config:
+                return "invalid configuration";
+            case errc::client_stopped:
+                return "the client has been shut down";
+            case errc::would_deadlock:
+                return "a blocking call was made on the client's loop thread";
+            case errc::lock_lost:
+                return "the lock was lost while held";
         }
         return "unknown redlock error";  // a value from a newer library version
     }
@@ -35,12 +45,18 @@ auto redlock_category() noexcept -> const std::error_category& {
 
 auto to_string(node_status s) noexcept -> const char* {
     switch (s) {
-        case node_status::ok: return "ok";
-        case node_status::refused: return "refused";
-        case node_status::error: return "error";
-        case node_status::timeout: return "timeout";
-        case node_status::unreachable: return "unreachable";
-        case node_status::cancelled: return "cancelled";
+        case node_status::ok:
+            return "ok";
+        case node_status::refused:
+            return "refused";
+        case node_status::error:
+            return "error";
+        case node_status::timeout:
+            return "timeout";
+        case node_status::unreachable:
+            return "unreachable";
+        case node_status::cancelled:
+            return "cancelled";
     }
     return "unknown";
 }

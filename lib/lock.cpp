@@ -7,9 +7,13 @@ namespace {
 const std::string empty_string;
 }
 
-auto lock::resource() const -> const std::string& { return state_ ? state_->resource : empty_string; }
+auto lock::resource() const -> const std::string& {
+    return state_ ? state_->resource : empty_string;
+}
 
-auto lock::value() const -> const std::string& { return state_ ? state_->value : empty_string; }
+auto lock::value() const -> const std::string& {
+    return state_ ? state_->value : empty_string;
+}
 
 auto lock::valid_until() const noexcept -> std::chrono::steady_clock::time_point {
     return state_ ? state_->valid_until() : std::chrono::steady_clock::time_point{};

@@ -38,9 +38,9 @@ struct client_stats {
     std::uint64_t acquire_failures = 0;
     std::uint64_t attempts = 0;
     std::uint64_t releases = 0;
-    std::uint64_t requests = 0;   ///< commands sent to nodes, all kinds
-    std::uint64_t timeouts = 0;   ///< requests that missed request_timeout
-    std::uint64_t connects = 0;   ///< successful (re)connections, all nodes
+    std::uint64_t requests = 0;  ///< commands sent to nodes, all kinds
+    std::uint64_t timeouts = 0;  ///< requests that missed request_timeout
+    std::uint64_t connects = 0;  ///< successful (re)connections, all nodes
     std::size_t nodes_connected = 0;
 };
 

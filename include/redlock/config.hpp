@@ -107,7 +107,8 @@ struct config_error {
 
 /// The semantic checks load_config applies, for configurations built in code.
 /// client::create runs it too. Field names are the JSON pointers of the schema.
-[[nodiscard]] auto validate_config(const client_config& config, std::string_view source = "<config>")
+[[nodiscard]] auto validate_config(const client_config& config,
+                                   std::string_view source = "<config>")
     -> std::optional<config_error>;
 
 }  // namespace redlock

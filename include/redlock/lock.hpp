@@ -18,12 +18,12 @@ struct error;
 
 /// Per-acquisition choices. Every unset field takes the client's configured default.
 struct lock_options {
-    std::optional<std::chrono::milliseconds> ttl;
+    std::optional<std::chrono::milliseconds> ttl{};
     /// Total attempts, the first included. When only `max_wait` is set, attempts
     /// are unlimited until the wait deadline.
-    std::optional<int> attempts;
+    std::optional<int> attempts{};
     /// Give up once this much time has passed since the call (monotonic clock).
-    std::optional<std::chrono::milliseconds> max_wait;
+    std::optional<std::chrono::milliseconds> max_wait{};
 };
 
 /// A held (or once-held) distributed lock.

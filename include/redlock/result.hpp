@@ -28,8 +28,8 @@ public:
         : state_{std::in_place_index<0>, std::move(value)} {}
 
     template <class G>
-        requires std::is_constructible_v<E, G>
-    result(failure<G> f) : state_{std::in_place_index<1>, E(std::move(f.error))} {}  // NOLINT
+    requires std::is_constructible_v<E, G> result(failure<G> f)
+        : state_{std::in_place_index<1>, E(std::move(f.error))} {}  // NOLINT
 
     [[nodiscard]] auto has_value() const noexcept -> bool { return state_.index() == 0; }
     explicit operator bool() const noexcept { return has_value(); }
@@ -63,8 +63,8 @@ public:
     result() = default;
 
     template <class G>
-        requires std::is_constructible_v<E, G>
-    result(failure<G> f) : error_{E(std::move(f.error))}, ok_{false} {}  // NOLINT
+    requires std::is_constructible_v<E, G> result(failure<G> f)
+        : error_{E(std::move(f.error))}, ok_{false} {}  // NOLINT
 
     [[nodiscard]] auto has_value() const noexcept -> bool { return ok_; }
     explicit operator bool() const noexcept { return ok_; }

@@ -22,10 +22,12 @@ auto classify(const reply_event& event) -> node_report {
             if (is_status_ok(event.reply)) return {{}, node_status::ok, {}};
             if (is_nil(event.reply)) return {{}, node_status::refused, "held by another owner"};
             return {{}, node_status::error, describe_reply(event.reply)};
-        case request_status::timeout: return {{}, node_status::timeout, std::string{event.cause}};
+        case request_status::timeout:
+            return {{}, node_status::timeout, std::string{event.cause}};
         case request_status::unreachable:
             return {{}, node_status::unreachable, std::string{event.cause}};
-        case request_status::stopped: return {{}, node_status::cancelled, std::string{event.cause}};
+        case request_status::stopped:
+            return {{}, node_status::cancelled, std::string{event.cause}};
     }
     return {{}, node_status::error, "unknown outcome"};
 }
@@ -47,9 +49,12 @@ acquire_op::acquire_op(client_core& core, std::string resource, lock_options opt
 
 void acquire_op::start() {
     std::string problem;
-    if (state_->resource.empty()) problem = "the resource name is empty";
-    else if (state_->ttl <= milliseconds{0}) problem = "ttl must be greater than 0 ms";
-    else if (max_attempts_ < 0) problem = "attempts must be at least 1";
+    if (state_->resource.empty())
+        problem = "the resource name is empty";
+    else if (state_->ttl <= milliseconds{0})
+        problem = "ttl must be greater than 0 ms";
+    else if (max_attempts_ < 0)
+        problem = "attempts must be at least 1";
     else if (wait_deadline_ && *wait_deadline_ < steady_clock::now() - milliseconds{1})
         problem = "max_wait must not be negative";
     if (!problem.empty()) {
@@ -80,7 +85,8 @@ void acquire_op::begin_attempt() {
     attempt_start_ = steady_clock::now();
     const std::string ttl = std::to_string(state_->ttl.count());
     for (std::size_t i = 0; i < n; ++i) {
-        send(i, {"SET", state_->key, state_->value, "NX", "PX", ttl}, make_tag(attempt_, set_kind, i));
+        send(i, {"SET", state_->key, state_->value, "NX", "PX", ttl},
+             make_tag(attempt_, set_kind, i));
     }
 }
 
@@ -120,9 +126,12 @@ auto acquire_op::record(std::size_t node, const reply_event& event) -> node_stat
 void acquire_op::on_set_outcome(std::size_t node, const reply_event& event) {
     const node_status status = record(node, event);
     quorum_tally::verdict verdict = quorum_tally::verdict::pending;
-    if (status == node_status::ok) verdict = tally_.yes();
-    else if (status == node_status::refused) verdict = tally_.refused();
-    else verdict = tally_.failed();
+    if (status == node_status::ok)
+        verdict = tally_.yes();
+    else if (status == node_status::refused)
+        verdict = tally_.refused();
+    else
+        verdict = tally_.failed();
     decide(verdict);
 }
 
@@ -138,8 +147,9 @@ void acquire_op::decide(quorum_tally::verdict verdict) {
         return;
     }
     const auto now = steady_clock::now();
-    const milliseconds v = validity(state_->ttl, now - attempt_start_,
-                                    core_.config().clock_drift_factor, core_.config().clock_drift_floor);
+    const milliseconds v =
+        validity(state_->ttl, now - attempt_start_, core_.config().clock_drift_factor,
+                 core_.config().clock_drift_floor);
     if (v < min_validity_) {
         fail_attempt(errc::validity_expired, v);
         return;
@@ -170,12 +180,11 @@ void acquire_op::fail_attempt(errc reason, std::optional<milliseconds> validity)
     }
     if (retry) {
         timer_pending_ = true;
-        retry_timer_ = core_.timers().schedule(
-            std::chrono::ceil<milliseconds>(next - now), [this] {
-                timer_pending_ = false;
-                if (!cancelled_) begin_attempt();
-                maybe_retire();
-            });
+        retry_timer_ = core_.timers().schedule(std::chrono::ceil<milliseconds>(next - now), [this] {
+            timer_pending_ = false;
+            if (!cancelled_) begin_attempt();
+            maybe_retire();
+        });
         return;
     }
     give_up(reason, validity);
@@ -194,7 +203,14 @@ void acquire_op::give_up(errc reason, std::optional<milliseconds> validity) {
 void acquire_op::release_everywhere() {
     // Every node, including those that failed or timed out: their SET may have
     // landed, and the release queued behind it on the same connection undoes it.
-    for (std::size_t i = 0; i < core_.node_count(); ++i) send_release(i, false);
+    // Where the outcome is unknown, the release may run long after we stopped
+    // waiting for it, so it goes as EVAL: a NOSCRIPT there would go unseen.
+    for (std::size_t i = 0; i < core_.node_count(); ++i) {
+        const node_status s = reports_[i].status;
+        const bool unknown = s == node_status::timeout || s == node_status::cancelled ||
+                             s == node_status::unreachable;
+        send_release(i, unknown);
+    }
 }
 
 void acquire_op::send_release(std::size_t node, bool eval) {
@@ -243,20 +259,32 @@ void acquire_op::cancel(errc why) {
 }
 
 auto acquire_op::granted_count() const noexcept -> std::size_t {
-    return static_cast<std::size_t>(std::count_if(reports_.begin(), reports_.end(), [](const node_report& r) {
-        return r.status == node_status::ok;
-    }));
+    return static_cast<std::size_t>(
+        std::count_if(reports_.begin(), reports_.end(),
+                      [](const node_report& r) { return r.status == node_status::ok; }));
 }
 
 auto acquire_op::describe_failure(errc reason) const -> std::string {
     std::string what;
     switch (reason) {
-        case errc::contended: what = "is held by another owner"; break;
-        case errc::quorum_unreachable: what = "could not be locked: a majority of nodes did not answer"; break;
-        case errc::validity_expired: what = "was granted too late: no validity left after elapsed time and clock drift"; break;
-        case errc::cancelled: what = "was not locked: the acquisition was cancelled"; break;
-        case errc::client_stopped: what = "was not locked: the client was shut down"; break;
-        default: what = "could not be locked"; break;
+        case errc::contended:
+            what = "is held by another owner";
+            break;
+        case errc::quorum_unreachable:
+            what = "could not be locked: a majority of nodes did not answer";
+            break;
+        case errc::validity_expired:
+            what = "was granted too late: no validity left after elapsed time and clock drift";
+            break;
+        case errc::cancelled:
+            what = "was not locked: the acquisition was cancelled";
+            break;
+        case errc::client_stopped:
+            what = "was not locked: the client was shut down";
+            break;
+        default:
+            what = "could not be locked";
+            break;
     }
     std::string message = "resource '" + state_->resource + "' " + what + " (" +
                           std::to_string(attempt_) + (attempt_ == 1 ? " attempt" : " attempts") +

@@ -25,7 +25,9 @@ auto client_core::create(client_config config, uv_loop_t* external)
     }
     if (config.nodes.size() > max_nodes) {
         return failure{error{make_error_code(errc::invalid_config),
-                             "<config>: /nodes: at most 255 nodes are supported", {}, 0}};
+                             "<config>: /nodes: at most 255 nodes are supported",
+                             {},
+                             0}};
     }
     auto core = std::make_shared<client_core>(std::move(config), external);
     if (core->nodes_.size() % 2 == 0) {
@@ -53,9 +55,7 @@ auto client_core::create(client_config config, uv_loop_t* external)
 }
 
 client_core::client_core(client_config config, uv_loop_t* external)
-    : config_{std::move(config)},
-      loop_{external},
-      timers_{loop_.loop()} {
+    : config_{std::move(config)}, loop_{external}, timers_{loop_.loop()} {
     nodes_.reserve(config_.nodes.size());
     for (const auto& address : config_.nodes) {
         nodes_.push_back(std::make_unique<node_connection>(loop_.loop(), address, config_, rng_,
@@ -97,15 +97,15 @@ void client_core::acquire(std::string resource, lock_options options,
                           client::acquire_callback done) {
     counters_.acquire_calls.fetch_add(1, std::memory_order_relaxed);
     auto shared_done = std::make_shared<client::acquire_callback>(std::move(done));
-    const bool accepted = run_on_loop(
-        [this, resource = std::move(resource), options = std::move(options), shared_done]() mutable {
-            if (stopping_) {
-                complete_later([shared_done] { (*shared_done)(failure{stopped_error()}); });
-                return;
-            }
-            start_op(std::make_unique<acquire_op>(*this, std::move(resource), std::move(options),
-                                                  std::move(*shared_done)));
-        });
+    const bool accepted = run_on_loop([this, resource = std::move(resource),
+                                       options = std::move(options), shared_done]() mutable {
+        if (stopping_) {
+            complete_later([shared_done] { (*shared_done)(failure{stopped_error()}); });
+            return;
+        }
+        start_op(std::make_unique<acquire_op>(*this, std::move(resource), std::move(options),
+                                              std::move(*shared_done)));
+    });
     if (!accepted) complete_later([shared_done] { (*shared_done)(failure{stopped_error()}); });
 }
 
@@ -116,14 +116,14 @@ void client_core::release(std::shared_ptr<lock_state> state, client::release_cal
     const auto reject = [shared_done] {
         if (*shared_done) (*shared_done)(failure{stopped_error()});
     };
-    const bool accepted =
-        run_on_loop([this, state = std::move(state), shared_done, reject]() mutable {
-            if (stopping_ && closing_) {
-                complete_later(reject);
-                return;
-            }
-            start_op(std::make_unique<release_op>(*this, std::move(state), std::move(*shared_done)));
-        });
+    const bool accepted = run_on_loop([this, state = std::move(state), shared_done,
+                                       reject]() mutable {
+        if (stopping_ && closing_) {
+            complete_later(reject);
+            return;
+        }
+        start_op(std::make_unique<release_op>(*this, std::move(state), std::move(*shared_done)));
+    });
     if (!accepted) complete_later(reject);
 }
 

@@ -75,8 +75,8 @@ private:
     timer_queue timers_;
     std::vector<std::unique_ptr<node_connection>> nodes_;
     std::list<std::unique_ptr<operation>> ops_;
-    bool stopping_ = false;           // loop thread: no new operations
-    bool closing_ = false;            // loop thread: handles are being closed
+    bool stopping_ = false;  // loop thread: no new operations
+    bool closing_ = false;   // loop thread: handles are being closed
     int closes_pending_ = 0;
     std::atomic<bool> shutdown_requested_{false};
     std::shared_ptr<client_core> self_;  // attached loop: alive until every handle closed

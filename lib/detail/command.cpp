@@ -26,13 +26,20 @@ void append_command(std::string& out, std::initializer_list<std::string_view> ar
 auto describe_reply(const redisReply* r) -> std::string {
     if (r == nullptr) return "no reply";
     switch (r->type) {
-        case REDIS_REPLY_ERROR: return std::string{reply_text(r)};
-        case REDIS_REPLY_STATUS: return "status " + std::string{reply_text(r)};
-        case REDIS_REPLY_STRING: return "unexpected string reply";
-        case REDIS_REPLY_INTEGER: return "unexpected integer " + std::to_string(r->integer);
-        case REDIS_REPLY_NIL: return "unexpected nil reply";
-        case REDIS_REPLY_ARRAY: return "unexpected array reply";
-        default: return "unexpected reply type " + std::to_string(r->type);
+        case REDIS_REPLY_ERROR:
+            return std::string{reply_text(r)};
+        case REDIS_REPLY_STATUS:
+            return "status " + std::string{reply_text(r)};
+        case REDIS_REPLY_STRING:
+            return "unexpected string reply";
+        case REDIS_REPLY_INTEGER:
+            return "unexpected integer " + std::to_string(r->integer);
+        case REDIS_REPLY_NIL:
+            return "unexpected nil reply";
+        case REDIS_REPLY_ARRAY:
+            return "unexpected array reply";
+        default:
+            return "unexpected reply type " + std::to_string(r->type);
     }
 }
 

@@ -20,7 +20,8 @@ void append_command(std::string& out, std::initializer_list<std::string_view> ar
     return r != nullptr && r->type == REDIS_REPLY_NIL;
 }
 [[nodiscard]] inline auto is_status_ok(const redisReply* r) noexcept -> bool {
-    return r != nullptr && r->type == REDIS_REPLY_STATUS && std::string_view{r->str, r->len} == "OK";
+    return r != nullptr && r->type == REDIS_REPLY_STATUS &&
+           std::string_view{r->str, r->len} == "OK";
 }
 [[nodiscard]] inline auto is_integer(const redisReply* r, long long value) noexcept -> bool {
     return r != nullptr && r->type == REDIS_REPLY_INTEGER && r->integer == value;

@@ -53,7 +53,9 @@ auto event_loop::post(task t) -> bool {
     return true;
 }
 
-void event_loop::on_wakeup(uv_async_t* handle) { static_cast<event_loop*>(handle->data)->drain(); }
+void event_loop::on_wakeup(uv_async_t* handle) {
+    static_cast<event_loop*>(handle->data)->drain();
+}
 
 void event_loop::drain() {
     std::deque<task> batch;

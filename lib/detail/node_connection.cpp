@@ -2,6 +2,7 @@
 
 #include "detail/command.hpp"
 #include "detail/random.hpp"
+#include "detail/scripts.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -13,8 +14,11 @@ namespace redlock::detail {
 namespace {
 
 constexpr std::uint32_t auth_tag = 1;
+constexpr std::uint32_t script_load_tag = 2;
 
-auto as_handle(void* h) noexcept -> uv_handle_t* { return static_cast<uv_handle_t*>(h); }
+auto as_handle(void* h) noexcept -> uv_handle_t* {
+    return static_cast<uv_handle_t*>(h);
+}
 
 auto ms(std::chrono::milliseconds d) noexcept -> std::uint64_t {
     return static_cast<std::uint64_t>(std::max<std::int64_t>(d.count(), 0));
@@ -28,9 +32,8 @@ auto make_reader() -> redisReader* {
 
 }  // namespace
 
-node_connection::node_connection(uv_loop_t* loop, node_address address,
-                                 const client_config& config, random_source& rng,
-                                 connection_counters& counters)
+node_connection::node_connection(uv_loop_t* loop, node_address address, const client_config& config,
+                                 random_source& rng, connection_counters& counters)
     : loop_{loop},
       address_{std::move(address)},
       name_{address_.to_string()},
@@ -141,7 +144,8 @@ void node_connection::connect_to(const sockaddr* address) {
     stream_open_ = true;
     uv_tcp_nodelay(&stream_.tcp, 1);
     connect_req_.data = this;
-    const int rc = uv_tcp_connect(&connect_req_, &stream_.tcp, address, &node_connection::on_connect);
+    const int rc =
+        uv_tcp_connect(&connect_req_, &stream_.tcp, address, &node_connection::on_connect);
     if (rc != 0) disconnect(std::string{"cannot connect: "} + uv_strerror(rc));
 }
 
@@ -167,22 +171,40 @@ void node_connection::on_connected() {
     }
     uv_read_start(stream(), &node_connection::on_alloc, &node_connection::on_read);
 
+    // The handshake goes before everything queued while we were connecting:
+    // AUTH, then SCRIPT LOAD of every script. Loading on each connect means a
+    // restarted node has our scripts before any EVALSHA reaches it, including
+    // a release whose request timed out and whose NOSCRIPT we would not see.
+    std::string handshake;
+    std::deque<request> handshake_requests;
+    const std::uint64_t deadline = uv_now(loop_) + ms(config_.connect_timeout);
     if (!config_.password.empty()) {
-        // AUTH goes before everything queued while we were connecting.
-        std::string auth;
         if (config_.username.empty()) {
-            append_command(auth, {"AUTH", config_.password.reveal()});
+            append_command(handshake, {"AUTH", config_.password.reveal()});
         } else {
-            append_command(auth, {"AUTH", config_.username, config_.password.reveal()});
+            append_command(handshake, {"AUTH", config_.username, config_.password.reveal()});
         }
-        out_.insert(0, auth);
-        pending_.push_front(request{this, auth_tag, false, uv_now(loop_) + ms(config_.connect_timeout)});
-        arm_deadline(pending_.front().deadline);
+        handshake_requests.push_back(request{this, auth_tag, false, deadline});
     }
-    if (!out_.empty()) mark_dirty();
+    for (const script* s : all_scripts()) {
+        append_command(handshake, {"SCRIPT", "LOAD", s->source});
+        handshake_requests.push_back(request{this, script_load_tag, false, deadline});
+    }
+    out_.insert(0, handshake);
+    pending_.insert(pending_.begin(), handshake_requests.begin(), handshake_requests.end());
+    arm_deadline(deadline);
+    mark_dirty();
 }
 
 void node_connection::on_reply(std::uint32_t tag, const reply_event& event) noexcept {
+    if (tag == script_load_tag) {
+        // Not fatal: EVALSHA falls back to EVAL. But a node that cannot run
+        // scripts cannot release locks, and the operator should hear of it.
+        if (event.status == request_status::reply && is_error(event.reply)) {
+            warn("SCRIPT LOAD failed: " + describe_reply(event.reply));
+        }
+        return;
+    }
     if (tag != auth_tag) return;
     if (event.status == request_status::reply && !is_error(event.reply)) return;
     if (event.status == request_status::reply) {
@@ -299,8 +321,9 @@ void node_connection::deliver_deferred() {
         batch.swap(deferred_);
         for (const auto& f : batch) {
             if (f.sink == nullptr) continue;
-            const std::string_view cause =
-                f.status == request_status::stopped ? "client stopped" : std::string_view{last_error_};
+            const std::string_view cause = f.status == request_status::stopped
+                                               ? "client stopped"
+                                               : std::string_view{last_error_};
             f.sink->on_reply(f.tag, reply_event{f.status, nullptr, cause});
         }
     }
@@ -355,9 +378,9 @@ void node_connection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t
     if (nread > 0) {
         self.on_data(self.read_buf_, static_cast<std::size_t>(nread));
     } else if (nread < 0) {
-        self.disconnect(nread == UV_EOF ? std::string{"connection closed by the server"}
-                                        : std::string{"read failed: "} +
-                                              uv_strerror(static_cast<int>(nread)));
+        self.disconnect(nread == UV_EOF
+                            ? std::string{"connection closed by the server"}
+                            : std::string{"read failed: "} + uv_strerror(static_cast<int>(nread)));
     }
 }
 
@@ -425,8 +448,10 @@ void node_connection::on_deadline() {
     if (epoch != epoch_ || state_ == state::stopping || state_ == state::stopped) return;
     // A node that owes replies for much longer than any lock lives is not coming
     // back on this connection: recycle it (the keys expire by their TTL anyway).
-    const std::uint64_t stale_after = std::max<std::uint64_t>(2000, 20 * ms(config_.request_timeout));
-    if (!pending_.empty() && pending_.front().expired && now >= pending_.front().deadline + stale_after) {
+    const std::uint64_t stale_after =
+        std::max<std::uint64_t>(2000, 20 * ms(config_.request_timeout));
+    if (!pending_.empty() && pending_.front().expired &&
+        now >= pending_.front().deadline + stale_after) {
         disconnect("no reply for " + std::to_string(now - pending_.front().deadline) + " ms");
         return;
     }
@@ -441,7 +466,8 @@ void node_connection::fail_pending(request_status status, std::string_view cause
     std::deque<request> failed;
     failed.swap(pending_);
     for (const auto& req : failed) {
-        if (!req.expired && req.sink != nullptr) req.sink->on_reply(req.tag, reply_event{status, nullptr, cause});
+        if (!req.expired && req.sink != nullptr)
+            req.sink->on_reply(req.tag, reply_event{status, nullptr, cause});
     }
 }
 

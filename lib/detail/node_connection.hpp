@@ -135,8 +135,8 @@ private:
 
     state state_ = state::idle;
     std::string last_error_;
-    unsigned failures_ = 0;     // consecutive failed connects, for back-off
-    std::uint64_t epoch_ = 0;   // bumped on every disconnect: stale callbacks check it
+    unsigned failures_ = 0;    // consecutive failed connects, for back-off
+    std::uint64_t epoch_ = 0;  // bumped on every disconnect: stale callbacks check it
 
     union {
         uv_tcp_t tcp;
@@ -160,7 +160,7 @@ private:
     redisReader* reader_ = nullptr;
     std::deque<request> pending_;
     std::deque<deferred_failure> deferred_;
-    std::string out_;      // encoded commands not yet handed to the kernel
+    std::string out_;          // encoded commands not yet handed to the kernel
     std::string writing_buf_;  // bytes of the uv_write in flight
     char read_buf_[64 * 1024];
 };

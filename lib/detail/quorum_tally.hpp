@@ -45,7 +45,9 @@ public:
     [[nodiscard]] constexpr auto failed_count() const noexcept -> std::size_t { return failed_; }
     [[nodiscard]] constexpr auto needed() const noexcept -> std::size_t { return needed_; }
     /// Nodes that answered with a definite yes or no.
-    [[nodiscard]] constexpr auto answered() const noexcept -> std::size_t { return yes_ + refused_; }
+    [[nodiscard]] constexpr auto answered() const noexcept -> std::size_t {
+        return yes_ + refused_;
+    }
 
 private:
     std::size_t nodes_;

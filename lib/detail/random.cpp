@@ -1,10 +1,9 @@
 #include "detail/random.hpp"
 
-#include <sys/random.h>
-
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <sys/random.h>
 
 namespace redlock::detail {
 

@@ -26,7 +26,9 @@ void release_op::start() {
             auto done = std::move(done_);
             if (done) {
                 done(failure{error{make_error_code(errc::invalid_argument),
-                                   "release of an empty lock handle", {}, 0}});
+                                   "release of an empty lock handle",
+                                   {},
+                                   0}});
             }
             maybe_retire();
         });
@@ -38,9 +40,11 @@ void release_op::start() {
 void release_op::send_script(std::size_t node, bool eval) {
     const script& s = release_script();
     if (eval) {
-        send(node, {"EVAL", s.source, "1", state_->key, state_->value}, make_tag(0, eval_kind, node));
+        send(node, {"EVAL", s.source, "1", state_->key, state_->value},
+             make_tag(0, eval_kind, node));
     } else {
-        send(node, {"EVALSHA", s.sha, "1", state_->key, state_->value}, make_tag(0, sha_kind, node));
+        send(node, {"EVALSHA", s.sha, "1", state_->key, state_->value},
+             make_tag(0, sha_kind, node));
     }
 }
 
@@ -66,9 +70,18 @@ void release_op::handle(std::uint32_t tag, const reply_event& event) {
                 r.detail = describe_reply(event.reply);
             }
             break;
-        case request_status::timeout: r.status = node_status::timeout; r.detail = event.cause; break;
-        case request_status::unreachable: r.status = node_status::unreachable; r.detail = event.cause; break;
-        case request_status::stopped: r.status = node_status::cancelled; r.detail = event.cause; break;
+        case request_status::timeout:
+            r.status = node_status::timeout;
+            r.detail = event.cause;
+            break;
+        case request_status::unreachable:
+            r.status = node_status::unreachable;
+            r.detail = event.cause;
+            break;
+        case request_status::stopped:
+            r.status = node_status::cancelled;
+            r.detail = event.cause;
+            break;
     }
     if (++answered_ == report_.nodes.size()) finish();
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -15,5 +16,8 @@ struct script {
 /// KEYS[1] = lock key, ARGV[1] = value. Deletes the key only if it still holds
 /// our value. Returns 1 if deleted, 0 if not held by us.
 [[nodiscard]] auto release_script() -> const script&;
+
+/// Every script, for SCRIPT LOAD when a connection is (re)established.
+[[nodiscard]] auto all_scripts() -> std::span<const script* const>;
 
 }  // namespace redlock::detail

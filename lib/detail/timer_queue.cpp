@@ -18,7 +18,9 @@ auto timer_queue::schedule(std::chrono::milliseconds delay, std::function<void()
     return k;
 }
 
-auto timer_queue::cancel(const key& k) -> bool { return entries_.erase(k) > 0; }
+auto timer_queue::cancel(const key& k) -> bool {
+    return entries_.erase(k) > 0;
+}
 
 void timer_queue::arm() {
     if (closed_ || entries_.empty()) return;

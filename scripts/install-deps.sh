@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the project needs, if any is missing.
+# Runs apt-get as root, or through sudo otherwise. Idempotent and quiet when
+# everything is already there.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libhiredis-dev libuv1-dev nlohmann-json3-dev
+  doctest-dev libbenchmark-dev libcli11-dev
+  redis-server
+)
+if [[ "${REDLOCK_WITH_CLANG:-0}" == 1 ]]; then
+  packages+=(clang libclang-rt-14-dev)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+as_root=()
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+  as_root=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -qq
+"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Debian starts a system redis-server on 6379 when the package is installed; we
+# never use it (our masters run on their own ports), so leave it as it is.
