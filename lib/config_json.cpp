@@ -104,17 +104,17 @@ public:
     auto operator()(int /*depth*/, json::parse_event_t event, json& parsed) -> bool {
         switch (event) {
             case json::parse_event_t::object_start:
-                stack_.push_back(frame{false, 0, child_pointer(), {}, {}});
+                stack_.push_back(frame{false, 0, {}, {}});
                 break;
             case json::parse_event_t::array_start:
-                stack_.push_back(frame{true, 0, child_pointer(), {}, {}});
+                stack_.push_back(frame{true, 0, {}, {}});
                 break;
             case json::parse_event_t::key:
                 if (!stack_.empty() && parsed.is_string()) {
                     frame& top = stack_.back();
                     top.key = parsed.get_ref<const std::string&>();
                     if (!top.keys.insert(top.key).second && !first_duplicate_)
-                        first_duplicate_ = child(top.pointer, top.key);
+                        first_duplicate_ = current_pointer();
                 }
                 break;
             case json::parse_event_t::object_end:
@@ -134,18 +134,22 @@ public:
     }
 
 private:
+    /// One open object or array. Only its own position is kept (the pointer is
+    /// built on demand), so deeply nested input costs linear memory.
     struct frame {
         bool is_array;
         std::size_t index;
-        std::string pointer;
         std::string key;
         std::set<std::string, std::less<>> keys;
     };
 
-    [[nodiscard]] auto child_pointer() const -> std::string {
-        if (stack_.empty()) return "";
-        const frame& top = stack_.back();
-        return top.is_array ? child(top.pointer, top.index) : child(top.pointer, top.key);
+    /// The pointer of the value at the current position: the current key of
+    /// the innermost object.
+    [[nodiscard]] auto current_pointer() const -> std::string {
+        std::string pointer;
+        for (const frame& f : stack_)
+            pointer += "/" + (f.is_array ? std::to_string(f.index) : escape_token(f.key));
+        return pointer;
     }
 
     void element_done() {

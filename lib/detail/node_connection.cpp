@@ -332,6 +332,7 @@ void node_connection::deliver_deferred() {
 void node_connection::flush() {
     if (state_ != state::ready || writing_ || out_.empty()) return;
     uv_buf_t buf = uv_buf_init(out_.data(), static_cast<unsigned>(out_.size()));
+    counters_.writes.fetch_add(1, std::memory_order_relaxed);
     const int written = uv_try_write(stream(), &buf, 1);
     if (written == static_cast<int>(out_.size())) {
         out_.clear();
@@ -345,6 +346,7 @@ void node_connection::flush() {
     writing_buf_.assign(out_, written > 0 ? static_cast<std::size_t>(written) : 0);
     out_.clear();
     writing_ = true;
+    counters_.writes.fetch_add(1, std::memory_order_relaxed);
     write_req_.data = this;
     buf = uv_buf_init(writing_buf_.data(), static_cast<unsigned>(writing_buf_.size()));
     const int rc = uv_write(&write_req_, stream(), &buf, 1, &node_connection::on_write);

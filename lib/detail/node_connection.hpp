@@ -48,6 +48,7 @@ protected:
 struct connection_counters {
     std::atomic<std::uint64_t> requests{0};
     std::atomic<std::uint64_t> timeouts{0};
+    std::atomic<std::uint64_t> writes{0};  ///< write system calls (uv_try_write + uv_write)
     std::atomic<std::uint64_t> connects{0};
     std::atomic<std::size_t> connected{0};
 };

@@ -242,6 +242,12 @@ TEST_CASE("config: invalid JSON names the byte and no field") {
     }
 }
 
+TEST_CASE("config: deeply nested input is rejected without exhausting the stack") {
+    const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+    CHECK(parse_error(R"({"nodes": [{"host": "a"}], "x": )" + deep + "}").field == "/x");
+    CHECK(parse_error(std::string(100'000, '[')).message.starts_with("invalid JSON"));
+}
+
 TEST_CASE("config: the document must be an object") {
     for (const std::string text : {"[]", "42", "null", "\"nodes\"", "true"}) {
         CAPTURE(text);
@@ -286,6 +292,9 @@ TEST_CASE("config: duplicate keys are errors") {
     CHECK(error.field == "/nodes/1/port");
     CHECK(error.message == "duplicate field");
     CHECK(error.file == source);
+    // The pointer counts array elements and escapes '/' and '~' in keys.
+    CHECK(parse_error(R"({"nodes": [{"host": "a"}], "x": [1, {"a/b~": [0, {"q": 1, "q": 1}]}]})")
+              .field == "/x/1/a~1b~0/1/q");
     // Equal keys in different objects are fine.
     CHECK(parse_ok(R"({"nodes": [{"host": "a", "port": 1}, {"host": "b", "port": 1}]})")
               .nodes.size() == 2);
