@@ -2,6 +2,7 @@
 
 #include <cassert>
 #include <exception>
+#include <future>
 #include <utility>
 
 namespace redlock::detail {
@@ -30,17 +31,16 @@ auto event_loop::on_loop_thread() const noexcept -> bool {
 
 void event_loop::run_thread(std::function<void()> after_run) {
     assert(owned_);
-    std::mutex started;
-    started.lock();
+    std::promise<void> started;
+    auto running = started.get_future();
     thread_ = std::thread([this, &started, after = std::move(after_run)] {
         loop_thread_id_ = std::this_thread::get_id();
-        started.unlock();
+        started.set_value();
         uv_run(loop_, UV_RUN_DEFAULT);
         if (after) after();  // may destroy *this: nothing of ours is touched afterwards
     });
     // on_loop_thread() must be right as soon as this returns.
-    started.lock();
-    started.unlock();
+    running.wait();
 }
 
 auto event_loop::post(task t) -> bool {

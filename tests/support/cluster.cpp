@@ -22,6 +22,12 @@ cluster::cluster(int n) {
     for (int i = 0; i < n; ++i) servers_.emplace_back();
 }
 
+cluster::cluster(int n, const server_options& options) {
+    if (n <= 0) throw std::invalid_argument("cluster: need at least one server");
+    servers_.reserve(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) servers_.emplace_back(options);
+}
+
 auto cluster::config() const -> redlock::client_config {
     redlock::client_config settings;
     for (const auto& s : servers_) settings.nodes.push_back(s.address());

@@ -19,6 +19,9 @@ namespace redlock_test {
 class cluster {
 public:
     explicit cluster(int n = 5);
+    /// N servers started with the same `options` (extra arguments, credentials, Unix
+    /// sockets); command() and the count_holding() queries use their credentials.
+    cluster(int n, const server_options& options);
 
     [[nodiscard]] auto operator[](std::size_t i) -> redis_server& { return servers_.at(i); }
     [[nodiscard]] auto operator[](std::size_t i) const -> const redis_server& {

@@ -17,8 +17,10 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdexcept>
+#include <string>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <system_error>
 #include <thread>
 #include <unistd.h>
 #include <utility>
@@ -134,6 +136,10 @@ auto log_path(std::uint16_t port) -> std::filesystem::path {
     return work_dir() / ("redis-" + std::to_string(port) + ".log");
 }
 
+auto socket_path(std::uint16_t port) -> std::filesystem::path {
+    return work_dir() / ("redis-" + std::to_string(port) + ".sock");
+}
+
 auto log_tail(const std::filesystem::path& file, std::size_t lines = 6) -> std::string {
     std::ifstream in{file};
     std::deque<std::string> last;
@@ -177,10 +183,24 @@ auto run(redisContext& c, const std::vector<std::string>& argv) -> reply_ptr {
         redisCommandArgv(&c, static_cast<int>(args.size()), args.data(), lengths.data()))};
 }
 
+/// AUTH [username] password on `c` when `options` carry a password. On failure, says why
+/// in `failure` (the server's error text, which never contains the password).
+auto authenticate(redisContext& c, const server_options& options, std::string* failure) -> bool {
+    if (options.password.empty()) return true;
+    auto reply = options.username.empty() ? run(c, {"AUTH", options.password})
+                                          : run(c, {"AUTH", options.username, options.password});
+    if (reply && reply->type == REDIS_REPLY_STATUS) return true;
+    if (failure) {
+        *failure = !reply ? std::string{"AUTH: no reply: "} + c.errstr
+                          : "AUTH failed: " + std::string{reply->str != nullptr ? reply->str : ""};
+    }
+    return false;
+}
+
 /// The pid of whatever redis answers PING on `port` right now, if any.
-auto answering_pid(std::uint16_t port) -> std::optional<pid_t> {
+auto answering_pid(std::uint16_t port, const server_options& options) -> std::optional<pid_t> {
     auto c = connect_to(port, timeval{0, 200'000}, nullptr);
-    if (!c) return std::nullopt;
+    if (!c || !authenticate(*c, options, nullptr)) return std::nullopt;
     auto pong = run(*c, {"PING"});
     if (!pong || pong->type != REDIS_REPLY_STATUS || std::string_view{pong->str} != "PONG") {
         return std::nullopt;
@@ -206,7 +226,7 @@ struct spawn_outcome {
     bool exited = false;  ///< it started and quit (typically: the port was taken)
 };
 
-auto spawn_redis(std::uint16_t port) -> spawn_outcome {
+auto spawn_redis(std::uint16_t port, const server_options& options) -> spawn_outcome {
     auto dir = work_dir();
     auto port_text = std::to_string(port);
     auto log = log_path(port).string();
@@ -214,6 +234,11 @@ auto spawn_redis(std::uint16_t port) -> spawn_outcome {
         "redis-server", "--port", port_text,     "--bind", "127.0.0.1", "--save", "",
         "--appendonly", "no",     "--daemonize", "no",     "--logfile", log,      "--dir",
         dir.string()};
+    if (options.unix_socket) {
+        args.insert(args.end(),
+                    {"--unixsocket", socket_path(port).string(), "--unixsocketperm", "700"});
+    }
+    args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -263,7 +288,7 @@ auto spawn_redis(std::uint16_t port) -> spawn_outcome {
                                "; log " + log + ":" + log_tail(log),
                     .exited = true};
         }
-        if (answering_pid(port) == pid) return {.pid = pid, .failure = {}};
+        if (answering_pid(port, options) == pid) return {.pid = pid, .failure = {}};
         if (clock_type::now() >= deadline) break;
         std::this_thread::sleep_for(10ms);
     }
@@ -299,30 +324,48 @@ redis_server::redis_server(std::uint16_t port) : port_{port} {
     start(port == 0);
 }
 
+redis_server::redis_server(server_options options, std::uint16_t port)
+    : port_{port}, options_{std::move(options)} {
+    start(port == 0);
+}
+
 redis_server::redis_server(redis_server&& other) noexcept
     : pid_{std::exchange(other.pid_, -1)},
       port_{other.port_},
-      frozen_{std::exchange(other.frozen_, false)} {}
+      frozen_{std::exchange(other.frozen_, false)},
+      options_{std::move(other.options_)} {
+    other.options_.unix_socket = false;  // the socket file is ours to remove now
+}
 
 auto redis_server::operator=(redis_server&& other) noexcept -> redis_server& {
     if (this != &other) {
         crash();
+        remove_socket();
         pid_ = std::exchange(other.pid_, -1);
         port_ = other.port_;
         frozen_ = std::exchange(other.frozen_, false);
+        options_ = std::move(other.options_);
+        other.options_.unix_socket = false;
     }
     return *this;
 }
 
 redis_server::~redis_server() {
     crash();
+    remove_socket();
+}
+
+void redis_server::remove_socket() noexcept {
+    if (!options_.unix_socket || port_ == 0) return;
+    std::error_code ignored;
+    std::filesystem::remove(socket_path(port_), ignored);
 }
 
 void redis_server::start(bool pick_port) {
     std::string failures;
     for (int attempt = 0; attempt < (pick_port ? port_attempts : 1); ++attempt) {
         if (pick_port) port_ = free_port();
-        auto outcome = spawn_redis(port_);
+        auto outcome = spawn_redis(port_, options_);
         if (outcome.pid > 0) {
             pid_ = outcome.pid;
             frozen_ = false;
@@ -367,6 +410,19 @@ auto redis_server::address() const -> redlock::node_address {
     return redlock::node_address{.host = "127.0.0.1", .port = port_, .unix_path = {}};
 }
 
+auto redis_server::unix_socket() const -> std::filesystem::path {
+    if (!options_.unix_socket) return {};
+    return socket_path(port_);
+}
+
+auto redis_server::unix_address() const -> redlock::node_address {
+    if (!options_.unix_socket) {
+        throw std::logic_error("redis-server 127.0.0.1:" + std::to_string(port_) +
+                               " has no Unix socket (start it with server_options::unix_socket)");
+    }
+    return redlock::node_address{.host = {}, .port = 0, .unix_path = unix_socket().string()};
+}
+
 auto redis_server::log_file() const -> std::filesystem::path {
     return log_path(port_);
 }
@@ -379,6 +435,7 @@ auto redis_server::command(const std::vector<std::string>& argv) const
     std::string failure;
     auto c = connect_to(port_, command_timeout, &failure);
     if (!c) throw std::runtime_error(where + ": cannot connect: " + failure);
+    if (!authenticate(*c, options_, &failure)) throw std::runtime_error(where + ": " + failure);
     auto reply = run(*c, argv);
     if (!reply) throw std::runtime_error(where + ": no reply: " + c->errstr);
 

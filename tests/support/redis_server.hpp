@@ -11,6 +11,20 @@
 
 namespace redlock_test {
 
+/// What a redis_server may have on top of the defaults.
+struct server_options {
+    /// Also listen on the Unix socket `<temp>/redlock-tests/redis-<port>.sock` (mode 700),
+    /// next to the TCP port.
+    bool unix_socket = false;
+    /// Appended to the command line as they are, e.g. {"--requirepass", "s3cret"} or
+    /// {"--user", "locker", "on", ">pw2", "~*", "+@all"}.
+    std::vector<std::string> extra_args;
+    /// When `password` is not empty, the start-up PING and every command() first send
+    /// AUTH [username] password on their connection (a server with --requirepass).
+    std::string username;
+    std::string password;
+};
+
 /// One throwaway redis-server on 127.0.0.1: persistence off, output appended to
 /// `<temp>/redlock-tests/redis-<port>.log`.
 ///
@@ -28,6 +42,8 @@ class redis_server {
 public:
     /// Port 0 picks a free loopback port, and picks again if redis cannot bind it.
     explicit redis_server(std::uint16_t port = 0);
+    /// Same, with a Unix socket, extra command-line arguments or credentials.
+    explicit redis_server(server_options options, std::uint16_t port = 0);
     redis_server(redis_server&& other) noexcept;
     auto operator=(redis_server&& other) noexcept -> redis_server&;
     redis_server(const redis_server&) = delete;
@@ -51,9 +67,16 @@ public:
     [[nodiscard]] auto pid() const noexcept -> pid_t { return pid_; }
     /// {"127.0.0.1", port}
     [[nodiscard]] auto address() const -> redlock::node_address;
+    /// The Unix socket path; empty unless started with server_options::unix_socket.
+    [[nodiscard]] auto unix_socket() const -> std::filesystem::path;
+    /// {.host = "", .port = 0, .unix_path = unix_socket()}; throws std::logic_error
+    /// without a Unix socket.
+    [[nodiscard]] auto unix_address() const -> redlock::node_address;
+    [[nodiscard]] auto options() const noexcept -> const server_options& { return options_; }
     [[nodiscard]] auto log_file() const -> std::filesystem::path;
 
-    /// Runs one command over a fresh connection (2 s connect and I/O timeouts) and
+    /// Runs one command over a fresh TCP connection (2 s connect and I/O timeouts; AUTH
+    /// first when the options carry a password; a failed AUTH throws) and
     /// renders the reply: string and status as they are, integer in decimal, nil as
     /// nullopt, an error as "-<text>", an array as its elements joined by '\n'.
     /// Throws std::runtime_error when the server cannot be reached, and
@@ -67,10 +90,12 @@ public:
 
 private:
     void start(bool pick_port);
+    void remove_socket() noexcept;
 
     pid_t pid_ = -1;
     std::uint16_t port_ = 0;
     bool frozen_ = false;
+    server_options options_;
 };
 
 /// A loopback port nothing listened on a moment ago (bind 127.0.0.1:0, read, close).
