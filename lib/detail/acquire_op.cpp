@@ -161,8 +161,7 @@ void acquire_op::finish_success(milliseconds validity, steady_clock::time_point 
     state_->set_valid_until(decided_at + validity);
     finished_ = true;
     core_.op_counters().acquired.fetch_add(1, std::memory_order_relaxed);
-    auto done = std::move(done_);
-    if (done) done(lock_state::handle(state_));
+    deliver(done_, lock_state::handle(state_));
 }
 
 void acquire_op::fail_attempt(errc reason, std::optional<milliseconds> validity) {
@@ -215,14 +214,8 @@ void acquire_op::release_everywhere() {
 
 void acquire_op::send_release(std::size_t node, bool eval) {
     ++releases_pending_;
-    const script& s = release_script();
-    if (eval) {
-        send(node, {"EVAL", s.source, "1", state_->key, state_->value},
-             make_tag(attempt_, release_eval_kind, node));
-    } else {
-        send(node, {"EVALSHA", s.sha, "1", state_->key, state_->value},
-             make_tag(attempt_, release_sha_kind, node));
-    }
+    send_script(node, release_script(), eval, {state_->key}, {state_->value},
+                make_tag(attempt_, eval ? release_eval_kind : release_sha_kind, node));
 }
 
 void acquire_op::finish_failure() {
@@ -237,8 +230,7 @@ void acquire_op::finish_failure() {
         if (!note.empty()) e.message += " (" + note + ")";
         e.nodes = reports_;
     }
-    auto done = std::move(done_);
-    if (done) done(failure{std::move(e)});
+    deliver(done_, result<lock>{failure{std::move(e)}});
 }
 
 void acquire_op::cancel(errc why) {

@@ -1,6 +1,7 @@
 #include "detail/client_core.hpp"
 
 #include "detail/acquire_op.hpp"
+#include "detail/guarded.hpp"
 #include "detail/lock_state.hpp"
 #include "detail/release_op.hpp"
 
@@ -78,7 +79,29 @@ auto client_core::run_on_loop(std::function<void()> task) -> bool {
 }
 
 void client_core::complete_later(std::function<void()> completion) {
-    if (!loop_.post(completion)) completion();  // the loop is gone: nowhere else to run it
+    if (loop_.post(completion)) return;
+    if (!loop_.owned()) {
+        // Our handles are closed, but the caller's loop lives on: a one-shot
+        // timer of its own delivers on a later turn, never inside the call.
+        struct deferred {
+            uv_timer_t timer{};
+            std::function<void()> fn;
+        };
+        auto* d = new deferred{{}, std::move(completion)};
+        uv_timer_init(loop_.loop(), &d->timer);
+        d->timer.data = d;
+        uv_timer_start(
+            &d->timer,
+            [](uv_timer_t* t) {
+                auto* self = static_cast<deferred*>(t->data);
+                call_guarded(self->fn);
+                uv_close(reinterpret_cast<uv_handle_t*>(t),
+                         [](uv_handle_t* h) { delete static_cast<deferred*>(h->data); });
+            },
+            0, 0);
+        return;
+    }
+    completion();  // an owned loop that has ended: there is no other thread to run it on
 }
 
 void client_core::start_op(std::unique_ptr<operation> op) {
@@ -177,16 +200,27 @@ void client_core::begin_shutdown() {
     live.reserve(ops_.size());
     for (auto& op : ops_) live.push_back(op.get());
     for (operation* op : live) op->cancel(errc::client_stopped);  // may retire ops
-    if (ops_.empty()) close_everything();
+    if (ops_.empty()) {
+        close_everything();
+        return;
+    }
+    // What is left finishes within a request deadline or two. Should anything
+    // still be there after that (a bug), shutdown goes on regardless: it must
+    // never hang the caller.
+    const auto bound = config_.request_timeout * 4 + std::chrono::milliseconds{500};
+    timers_.schedule(bound, [this] { close_everything(); });
 }
 
 void client_core::close_everything() {
     if (closing_) return;
     closing_ = true;
     closes_pending_ = 2 + static_cast<int>(nodes_.size());
-    loop_.close([this] { on_handle_closed(); });
-    timers_.close([this] { on_handle_closed(); });
+    // Closing a connection fails its pending requests at once, so after this no
+    // request refers to an operation any more, and none can be left waiting.
     for (auto& n : nodes_) n->close([this] { on_handle_closed(); });
+    timers_.close([this] { on_handle_closed(); });
+    ops_.clear();
+    loop_.close([this] { on_handle_closed(); });
 }
 
 void client_core::on_handle_closed() {

@@ -3,11 +3,17 @@
 #include <array>
 #include <cstdlib>
 #include <new>
+#include <stdexcept>
 
 namespace redlock::detail {
 
 void append_command(std::string& out, std::initializer_list<std::string_view> argv) {
-    constexpr std::size_t max_args = 16;
+    append_command(out, std::span<const std::string_view>{argv.begin(), argv.size()});
+}
+
+void append_command(std::string& out, std::span<const std::string_view> argv) {
+    constexpr std::size_t max_args = 32;
+    if (argv.size() > max_args) throw std::length_error{"too many command arguments"};
     std::array<const char*, max_args> ptrs{};
     std::array<std::size_t, max_args> lens{};
     std::size_t n = 0;

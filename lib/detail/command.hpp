@@ -3,6 +3,7 @@
 #include <hiredis/hiredis.h>
 
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -10,6 +11,7 @@ namespace redlock::detail {
 
 /// Appends one RESP-encoded command to `out`, encoded by hiredis's formatter.
 void append_command(std::string& out, std::initializer_list<std::string_view> argv);
+void append_command(std::string& out, std::span<const std::string_view> argv);
 
 /// Reply predicates. The only place outside node_connection that knows
 /// hiredis's reply layout (hiredis 0.14 and 1.x agree on these fields).

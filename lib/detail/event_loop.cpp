@@ -1,5 +1,7 @@
 #include "detail/event_loop.hpp"
 
+#include "detail/guarded.hpp"
+
 #include <cassert>
 #include <exception>
 #include <future>
@@ -63,7 +65,7 @@ void event_loop::drain() {
         std::lock_guard guard{mutex_};
         batch.swap(queue_);
     }
-    for (auto& t : batch) t();  // outside the lock: tasks may post more tasks
+    for (auto& t : batch) call_guarded(t);  // outside the lock: tasks may post more tasks
 }
 
 void event_loop::close(std::function<void()> done) {

@@ -270,7 +270,7 @@ void node_connection::schedule_reconnect() {
 
 // ---- requests -----------------------------------------------------------------------------
 
-void node_connection::send(std::initializer_list<std::string_view> argv, reply_sink* sink,
+void node_connection::send(std::span<const std::string_view> argv, reply_sink* sink,
                            std::uint32_t tag) {
     counters_.requests.fetch_add(1, std::memory_order_relaxed);
     switch (state_) {

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -75,7 +75,7 @@ public:
 
     /// Queues one command. `sink->on_reply(tag, ...)` runs exactly once.
     /// A null sink discards the outcome.
-    void send(std::initializer_list<std::string_view> argv, reply_sink* sink, std::uint32_t tag);
+    void send(std::span<const std::string_view> argv, reply_sink* sink, std::uint32_t tag);
 
     /// Fails what is pending with `stopped`, closes every handle, then calls
     /// `done` (the object may be destroyed from then on).

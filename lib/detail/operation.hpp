@@ -1,5 +1,6 @@
 #pragma once
 
+#include "detail/guarded.hpp"
 #include "detail/node_connection.hpp"
 #include "redlock/error.hpp"
 
@@ -9,10 +10,12 @@
 #include <list>
 #include <memory>
 #include <string_view>
+#include <utility>
 
 namespace redlock::detail {
 
 class client_core;
+struct script;
 
 /// One acquire, release or extend in flight: a small state machine fed with
 /// replies, timeouts and timer expiries, all on the loop thread.
@@ -50,7 +53,22 @@ protected:
     }
 
     void send(std::size_t node, std::initializer_list<std::string_view> argv, std::uint32_t tag);
+    /// Runs `s` on `node` with KEYS = `keys` and ARGV = `args`: EVALSHA, or EVAL
+    /// (which also caches the script there) when `eval` is set. An operation
+    /// that gets NOSCRIPT back calls this again with `eval`.
+    void send_script(std::size_t node, const script& s, bool eval,
+                     std::initializer_list<std::string_view> keys,
+                     std::initializer_list<std::string_view> args, std::uint32_t tag);
     virtual void handle(std::uint32_t tag, const reply_event& event) = 0;
+
+    /// Hands the result to the user's callback, once; the callback is consumed.
+    /// A callback that throws cannot skip the bookkeeping that follows.
+    template <class Callback, class Result>
+    static void deliver(Callback& callback, Result&& outcome) noexcept {
+        auto cb = std::move(callback);
+        callback = nullptr;
+        if (cb) call_guarded([&] { cb(std::forward<Result>(outcome)); });
+    }
 
     /// Deletes this operation if nothing refers to it any more. Must be the
     /// last thing an entry point does.

@@ -88,8 +88,7 @@ void release_op::handle(std::uint32_t tag, const reply_event& event) {
 
 void release_op::finish() {
     finished_ = true;
-    auto done = std::move(done_);
-    if (done) done(std::move(report_));
+    deliver(done_, result<release_report>{std::move(report_)});
 }
 
 void release_op::cancel(errc) {

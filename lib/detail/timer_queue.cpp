@@ -1,5 +1,7 @@
 #include "detail/timer_queue.hpp"
 
+#include "detail/guarded.hpp"
+
 #include <exception>
 #include <utility>
 
@@ -37,7 +39,7 @@ void timer_queue::on_timer(uv_timer_t* handle) {
     // One entry at a time: a callback may schedule or cancel others.
     while (!self.entries_.empty() && self.entries_.begin()->first.first <= now) {
         auto node = self.entries_.extract(self.entries_.begin());
-        node.mapped()();
+        call_guarded(node.mapped());
     }
     self.arm();
 }

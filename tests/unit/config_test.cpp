@@ -38,6 +38,12 @@ auto parse_ok(const std::string& text) -> client_config {
     return std::move(parsed).value();
 }
 
+/// For messages: doctest evaluates them even on success when run with -s, so
+/// the error must only be touched when there is one.
+auto error_text(const redlock::result<client_config, config_error>& parsed) -> std::string {
+    return parsed ? std::string{"ok"} : parsed.error().what();
+}
+
 auto parse_error(const std::string& text) -> config_error {
     auto parsed = redlock::parse_config(text, source);
     REQUIRE_MESSAGE(!parsed.has_value(), "accepted: ", text);
@@ -596,7 +602,7 @@ TEST_CASE("config: load_config reads a file and names it in errors") {
         write_file(path, R"({"nodes": [{"host": "127.0.0.1", "port": 7001}], "key_prefix": "t:"})");
         const auto loaded = redlock::load_config(path);
         std::filesystem::remove(path);
-        REQUIRE_MESSAGE(loaded.has_value(), loaded.error().what());
+        REQUIRE_MESSAGE(loaded.has_value(), error_text(loaded));
         CHECK(loaded->key_prefix == "t:");
         CHECK(loaded->nodes.at(0).port == 7001);
     }
@@ -659,7 +665,7 @@ TEST_CASE("config: the shipped configuration files are valid") {
     for (const std::string name : {"local.json", "docker.json"}) {
         CAPTURE(name);
         const auto loaded = redlock::load_config(configs / name);
-        REQUIRE_MESSAGE(loaded.has_value(), loaded.error().what());
+        REQUIRE_MESSAGE(loaded.has_value(), error_text(loaded));
         REQUIRE(loaded->nodes.size() == 5);
         for (std::size_t i = 0; i < 5; ++i) {
             CHECK(loaded->nodes[i].to_string() == "127.0.0.1:" + std::to_string(7001 + i));
@@ -667,7 +673,7 @@ TEST_CASE("config: the shipped configuration files are valid") {
         CHECK(loaded->password.empty());
     }
     const auto single = redlock::load_config(configs / "single-node.json");
-    REQUIRE_MESSAGE(single.has_value(), single.error().what());
+    REQUIRE_MESSAGE(single.has_value(), error_text(single));
     REQUIRE(single->nodes.size() == 1);
     CHECK(single->nodes[0].to_string() == "127.0.0.1:6379");
 }
