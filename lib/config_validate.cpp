@@ -3,6 +3,7 @@
 // runs it). Fields are named by the JSON pointers of the schema in
 // configs/README.md, so a message reads the same whichever way the value came.
 
+#include "detail/timing.hpp"
 #include "redlock/config.hpp"
 
 #include <array>
@@ -150,6 +151,14 @@ auto validate_config(const client_config& config, std::string_view source)
         return reject("/lock/min_validity_ms", "must be less than /lock/ttl_ms (" +
                                                    std::to_string(ttl) + ")" +
                                                    got(config.lock.min_validity.count()));
+    const auto ttl_drift =
+        detail::clock_drift(config.lock.ttl, config.clock_drift_factor, config.clock_drift_floor);
+    if (ttl_drift + config.lock.min_validity >= config.lock.ttl)
+        return reject("/lock/ttl_ms", "leaves no validity: clock drift (" +
+                                          std::to_string(ttl_drift.count()) +
+                                          " ms) plus /lock/min_validity_ms (" +
+                                          std::to_string(config.lock.min_validity.count()) +
+                                          " ms) must be less than it" + got(ttl));
     if (config.reconnect.max_delay < config.reconnect.min_delay)
         return reject("/reconnect/max_delay_ms",
                       "must be at least /reconnect/min_delay_ms (" +

@@ -496,6 +496,13 @@ TEST_CASE("config: cross-field rules") {
         {"min validity equal to ttl",
          with(with(minimal(), "/lock/ttl_ms", 100), "/lock/min_validity_ms", 100),
          "/lock/min_validity_ms", "must be less than /lock/ttl_ms (100) (got 100)"},
+        {"ttl that drift alone uses up",
+         with(with(minimal(), "/lock/ttl_ms", 4), "/request_timeout_ms", 1), "/lock/ttl_ms",
+         "leaves no validity: clock drift (3 ms) plus /lock/min_validity_ms (1 ms) must be less "
+         "than it (got 4)"},
+        {"min validity that drift pushes past the ttl",
+         with(with(minimal(), "/lock/ttl_ms", 100), "/lock/min_validity_ms", 97), "/lock/ttl_ms",
+         "leaves no validity"},
         {"max delay below min delay",
          with(with(minimal(), "/reconnect/min_delay_ms", 100), "/reconnect/max_delay_ms", 99),
          "/reconnect/max_delay_ms", "must be at least /reconnect/min_delay_ms (100) (got 99)"},
@@ -507,7 +514,7 @@ TEST_CASE("config: cross-field rules") {
     // Equal reconnect delays are fine; so are timeouts just below the TTL.
     const client_config config =
         parse_ok(json::parse(R"({"nodes": [{"host": "h"}], "request_timeout_ms": 99,
-                        "lock": {"ttl_ms": 100, "min_validity_ms": 99},
+                        "lock": {"ttl_ms": 100, "min_validity_ms": 96},
                         "reconnect": {"min_delay_ms": 70, "max_delay_ms": 70}})")
                      .dump());
     CHECK(config.reconnect.max_delay == milliseconds{70});
