@@ -3,7 +3,9 @@
 #include "detail/client_core.hpp"
 #include "detail/lock_state.hpp"
 
+#include <functional>
 #include <future>
+#include <type_traits>
 #include <utility>
 
 namespace redlock {
@@ -21,13 +23,22 @@ auto moved_from_error() -> error {
     return error{make_error_code(errc::client_stopped), "the client was moved from", {}, 0};
 }
 
-/// Runs `start(callback)` and waits for the callback's value.
+/// Runs `start(callback)` and waits for the callback's value. Whatever start
+/// returns (a stop_callback, say) lives until the value has arrived.
 template <class T, class Start>
 auto wait_for(Start&& start) -> result<T> {
     std::promise<result<T>> promise;
     auto future = promise.get_future();
-    start([&promise](result<T> r) { promise.set_value(std::move(r)); });
-    return future.get();
+    std::function<void(result<T>)> deliver = [&promise](result<T> r) {
+        promise.set_value(std::move(r));
+    };
+    if constexpr (std::is_void_v<std::invoke_result_t<Start, std::function<void(result<T>)>>>) {
+        start(std::move(deliver));
+        return future.get();
+    } else {
+        [[maybe_unused]] auto keep = start(std::move(deliver));
+        return future.get();
+    }
 }
 
 }  // namespace
@@ -62,19 +73,59 @@ auto client::create(client_config config, uv_loop_s* loop) -> result<client> {
     return client{std::move(*core)};
 }
 
-void client::acquire_async(std::string resource, lock_options options, acquire_callback done) {
+auto client::acquire_async(std::string resource, lock_options options, acquire_callback done)
+    -> acquire_ticket {
+    std::vector<std::string> resources;
+    resources.push_back(std::move(resource));
+    return acquire_all_async(std::move(resources), std::move(options), std::move(done));
+}
+
+auto client::acquire_all_async(std::vector<std::string> resources, lock_options options,
+                               acquire_callback done) -> acquire_ticket {
+    if (!core_) {
+        done(failure{moved_from_error()});
+        return 0;
+    }
+    return core_->acquire(std::move(resources), std::move(options), std::move(done));
+}
+
+auto client::acquire(std::string resource, lock_options options, std::stop_token stop)
+    -> result<lock> {
+    std::vector<std::string> resources;
+    resources.push_back(std::move(resource));
+    return acquire_all(std::move(resources), std::move(options), std::move(stop));
+}
+
+auto client::acquire_all(std::vector<std::string> resources, lock_options options,
+                         std::stop_token stop) -> result<lock> {
+    if (!core_) return failure{moved_from_error()};
+    if (core_->on_loop_thread()) return failure{deadlock_error("acquire")};
+    return wait_for<lock>([&](acquire_callback cb) {
+        const acquire_ticket ticket =
+            core_->acquire(std::move(resources), std::move(options), std::move(cb));
+        // Lives until wait_for returns, i.e. until the callback has run.
+        return std::stop_callback{stop, [core = core_, ticket] { core->cancel(ticket); }};
+    });
+}
+
+void client::cancel(acquire_ticket ticket) {
+    if (core_ && ticket != 0) core_->cancel(ticket);
+}
+
+void client::extend_async(const lock& held, std::chrono::milliseconds ttl, extend_callback done) {
     if (!core_) {
         done(failure{moved_from_error()});
         return;
     }
-    core_->acquire(std::move(resource), std::move(options), std::move(done));
+    core_->extend(detail::lock_state::of(held), ttl, std::move(done));
 }
 
-auto client::acquire(std::string resource, lock_options options) -> result<lock> {
+auto client::extend(const lock& held, std::chrono::milliseconds ttl)
+    -> result<std::chrono::milliseconds> {
     if (!core_) return failure{moved_from_error()};
-    if (core_->on_loop_thread()) return failure{deadlock_error("acquire")};
-    return wait_for<lock>([&](acquire_callback cb) {
-        core_->acquire(std::move(resource), std::move(options), std::move(cb));
+    if (core_->on_loop_thread()) return failure{deadlock_error("extend")};
+    return wait_for<std::chrono::milliseconds>([&](extend_callback cb) {
+        core_->extend(detail::lock_state::of(held), ttl, std::move(cb));
     });
 }
 

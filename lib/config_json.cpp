@@ -210,8 +210,9 @@ auto describe(const json& value) -> std::string {
     return value.dump();
 }
 
-constexpr std::array<std::string_view, 10> top_level_keys{"nodes",
+constexpr std::array<std::string_view, 11> top_level_keys{"nodes",
                                                           "key_prefix",
+                                                          "fence_prefix",
                                                           "connect_timeout_ms",
                                                           "request_timeout_ms",
                                                           "clock_drift_factor",
@@ -410,6 +411,7 @@ private:
         if (!check_object(root, "", top_level_keys)) return false;
         if (!read_nodes(root, config)) return false;
         if (!(read_string(root, "key_prefix", "", config.key_prefix) &&
+              read_string(root, "fence_prefix", "", config.fence_prefix) &&
               read_ms(root, "connect_timeout_ms", "", config.connect_timeout) &&
               read_ms(root, "request_timeout_ms", "", config.request_timeout) &&
               read_number(root, "clock_drift_factor", "", config.clock_drift_factor) &&

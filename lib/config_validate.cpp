@@ -141,6 +141,12 @@ auto validate_config(const client_config& config, std::string_view source)
     if (config.retry.attempts < 1)
         return reject("/retry/attempts", "must be at least 1" + got(config.retry.attempts));
 
+    if (config.lock.fencing && (config.key_prefix.starts_with(config.fence_prefix) ||
+                                config.fence_prefix.starts_with(config.key_prefix)))
+        return reject("/fence_prefix",
+                      "must not start with /key_prefix, nor /key_prefix with it (they would let a "
+                      "lock key and a fencing counter key collide)");
+
     // Cross-field rules, after every field is known to be in range.
     const std::int64_t ttl = config.lock.ttl.count();
     if (config.request_timeout.count() >= ttl)

@@ -5,10 +5,27 @@
 namespace redlock {
 namespace {
 const std::string empty_string;
-}
+const std::vector<std::string> no_resources;
+}  // namespace
 
 auto lock::resource() const -> const std::string& {
-    return state_ ? state_->resource : empty_string;
+    return state_ && !state_->resources.empty() ? state_->resources.front() : empty_string;
+}
+
+auto lock::resources() const -> const std::vector<std::string>& {
+    return state_ ? state_->resources : no_resources;
+}
+
+auto lock::fence() const noexcept -> std::optional<std::uint64_t> {
+    return state_ ? state_->fence : std::nullopt;
+}
+
+auto lock::lost() const noexcept -> bool {
+    return state_ && state_->lost.load(std::memory_order_acquire);
+}
+
+auto lock::lost_token() const noexcept -> std::stop_token {
+    return state_ ? state_->lost_source.get_token() : std::stop_token{};
 }
 
 auto lock::value() const -> const std::string& {

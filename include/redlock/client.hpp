@@ -5,10 +5,12 @@
 #include "redlock/lock.hpp"
 #include "redlock/result.hpp"
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -38,11 +40,14 @@ struct client_stats {
     std::uint64_t acquire_failures = 0;
     std::uint64_t attempts = 0;
     std::uint64_t releases = 0;
-    std::uint64_t requests = 0;  ///< commands sent to nodes, all kinds
-    std::uint64_t timeouts = 0;  ///< requests that missed request_timeout
-    std::uint64_t writes = 0;    ///< socket writes, all nodes: commands queued in one loop turn
-                                 ///< leave in one write per node
-    std::uint64_t connects = 0;  ///< successful (re)connections, all nodes
+    std::uint64_t extends = 0;
+    std::uint64_t renewals = 0;    ///< automatic extensions that succeeded
+    std::uint64_t locks_lost = 0;  ///< auto-renewed locks given up
+    std::uint64_t requests = 0;    ///< commands sent to nodes, all kinds
+    std::uint64_t timeouts = 0;    ///< requests that missed request_timeout
+    std::uint64_t writes = 0;      ///< socket writes, all nodes: commands queued in one loop turn
+                                   ///< leave in one write per node
+    std::uint64_t connects = 0;    ///< successful (re)connections, all nodes
     std::size_t nodes_connected = 0;
 };
 
@@ -66,6 +71,10 @@ class client {
 public:
     using acquire_callback = std::function<void(result<lock>)>;
     using release_callback = std::function<void(result<release_report>)>;
+    /// Receives the validity left after a successful extend.
+    using extend_callback = std::function<void(result<std::chrono::milliseconds>)>;
+    /// Names an acquisition in flight, for cancel(). Never 0.
+    using acquire_ticket = std::uint64_t;
 
     /// Validates `config` and starts the loop thread. Nodes are connected in the
     /// background: one being down is not an error, since Redlock tolerates a
@@ -85,9 +94,38 @@ public:
     /// the key is released on every node (errored and timed-out ones included)
     /// before `done` runs. Errors: contended, quorum_unreachable,
     /// validity_expired, invalid_argument, cancelled, client_stopped.
-    void acquire_async(std::string resource, lock_options options, acquire_callback done);
+    auto acquire_async(std::string resource, lock_options options, acquire_callback done)
+        -> acquire_ticket;
     /// Blocking form of acquire_async. Also: would_deadlock on the loop thread.
-    [[nodiscard]] auto acquire(std::string resource, lock_options options = {}) -> result<lock>;
+    /// Requesting a stop on `stop` cancels it (errc::cancelled).
+    [[nodiscard]] auto acquire(std::string resource, lock_options options = {},
+                               std::stop_token stop = {}) -> result<lock>;
+
+    /// One lock over several resources: on each node all of them are set or
+    /// none (one script per node), and a majority of nodes must grant the whole
+    /// set. extend and release act on the whole set. Fencing is not available
+    /// for such a lock (invalid_argument).
+    auto acquire_all_async(std::vector<std::string> resources, lock_options options,
+                           acquire_callback done) -> acquire_ticket;
+    [[nodiscard]] auto acquire_all(std::vector<std::string> resources, lock_options options = {},
+                                   std::stop_token stop = {}) -> result<lock>;
+
+    /// Cancels an acquisition in flight: whatever it had been granted is
+    /// released, then its callback runs once with errc::cancelled. Does nothing
+    /// if it already completed.
+    void cancel(acquire_ticket ticket);
+
+    /// Extends the lock's TTL on every node where it still holds our value
+    /// (a compare-and-PEXPIRE that never shortens a TTL). Succeeds when a
+    /// majority confirm before the current validity ends; the new validity is
+    /// counted from the extend's own start, like an acquisition's. A failed
+    /// extend never shortens what was held: the handle stays valid until its
+    /// old deadline. Errors: not_held (a majority no longer hold it, or it had
+    /// already expired, been released or lost), quorum_unreachable,
+    /// invalid_argument, client_stopped.
+    void extend_async(const lock& held, std::chrono::milliseconds ttl, extend_callback done);
+    [[nodiscard]] auto extend(const lock& held, std::chrono::milliseconds ttl)
+        -> result<std::chrono::milliseconds>;
 
     /// Compare-and-delete on every node: a node deletes the key only if it still
     /// holds this lock's value. The report counts the nodes that did. Marks the

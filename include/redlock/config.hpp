@@ -46,6 +46,10 @@ enum class log_level { debug, info, warning, error };
 struct client_config {
     std::vector<node_address> nodes;
     std::string key_prefix = "redlock:";
+    /// Prefix of the fencing counters (keys that never expire). Neither prefix
+    /// may start with the other, so no resource name can make a lock key and a
+    /// counter key collide.
+    std::string fence_prefix = "redlock-fence:";
     milliseconds connect_timeout{200};
     /// Per-request deadline. Small against the TTL: a node that has not answered
     /// by then counts as failed for this attempt.

@@ -5,7 +5,9 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
+#include <vector>
 
 namespace redlock {
 
@@ -24,6 +26,17 @@ struct lock_options {
     std::optional<int> attempts{};
     /// Give up once this much time has passed since the call (monotonic clock).
     std::optional<std::chrono::milliseconds> max_wait{};
+    /// Keep the lock alive in the background (a watchdog): it is extended each
+    /// time `lock.renew_fraction` of its TTL has passed, until it is released or
+    /// the client stops. If renewals cannot reach a majority before the validity
+    /// ends, the lock is marked lost (see lock::lost) and `on_lost` runs.
+    std::optional<bool> auto_renew{};
+    /// Also obtain a fencing token (lock::fence()): a number that strictly
+    /// increases across successive holders of the resource. Single resource only.
+    std::optional<bool> fencing{};
+    /// Runs once, on the loop thread, when an auto-renewed lock is lost. The
+    /// error says why (errc::lock_lost, with the nodes' answers).
+    std::function<void(const lock&, const error&)> on_lost{};
 };
 
 /// A held (or once-held) distributed lock.
@@ -35,7 +48,10 @@ class lock {
 public:
     lock() = default;  ///< an empty handle: valid() is false
 
+    /// The resource locked (the first one, for a lock over several).
     [[nodiscard]] auto resource() const -> const std::string&;
+    /// Every resource this lock covers, in the order given.
+    [[nodiscard]] auto resources() const -> const std::vector<std::string>&;
     /// The random proof of ownership (32 hex digits, 128 bits from getrandom()).
     [[nodiscard]] auto value() const -> const std::string&;
     /// End of the validity window on the monotonic clock: wall-clock jumps on
@@ -47,6 +63,19 @@ public:
     /// nor marked lost. Only act on the protected resource while this is true.
     [[nodiscard]] auto valid() const noexcept -> bool;
     [[nodiscard]] auto empty() const noexcept -> bool { return !state_; }
+
+    /// The fencing token, when the lock was acquired with `fencing`: pass it to
+    /// the protected resource, which rejects any write carrying a lower token
+    /// than one it has already accepted.
+    [[nodiscard]] auto fence() const noexcept -> std::optional<std::uint64_t>;
+
+    /// True once auto-renewal has given up on this lock (a majority refused to
+    /// extend it, or no renewal reached a majority before its validity ended).
+    [[nodiscard]] auto lost() const noexcept -> bool;
+    /// Requested when the lock is lost: poll stop_requested(), or attach a
+    /// std::stop_callback, from any thread. Never requested for a lock without
+    /// auto-renewal (its end is simply valid_until()).
+    [[nodiscard]] auto lost_token() const noexcept -> std::stop_token;
 
 private:
     friend struct detail::lock_state;

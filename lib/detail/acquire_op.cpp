@@ -7,6 +7,7 @@
 #include "detail/timing.hpp"
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -16,49 +17,74 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
-auto classify(const reply_event& event) -> node_report {
+auto transport_report(const reply_event& event) -> node_report {
     switch (event.status) {
-        case request_status::reply:
-            if (is_status_ok(event.reply)) return {{}, node_status::ok, {}};
-            if (is_nil(event.reply)) return {{}, node_status::refused, "held by another owner"};
-            return {{}, node_status::error, describe_reply(event.reply)};
         case request_status::timeout:
             return {{}, node_status::timeout, std::string{event.cause}};
         case request_status::unreachable:
             return {{}, node_status::unreachable, std::string{event.cause}};
         case request_status::stopped:
             return {{}, node_status::cancelled, std::string{event.cause}};
+        case request_status::reply:
+            break;
     }
-    return {{}, node_status::error, "unknown outcome"};
+    return {{}, node_status::error, describe_reply(event.reply)};
 }
 
 }  // namespace
 
-acquire_op::acquire_op(client_core& core, std::string resource, lock_options options,
-                       client::acquire_callback done)
-    : operation{core}, state_{std::make_shared<lock_state>()}, done_{std::move(done)} {
+acquire_op::acquire_op(client_core& core, std::vector<std::string> resources, lock_options options,
+                       client::acquire_callback done, client::acquire_ticket ticket)
+    : operation{core},
+      state_{std::make_shared<lock_state>()},
+      options_{std::move(options)},
+      done_{std::move(done)},
+      ticket_{ticket} {
     const client_config& config = core_.config();
-    state_->resource = std::move(resource);
-    state_->key = config.key_prefix + state_->resource;
-    state_->ttl = options.ttl.value_or(config.lock.ttl);
+    state_->resources = std::move(resources);
+    for (const auto& r : state_->resources) state_->keys.push_back(config.key_prefix + r);
+    state_->ttl = options_.ttl.value_or(config.lock.ttl);
+    state_->auto_renew = options_.auto_renew.value_or(config.lock.auto_renew);
+    state_->on_lost = std::move(options_.on_lost);
+    fencing_ = options_.fencing.value_or(config.lock.fencing);
+    if (fencing_ && state_->resources.size() == 1) {
+        state_->fence_key = config.fence_prefix + state_->resources.front();
+    }
+    scripted_ = fencing_ || state_->resources.size() > 1;
     min_validity_ = config.lock.min_validity;
-    if (options.max_wait) wait_deadline_ = steady_clock::now() + *options.max_wait;
+    ttl_text_ = std::to_string(state_->ttl.count());
+    if (options_.max_wait) wait_deadline_ = steady_clock::now() + *options_.max_wait;
     // With only a wait deadline, keep trying until it passes.
-    max_attempts_ = options.attempts.value_or(options.max_wait ? 0 : config.retry.attempts);
+    max_attempts_ = options_.attempts.value_or(options_.max_wait ? 0 : config.retry.attempts);
+}
+
+auto acquire_op::check_arguments() const -> std::string {
+    const client_config& config = core_.config();
+    if (state_->resources.empty()) return "no resource to lock";
+    for (const auto& r : state_->resources) {
+        if (r.empty()) return "a resource name is empty";
+    }
+    if (std::set<std::string>(state_->resources.begin(), state_->resources.end()).size() !=
+        state_->resources.size()) {
+        return "a resource is named twice";
+    }
+    if (state_->ttl <= milliseconds{0}) return "ttl must be greater than 0 ms";
+    if (max_attempts_ < 0) return "attempts must be at least 1";
+    if (options_.max_wait && *options_.max_wait < milliseconds{0})
+        return "max_wait must not be negative";
+    if (fencing_ && state_->resources.size() > 1) {
+        return "fencing tokens are available for a single resource only";
+    }
+    if (fencing_ && (config.key_prefix.starts_with(config.fence_prefix) ||
+                     config.fence_prefix.starts_with(config.key_prefix))) {
+        return "fencing needs a fence_prefix and a key_prefix that do not start with each other";
+    }
+    return {};
 }
 
 void acquire_op::start() {
-    std::string problem;
-    if (state_->resource.empty())
-        problem = "the resource name is empty";
-    else if (state_->ttl <= milliseconds{0})
-        problem = "ttl must be greater than 0 ms";
-    else if (max_attempts_ < 0)
-        problem = "attempts must be at least 1";
-    else if (wait_deadline_ && *wait_deadline_ < steady_clock::now() - milliseconds{1})
-        problem = "max_wait must not be negative";
-    if (!problem.empty()) {
-        final_error_ = error{make_error_code(errc::invalid_argument), problem, {}, 0};
+    if (std::string problem = check_arguments(); !problem.empty()) {
+        final_error_ = error{make_error_code(errc::invalid_argument), std::move(problem), {}, 0};
         // Never inside the caller: deliver on a later loop turn.
         timer_pending_ = true;
         retry_timer_ = core_.timers().schedule(milliseconds{0}, [this] {
@@ -72,81 +98,187 @@ void acquire_op::start() {
     begin_attempt();
 }
 
+// ---- round 1: grant ------------------------------------------------------------------------
+
 void acquire_op::begin_attempt() {
     ++attempt_;
     core_.op_counters().attempts.fetch_add(1, std::memory_order_relaxed);
     const std::size_t n = core_.node_count();
     tally_ = quorum_tally{n};
+    max_counter_ = 0;
     reports_.clear();
     for (std::size_t i = 0; i < n; ++i) {
         reports_.push_back(node_report{core_.node(i).name(), node_status::cancelled, "no answer"});
     }
-    attempt_open_ = true;
+    phase_ = phase::granting;
     attempt_start_ = steady_clock::now();
-    const std::string ttl = std::to_string(state_->ttl.count());
-    for (std::size_t i = 0; i < n; ++i) {
-        send(i, {"SET", state_->key, state_->value, "NX", "PX", ttl},
-             make_tag(attempt_, set_kind, i));
+    for (std::size_t i = 0; i < n; ++i) send_grant(i, false);
+}
+
+void acquire_op::send_grant(std::size_t node, bool eval) {
+    if (!scripted_) {
+        send(node, {"SET", state_->keys.front(), state_->value, "NX", "PX", ttl_text_},
+             make_tag(attempt_, set_kind, node));
+        return;
     }
+    const std::uint32_t tag = make_tag(attempt_, eval ? script_eval_kind : script_sha_kind, node);
+    if (fencing_) {
+        send_script(node, acquire_script(), eval, {state_->keys.front(), state_->fence_key},
+                    {state_->value, ttl_text_, "1"}, tag);
+        return;
+    }
+    // The key list varies in length: build it here.
+    std::vector<std::string_view> keys{state_->keys.begin(), state_->keys.end()};
+    send_script(node, acquire_script(), eval, keys, {state_->value, ttl_text_, "0"}, tag);
 }
 
 void acquire_op::handle(std::uint32_t tag, const reply_event& event) {
     const std::size_t node = tag_node(tag);
-    switch (tag_kind(tag)) {
-        case set_kind:
-            if (tag_attempt(tag) != attempt_) return;  // its release was queued behind it
-            if (attempt_open_) {
-                on_set_outcome(node, event);
-            } else if (!finished_) {
-                record(node, event);  // a straggler: keep the failure report complete
-            }
-            return;
-        case release_sha_kind:
-            if (event.status == request_status::reply && is_noscript(event.reply)) {
-                --releases_pending_;       // this request is done; its EVAL replaces it
-                send_release(node, true);  // the node lost its script cache: load it via EVAL
-                return;
-            }
-            [[fallthrough]];
-        default:
-            --releases_pending_;
-            if (releases_pending_ == 0 && final_error_ && !finished_) finish_failure();
-            return;
-    }
-}
+    const auto k = static_cast<kind>(tag_kind(tag));
+    const bool current = tag_attempt(tag) == attempt_;
+    const bool noscript = event.status == request_status::reply && is_noscript(event.reply);
 
-auto acquire_op::record(std::size_t node, const reply_event& event) -> node_status {
-    node_report report = classify(event);
-    report.node = core_.node(node).name();
-    const node_status status = report.status;
-    reports_[node] = std::move(report);
-    return status;
-}
-
-void acquire_op::on_set_outcome(std::size_t node, const reply_event& event) {
-    const node_status status = record(node, event);
-    quorum_tally::verdict verdict = quorum_tally::verdict::pending;
-    if (status == node_status::ok)
-        verdict = tally_.yes();
-    else if (status == node_status::refused)
-        verdict = tally_.refused();
-    else
-        verdict = tally_.failed();
-    decide(verdict);
-}
-
-void acquire_op::decide(quorum_tally::verdict verdict) {
-    if (verdict == quorum_tally::verdict::pending) return;
-    attempt_open_ = false;
-    if (verdict == quorum_tally::verdict::lost) {
-        const std::size_t n = core_.node_count();
-        // Without the failed nodes a majority was out of reach whatever the
-        // others said: the deployment, not a competitor, is the problem.
-        const bool unreachable = tally_.failed_count() > n - tally_.needed();
-        fail_attempt(unreachable ? errc::quorum_unreachable : errc::contended);
+    if (k == release_sha_kind || k == release_eval_kind) {
+        --releases_pending_;  // this request is done; a NOSCRIPT is replaced by its EVAL
+        if (noscript && k == release_sha_kind) send_release(node, true);
+        if (releases_pending_ == 0 && final_error_ && !finished_) finish_failure();
         return;
     }
-    const auto now = steady_clock::now();
+    if (!current) return;  // an earlier attempt: its release was queued behind it
+
+    const bool confirm = k == confirm_sha_kind || k == confirm_eval_kind;
+    // A node that lost its script cache (restart, SCRIPT FLUSH) is asked again
+    // with EVAL, which loads the script there, while the question is still open.
+    if (noscript && k == script_sha_kind && phase_ == phase::granting) {
+        send_grant(node, true);
+    } else if (noscript && k == confirm_sha_kind && phase_ == phase::confirming) {
+        send_confirm(node, true);
+    } else if (confirm && phase_ == phase::confirming) {
+        on_confirm(node, event);
+    } else if (!confirm && phase_ == phase::granting) {
+        on_grant(node, event);
+    } else if (phase_ == phase::decided && final_error_ && !finished_) {
+        // A straggler of the failed last attempt, answering before its release
+        // (same connection, in order): keep the failure report complete.
+        reports_[node] = outcome_report(node, event, confirm);
+    }
+}
+
+auto acquire_op::outcome_report(std::size_t node, const reply_event& event, bool confirm) const
+    -> node_report {
+    node_report r = transport_report(event);
+    if (event.status == request_status::reply && !is_error(event.reply)) {
+        std::optional<long long> yes;
+        if (confirm) {
+            yes = integer_of(event.reply);
+        } else if (scripted_) {
+            yes = array_integer(event.reply, 0);
+        } else if (is_status_ok(event.reply)) {
+            yes = 1;
+        } else if (is_nil(event.reply)) {
+            yes = 0;
+        }
+        if (yes == 1) {
+            r = {{}, node_status::ok, {}};
+        } else if (yes == 0) {
+            r = {{},
+                 node_status::refused,
+                 confirm ? "no longer holds our value at the fencing round"
+                         : "held by another owner"};
+        } else {
+            r = {{}, node_status::error, describe_reply(event.reply)};
+        }
+    }
+    r.node = core_.node(node).name();
+    return r;
+}
+
+void acquire_op::on_grant(std::size_t node, const reply_event& event) {
+    if (scripted_ && event.status == request_status::reply) {
+        // Counters count whether or not this node granted: reading one is safe,
+        // and a higher reading only raises the token.
+        if (const auto counter = array_integer(event.reply, 1); counter && *counter > 0) {
+            max_counter_ = std::max(max_counter_, static_cast<std::uint64_t>(*counter));
+        }
+    }
+    reports_[node] = outcome_report(node, event, false);
+    const node_status status = reports_[node].status;
+    quorum_tally::verdict verdict = quorum_tally::verdict::pending;
+    if (status == node_status::ok) {
+        verdict = tally_.yes();
+    } else if (status == node_status::refused) {
+        verdict = tally_.refused();
+    } else {
+        verdict = tally_.failed();
+    }
+    decide_grant(verdict);
+}
+
+auto acquire_op::failed_majority(const quorum_tally& tally) const noexcept -> errc {
+    // Without the failed nodes a majority was out of reach whatever the others
+    // said: the deployment, not a competitor, is the problem.
+    return tally.failed_count() > core_.node_count() - tally.needed() ? errc::quorum_unreachable
+                                                                      : errc::contended;
+}
+
+void acquire_op::decide_grant(quorum_tally::verdict verdict) {
+    if (verdict == quorum_tally::verdict::pending) return;
+    if (verdict == quorum_tally::verdict::lost) {
+        phase_ = phase::decided;
+        fail_attempt(failed_majority(tally_));
+        return;
+    }
+    if (!fencing_) {
+        phase_ = phase::decided;
+        conclude(steady_clock::now());
+        return;
+    }
+    // Round 2: every counter seen so far only raises the token, and every node
+    // is raised to it, so a later holder's round 1 reads at least this value.
+    token_ = max_counter_ + 1;
+    token_text_ = std::to_string(token_);
+    phase_ = phase::confirming;
+    confirm_tally_ = quorum_tally{core_.node_count()};
+    for (std::size_t i = 0; i < core_.node_count(); ++i) send_confirm(i, false);
+}
+
+// ---- round 2: fencing confirm --------------------------------------------------------------
+
+void acquire_op::send_confirm(std::size_t node, bool eval) {
+    send_script(node, fence_confirm_script(), eval, {state_->keys.front(), state_->fence_key},
+                {state_->value, token_text_},
+                make_tag(attempt_, eval ? confirm_eval_kind : confirm_sha_kind, node));
+}
+
+void acquire_op::on_confirm(std::size_t node, const reply_event& event) {
+    reports_[node] = outcome_report(node, event, true);
+    const node_status status = reports_[node].status;
+    quorum_tally::verdict verdict = quorum_tally::verdict::pending;
+    if (status == node_status::ok) {
+        verdict = confirm_tally_.yes();
+    } else if (status == node_status::refused) {
+        verdict = confirm_tally_.refused();
+    } else {
+        verdict = confirm_tally_.failed();
+    }
+    decide_confirm(verdict);
+}
+
+void acquire_op::decide_confirm(quorum_tally::verdict verdict) {
+    if (verdict == quorum_tally::verdict::pending) return;
+    phase_ = phase::decided;
+    if (verdict == quorum_tally::verdict::lost) {
+        fail_attempt(failed_majority(confirm_tally_));
+        return;
+    }
+    state_->fence = token_;
+    conclude(steady_clock::now());
+}
+
+// ---- outcome --------------------------------------------------------------------------------
+
+void acquire_op::conclude(steady_clock::time_point now) {
+    // Counted from the first request of the attempt, round 2 included.
     const milliseconds v =
         validity(state_->ttl, now - attempt_start_, core_.config().clock_drift_factor,
                  core_.config().clock_drift_floor);
@@ -161,6 +293,7 @@ void acquire_op::finish_success(milliseconds validity, steady_clock::time_point 
     state_->set_valid_until(decided_at + validity);
     finished_ = true;
     core_.op_counters().acquired.fetch_add(1, std::memory_order_relaxed);
+    if (state_->auto_renew) core_.watch(state_);
     deliver(done_, lock_state::handle(state_));
 }
 
@@ -214,7 +347,8 @@ void acquire_op::release_everywhere() {
 
 void acquire_op::send_release(std::size_t node, bool eval) {
     ++releases_pending_;
-    send_script(node, release_script(), eval, {state_->key}, {state_->value},
+    std::vector<std::string_view> keys{state_->keys.begin(), state_->keys.end()};
+    send_script(node, release_script(), eval, keys, {state_->value},
                 make_tag(attempt_, eval ? release_eval_kind : release_sha_kind, node));
 }
 
@@ -243,8 +377,8 @@ void acquire_op::cancel(errc why) {
         } else {
             give_up(why);  // between attempts: the last one was released already
         }
-    } else if (attempt_open_) {
-        attempt_open_ = false;
+    } else if (phase_ != phase::decided) {
+        phase_ = phase::decided;
         fail_attempt(why);
     }
     maybe_retire();
@@ -278,11 +412,16 @@ auto acquire_op::describe_failure(errc reason) const -> std::string {
             what = "could not be locked";
             break;
     }
-    std::string message = "resource '" + state_->resource + "' " + what + " (" +
-                          std::to_string(attempt_) + (attempt_ == 1 ? " attempt" : " attempts") +
+    std::string names = "'" + state_->resources.front() + "'";
+    for (std::size_t i = 1; i < state_->resources.size(); ++i)
+        names += ", '" + state_->resources[i] + "'";
+    std::string message = (state_->resources.size() == 1 ? "resource " : "resources ") + names +
+                          " " + what + " (" + std::to_string(attempt_) +
+                          (attempt_ == 1 ? " attempt" : " attempts") +
                           "; last attempt: " + std::to_string(granted_count()) + " of " +
-                          std::to_string(core_.node_count()) + " nodes granted, " +
-                          std::to_string(tally_.needed()) + " needed";
+                          std::to_string(core_.node_count()) + " nodes " +
+                          (fencing_ ? "granted or confirmed, " : "granted, ") +
+                          std::to_string(quorum(core_.node_count())) + " needed";
     for (const auto& r : reports_) {
         if (r.status == node_status::ok) continue;
         message += "; " + r.node + " " + to_string(r.status);

@@ -15,27 +15,49 @@ namespace redlock::detail {
 
 struct lock_state;
 
-/// One acquisition (design.md §2): fan out SET NX PX to every node at once,
-/// decide as soon as the verdict is known, compute the validity on the
-/// monotonic clock, release on every node after a failed attempt, and retry
-/// after a random delay while the attempt budget and the wait deadline allow.
+/// One acquisition (design.md §2): fan out to every node at once, decide as
+/// soon as the verdict is known, compute the validity on the monotonic clock,
+/// release on every node after a failed attempt, and retry after a random
+/// delay while the attempt budget and the wait deadline allow.
+///
+/// A plain lock is `SET key value NX PX ttl`. A lock over several resources,
+/// or one with a fencing token, runs the acquire script instead (all keys or
+/// none, and the node's fence counter read either way). Fencing adds a second
+/// round on the quorum: raise every node's counter to the token and confirm
+/// that a majority still holds our value.
 class acquire_op final : public operation {
 public:
-    acquire_op(client_core& core, std::string resource, lock_options options,
-               client::acquire_callback done);
+    acquire_op(client_core& core, std::vector<std::string> resources, lock_options options,
+               client::acquire_callback done, client::acquire_ticket ticket);
 
     void start() override;
     void cancel(errc why) override;
+    [[nodiscard]] auto ticket() const noexcept -> client::acquire_ticket { return ticket_; }
 
 private:
-    enum kind : std::uint32_t { set_kind = 0, release_sha_kind = 1, release_eval_kind = 2 };
+    enum kind : std::uint32_t {
+        set_kind,
+        script_sha_kind,
+        script_eval_kind,
+        confirm_sha_kind,
+        confirm_eval_kind,
+        release_sha_kind,
+        release_eval_kind,
+    };
+    enum class phase { granting, confirming, decided };
 
     void handle(std::uint32_t tag, const reply_event& event) override;
+    [[nodiscard]] auto check_arguments() const -> std::string;
     void begin_attempt();
-    auto record(std::size_t node, const reply_event& event) -> node_status;
-    [[nodiscard]] auto granted_count() const noexcept -> std::size_t;
-    void on_set_outcome(std::size_t node, const reply_event& event);
-    void decide(quorum_tally::verdict verdict);
+    void send_grant(std::size_t node, bool eval);
+    void send_confirm(std::size_t node, bool eval);
+    [[nodiscard]] auto outcome_report(std::size_t node, const reply_event& event,
+                                      bool confirm) const -> node_report;
+    void on_grant(std::size_t node, const reply_event& event);
+    void on_confirm(std::size_t node, const reply_event& event);
+    void decide_grant(quorum_tally::verdict verdict);
+    void decide_confirm(quorum_tally::verdict verdict);
+    void conclude(std::chrono::steady_clock::time_point now);
     void fail_attempt(errc reason, std::optional<std::chrono::milliseconds> validity = {});
     void give_up(errc reason, std::optional<std::chrono::milliseconds> validity = {});
     void release_everywhere();
@@ -43,18 +65,29 @@ private:
     void finish_success(std::chrono::milliseconds validity,
                         std::chrono::steady_clock::time_point decided_at);
     void finish_failure();
+    [[nodiscard]] auto failed_majority(const quorum_tally& tally) const noexcept -> errc;
+    [[nodiscard]] auto granted_count() const noexcept -> std::size_t;
     [[nodiscard]] auto describe_failure(errc reason) const -> std::string;
 
     std::shared_ptr<lock_state> state_;
+    lock_options options_;
     client::acquire_callback done_;
+    client::acquire_ticket ticket_;
+    bool scripted_ = false;  // several resources, or fencing
+    bool fencing_ = false;
     int max_attempts_ = 1;  // 0: unlimited (a wait deadline bounds it)
     std::optional<std::chrono::steady_clock::time_point> wait_deadline_;
     std::chrono::milliseconds min_validity_{1};
+    std::string ttl_text_;
 
     std::uint32_t attempt_ = 0;
-    bool attempt_open_ = false;  // requests of the current attempt still decide something
+    phase phase_ = phase::decided;
     std::chrono::steady_clock::time_point attempt_start_;
     quorum_tally tally_{0};
+    quorum_tally confirm_tally_{0};
+    std::uint64_t max_counter_ = 0;
+    std::uint64_t token_ = 0;
+    std::string token_text_;
     std::vector<node_report> reports_;
     std::size_t releases_pending_ = 0;
     std::optional<error> final_error_;

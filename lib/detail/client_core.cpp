@@ -1,6 +1,7 @@
 #include "detail/client_core.hpp"
 
 #include "detail/acquire_op.hpp"
+#include "detail/extend_op.hpp"
 #include "detail/guarded.hpp"
 #include "detail/lock_state.hpp"
 #include "detail/release_op.hpp"
@@ -112,24 +113,41 @@ void client_core::start_op(std::unique_ptr<operation> op) {
 }
 
 void client_core::retire(operation* op) noexcept {
+    if (auto* acquisition = dynamic_cast<acquire_op*>(op))
+        acquisitions_.erase(acquisition->ticket());
     ops_.erase(op->self_);
     if (stopping_ && ops_.empty()) close_everything();
 }
 
-void client_core::acquire(std::string resource, lock_options options,
-                          client::acquire_callback done) {
+auto client_core::acquire(std::vector<std::string> resources, lock_options options,
+                          client::acquire_callback done) -> client::acquire_ticket {
     counters_.acquire_calls.fetch_add(1, std::memory_order_relaxed);
+    const client::acquire_ticket ticket = next_ticket_.fetch_add(1, std::memory_order_relaxed) + 1;
     auto shared_done = std::make_shared<client::acquire_callback>(std::move(done));
-    const bool accepted = run_on_loop([this, resource = std::move(resource),
-                                       options = std::move(options), shared_done]() mutable {
-        if (stopping_) {
-            complete_later([shared_done] { (*shared_done)(failure{stopped_error()}); });
-            return;
-        }
-        start_op(std::make_unique<acquire_op>(*this, std::move(resource), std::move(options),
-                                              std::move(*shared_done)));
+    const auto reject = [shared_done] {
+        if (*shared_done) (*shared_done)(failure{stopped_error()});
+    };
+    const bool accepted =
+        run_on_loop([this, ticket, resources = std::move(resources), options = std::move(options),
+                     shared_done, reject]() mutable {
+            if (stopping_) {
+                complete_later(reject);
+                return;
+            }
+            auto op = std::make_unique<acquire_op>(*this, std::move(resources), std::move(options),
+                                                   std::move(*shared_done), ticket);
+            acquisitions_.emplace(ticket, op.get());
+            start_op(std::move(op));
+        });
+    if (!accepted) complete_later(reject);
+    return ticket;
+}
+
+void client_core::cancel(client::acquire_ticket ticket) {
+    run_on_loop([this, ticket] {
+        const auto it = acquisitions_.find(ticket);
+        if (it != acquisitions_.end()) it->second->cancel(errc::cancelled);
     });
-    if (!accepted) complete_later([shared_done] { (*shared_done)(failure{stopped_error()}); });
 }
 
 void client_core::release(std::shared_ptr<lock_state> state, client::release_callback done) {
@@ -145,8 +163,27 @@ void client_core::release(std::shared_ptr<lock_state> state, client::release_cal
             complete_later(reject);
             return;
         }
+        watchdog_.forget(state.get());
         start_op(std::make_unique<release_op>(*this, std::move(state), std::move(*shared_done)));
     });
+    if (!accepted) complete_later(reject);
+}
+
+void client_core::extend(std::shared_ptr<lock_state> state, std::chrono::milliseconds ttl,
+                         client::extend_callback done) {
+    auto shared_done = std::make_shared<client::extend_callback>(std::move(done));
+    const auto reject = [shared_done] {
+        if (*shared_done) (*shared_done)(failure{stopped_error()});
+    };
+    const bool accepted =
+        run_on_loop([this, state = std::move(state), ttl, shared_done, reject]() mutable {
+            if (stopping_) {
+                complete_later(reject);
+                return;
+            }
+            start_op(
+                std::make_unique<extend_op>(*this, std::move(state), ttl, std::move(*shared_done)));
+        });
     if (!accepted) complete_later(reject);
 }
 
@@ -157,6 +194,9 @@ auto client_core::stats() const -> client_stats {
     s.acquire_failures = counters_.acquire_failures.load(std::memory_order_relaxed);
     s.attempts = counters_.attempts.load(std::memory_order_relaxed);
     s.releases = counters_.releases.load(std::memory_order_relaxed);
+    s.extends = counters_.extends.load(std::memory_order_relaxed);
+    s.renewals = counters_.renewals.load(std::memory_order_relaxed);
+    s.locks_lost = counters_.locks_lost.load(std::memory_order_relaxed);
     s.requests = connection_counters_.requests.load(std::memory_order_relaxed);
     s.timeouts = connection_counters_.timeouts.load(std::memory_order_relaxed);
     s.writes = connection_counters_.writes.load(std::memory_order_relaxed);
@@ -196,6 +236,7 @@ void client_core::shutdown() {
 void client_core::begin_shutdown() {
     if (stopping_) return;
     stopping_ = true;
+    watchdog_.forget_all();  // renewals stop with the client; the keys expire by TTL
     std::vector<operation*> live;
     live.reserve(ops_.size());
     for (auto& op : ops_) live.push_back(op.get());
@@ -219,6 +260,7 @@ void client_core::close_everything() {
     // request refers to an operation any more, and none can be left waiting.
     for (auto& n : nodes_) n->close([this] { on_handle_closed(); });
     timers_.close([this] { on_handle_closed(); });
+    acquisitions_.clear();
     ops_.clear();
     loop_.close([this] { on_handle_closed(); });
 }

@@ -5,6 +5,7 @@
 #include "detail/operation.hpp"
 #include "detail/random.hpp"
 #include "detail/timer_queue.hpp"
+#include "detail/watchdog.hpp"
 #include "redlock/client.hpp"
 
 #include <atomic>
@@ -12,6 +13,7 @@
 #include <list>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace redlock::detail {
@@ -32,8 +34,12 @@ public:
     ~client_core();
 
     // ---- the public operations; any thread (owned loop) -------------------------------
-    void acquire(std::string resource, lock_options options, client::acquire_callback done);
+    auto acquire(std::vector<std::string> resources, lock_options options,
+                 client::acquire_callback done) -> client::acquire_ticket;
     void release(std::shared_ptr<lock_state> state, client::release_callback done);
+    void extend(std::shared_ptr<lock_state> state, std::chrono::milliseconds ttl,
+                client::extend_callback done);
+    void cancel(client::acquire_ticket ticket);
     void shutdown();
     [[nodiscard]] auto on_loop_thread() const noexcept -> bool { return loop_.on_loop_thread(); }
     [[nodiscard]] auto stats() const -> client_stats;
@@ -46,6 +52,8 @@ public:
     [[nodiscard]] auto timers() noexcept -> timer_queue& { return timers_; }
     [[nodiscard]] auto stopping() const noexcept -> bool { return stopping_; }
     void retire(operation* op) noexcept;
+    /// Starts auto-renewal of a lock just acquired.
+    void watch(std::shared_ptr<lock_state> state) { watchdog_.watch(std::move(state)); }
 
     struct counters {
         std::atomic<std::uint64_t> acquire_calls{0};
@@ -53,6 +61,9 @@ public:
         std::atomic<std::uint64_t> acquire_failures{0};
         std::atomic<std::uint64_t> attempts{0};
         std::atomic<std::uint64_t> releases{0};
+        std::atomic<std::uint64_t> extends{0};
+        std::atomic<std::uint64_t> renewals{0};
+        std::atomic<std::uint64_t> locks_lost{0};
     };
     [[nodiscard]] auto op_counters() noexcept -> counters& { return counters_; }
 
@@ -75,6 +86,9 @@ private:
     timer_queue timers_;
     std::vector<std::unique_ptr<node_connection>> nodes_;
     std::list<std::unique_ptr<operation>> ops_;
+    std::unordered_map<client::acquire_ticket, operation*> acquisitions_;  // for cancel()
+    std::atomic<client::acquire_ticket> next_ticket_{0};
+    watchdog watchdog_{*this};
     bool stopping_ = false;  // loop thread: no new operations
     bool closing_ = false;   // loop thread: handles are being closed
     int closes_pending_ = 0;

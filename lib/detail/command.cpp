@@ -3,7 +3,7 @@
 #include <array>
 #include <cstdlib>
 #include <new>
-#include <stdexcept>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -12,18 +12,26 @@ void append_command(std::string& out, std::initializer_list<std::string_view> ar
 }
 
 void append_command(std::string& out, std::span<const std::string_view> argv) {
-    constexpr std::size_t max_args = 32;
-    if (argv.size() > max_args) throw std::length_error{"too many command arguments"};
-    std::array<const char*, max_args> ptrs{};
-    std::array<std::size_t, max_args> lens{};
-    std::size_t n = 0;
-    for (const auto arg : argv) {
-        ptrs[n] = arg.data();
-        lens[n] = arg.size();
-        ++n;
+    // Common commands fit on the stack; a lock over many resources does not.
+    constexpr std::size_t on_stack = 16;
+    std::array<const char*, on_stack> ptr_buf{};
+    std::array<std::size_t, on_stack> len_buf{};
+    std::vector<const char*> ptr_heap;
+    std::vector<std::size_t> len_heap;
+    const char** ptrs = ptr_buf.data();
+    std::size_t* lens = len_buf.data();
+    if (argv.size() > on_stack) {
+        ptr_heap.resize(argv.size());
+        len_heap.resize(argv.size());
+        ptrs = ptr_heap.data();
+        lens = len_heap.data();
+    }
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        ptrs[i] = argv[i].data();
+        lens[i] = argv[i].size();
     }
     char* encoded = nullptr;
-    const int len = redisFormatCommandArgv(&encoded, static_cast<int>(n), ptrs.data(), lens.data());
+    const int len = redisFormatCommandArgv(&encoded, static_cast<int>(argv.size()), ptrs, lens);
     if (len < 0) throw std::bad_alloc{};
     out.append(encoded, static_cast<std::size_t>(len));
     std::free(encoded);  // NOLINT: hiredis 0.14 allocates with malloc and has no redisFreeCommand

@@ -2,7 +2,9 @@
 
 #include <hiredis/hiredis.h>
 
+#include <cstddef>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,6 +33,19 @@ void append_command(std::string& out, std::span<const std::string_view> argv);
 [[nodiscard]] inline auto reply_text(const redisReply* r) noexcept -> std::string_view {
     if (r == nullptr || r->str == nullptr) return {};
     return {r->str, r->len};
+}
+/// Element `i` of an array reply, if it is an integer.
+[[nodiscard]] inline auto array_integer(const redisReply* r, std::size_t i) noexcept
+    -> std::optional<long long> {
+    if (r == nullptr || r->type != REDIS_REPLY_ARRAY || i >= r->elements) return std::nullopt;
+    const redisReply* e = r->element[i];
+    if (e == nullptr || e->type != REDIS_REPLY_INTEGER) return std::nullopt;
+    return e->integer;
+}
+/// An integer reply's value.
+[[nodiscard]] inline auto integer_of(const redisReply* r) noexcept -> std::optional<long long> {
+    if (r == nullptr || r->type != REDIS_REPLY_INTEGER) return std::nullopt;
+    return r->integer;
 }
 /// A script that the node does not have cached (restarted, or SCRIPT FLUSH).
 [[nodiscard]] inline auto is_noscript(const redisReply* r) noexcept -> bool {

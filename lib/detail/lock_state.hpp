@@ -5,21 +5,33 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <stop_token>
 #include <string>
+#include <vector>
 
 namespace redlock::detail {
 
 /// What a lock handle and the client share. Written on the loop thread, read
 /// from any thread: the mutable parts are atomics.
 struct lock_state {
-    std::string resource;
-    std::string key;    ///< key_prefix + resource
-    std::string value;  ///< proof of ownership
+    // Set before the handle is handed out, immutable afterwards.
+    std::vector<std::string> resources;
+    std::vector<std::string> keys;  ///< key_prefix + resource, same order
+    std::string fence_key;          ///< fence_prefix + resource; fencing locks only
+    std::string value;              ///< proof of ownership
     std::chrono::milliseconds ttl{0};
+    std::optional<std::uint64_t> fence;
+    bool auto_renew = false;
+    std::function<void(const lock&, const error&)> on_lost;
+
+    // Shared with other threads.
     std::atomic<std::int64_t> valid_until_ns{0};  ///< steady_clock, since its epoch
     std::atomic<bool> released{false};
     std::atomic<bool> lost{false};
+    std::stop_source lost_source;
 
     void set_valid_until(std::chrono::steady_clock::time_point t) noexcept {
         valid_until_ns.store(

@@ -4,8 +4,8 @@
 #include "detail/guarded.hpp"
 #include "detail/scripts.hpp"
 
-#include <array>
 #include <string>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -16,10 +16,9 @@ void operation::send(std::size_t node, std::initializer_list<std::string_view> a
 }
 
 void operation::send_script(std::size_t node, const script& s, bool eval,
-                            std::initializer_list<std::string_view> keys,
+                            std::span<const std::string_view> keys,
                             std::initializer_list<std::string_view> args, std::uint32_t tag) {
-    constexpr std::size_t max_parts = 24;
-    std::array<std::string_view, max_parts> argv{};
+    std::vector<std::string_view> argv(3 + keys.size() + args.size());
     const std::string key_count = std::to_string(keys.size());
     std::size_t n = 0;
     argv[n++] = eval ? "EVAL" : "EVALSHA";
@@ -28,7 +27,7 @@ void operation::send_script(std::size_t node, const script& s, bool eval,
     for (const auto k : keys) argv[n++] = k;
     for (const auto a : args) argv[n++] = a;
     ++outstanding_;
-    core_.node(node).send(std::span<const std::string_view>{argv.data(), n}, this, tag);
+    core_.node(node).send(argv, this, tag);
 }
 
 void operation::on_reply(std::uint32_t tag, const reply_event& event) noexcept {

@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <list>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <utility>
 
@@ -57,8 +58,14 @@ protected:
     /// (which also caches the script there) when `eval` is set. An operation
     /// that gets NOSCRIPT back calls this again with `eval`.
     void send_script(std::size_t node, const script& s, bool eval,
-                     std::initializer_list<std::string_view> keys,
+                     std::span<const std::string_view> keys,
                      std::initializer_list<std::string_view> args, std::uint32_t tag);
+    void send_script(std::size_t node, const script& s, bool eval,
+                     std::initializer_list<std::string_view> keys,
+                     std::initializer_list<std::string_view> args, std::uint32_t tag) {
+        send_script(node, s, eval, std::span<const std::string_view>{keys.begin(), keys.size()},
+                    args, tag);
+    }
     virtual void handle(std::uint32_t tag, const reply_event& event) = 0;
 
     /// Hands the result to the user's callback, once; the callback is consumed.

@@ -6,7 +6,9 @@
 #include "detail/scripts.hpp"
 #include "detail/timing.hpp"
 
+#include <string_view>
 #include <utility>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -23,43 +25,36 @@ void release_op::start() {
         timer_pending_ = true;
         core_.timers().schedule(std::chrono::milliseconds{0}, [this] {
             timer_pending_ = false;
-            auto done = std::move(done_);
-            if (done) {
-                done(failure{error{make_error_code(errc::invalid_argument),
-                                   "release of an empty lock handle",
-                                   {},
-                                   0}});
-            }
+            deliver(done_,
+                    result<release_report>{failure{error{make_error_code(errc::invalid_argument),
+                                                         "release of an empty lock handle",
+                                                         {},
+                                                         0}}});
             maybe_retire();
         });
         return;
     }
-    for (std::size_t i = 0; i < n; ++i) send_script(i, false);
+    for (std::size_t i = 0; i < n; ++i) send_release(i, false);
 }
 
-void release_op::send_script(std::size_t node, bool eval) {
-    const script& s = release_script();
-    if (eval) {
-        send(node, {"EVAL", s.source, "1", state_->key, state_->value},
-             make_tag(0, eval_kind, node));
-    } else {
-        send(node, {"EVALSHA", s.sha, "1", state_->key, state_->value},
-             make_tag(0, sha_kind, node));
-    }
+void release_op::send_release(std::size_t node, bool eval) {
+    std::vector<std::string_view> keys{state_->keys.begin(), state_->keys.end()};
+    send_script(node, release_script(), eval, keys, {state_->value},
+                make_tag(0, eval ? eval_kind : sha_kind, node));
 }
 
 void release_op::handle(std::uint32_t tag, const reply_event& event) {
     const std::size_t node = tag_node(tag);
     if (tag_kind(tag) == sha_kind && event.status == request_status::reply &&
         is_noscript(event.reply)) {
-        send_script(node, true);  // restarted or flushed node: EVAL loads the script again
+        send_release(node, true);  // restarted or flushed node: EVAL loads the script again
         return;
     }
     node_report& r = report_.nodes[node];
     r.node = core_.node(node).name();
     switch (event.status) {
         case request_status::reply:
-            if (is_integer(event.reply, 1)) {
+            if (integer_of(event.reply).value_or(0) > 0) {
                 r.status = node_status::ok;
                 ++report_.deleted;
             } else if (is_integer(event.reply, 0)) {

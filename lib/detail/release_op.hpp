@@ -23,7 +23,7 @@ private:
     enum kind : std::uint32_t { sha_kind = 0, eval_kind = 1 };
 
     void handle(std::uint32_t tag, const reply_event& event) override;
-    void send_script(std::size_t node, bool eval);
+    void send_release(std::size_t node, bool eval);
     void finish();
 
     std::shared_ptr<lock_state> state_;

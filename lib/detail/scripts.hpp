@@ -13,9 +13,25 @@ struct script {
     std::string sha;
 };
 
-/// KEYS[1] = lock key, ARGV[1] = value. Deletes the key only if it still holds
-/// our value. Returns 1 if deleted, 0 if not held by us.
+/// KEYS = lock keys, ARGV[1] = value. Deletes each key that still holds our
+/// value. Returns how many were deleted (0: none of them was ours).
 [[nodiscard]] auto release_script() -> const script&;
+
+/// KEYS = lock keys [+ fence counter key], ARGV = value, ttl ms, '1' if the
+/// last key is the fence counter. All-or-nothing: sets every lock key (NX
+/// semantics for the set as a whole) or none. Returns {granted 0|1, counter}:
+/// the counter is read whether or not the keys were set.
+[[nodiscard]] auto acquire_script() -> const script&;
+
+/// KEYS = lock key, fence counter key; ARGV = value, token. Raises the counter
+/// to `token` if it is lower (always safe), and returns 1 if the lock key
+/// still holds our value, else 0.
+[[nodiscard]] auto fence_confirm_script() -> const script&;
+
+/// KEYS = lock keys, ARGV = value, ttl ms. If every key still holds our value,
+/// raises each key's TTL to `ttl` (never shortens one) and returns 1; else
+/// changes nothing and returns 0.
+[[nodiscard]] auto extend_script() -> const script&;
 
 /// Every script, for SCRIPT LOAD when a connection is (re)established.
 [[nodiscard]] auto all_scripts() -> std::span<const script* const>;

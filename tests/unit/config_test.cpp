@@ -777,3 +777,19 @@ TEST_CASE("config: validate_config on configurations built in code") {
     with_password.password = redlock::secret{"x"};
     CHECK_FALSE(redlock::validate_config(with_password).has_value());
 }
+
+TEST_CASE("config: fencing needs a fence prefix that cannot collide with the key prefix") {
+    const auto fencing = [](json doc) { return with(std::move(doc), "/lock/fencing", true); };
+    check_cases({
+        {"fence prefix starting with the key prefix",
+         with(fencing(minimal()), "/fence_prefix", "redlock:fence:"), "/fence_prefix",
+         "must not start with /key_prefix"},
+        {"empty key prefix with fencing", with(fencing(minimal()), "/key_prefix", ""),
+         "/fence_prefix", "collide"},
+    });
+    const client_config config = parse_ok(fencing(minimal()).dump());
+    CHECK(config.fence_prefix == "redlock-fence:");
+    CHECK(config.lock.fencing);
+    // Without fencing the counters are never written, so any key prefix is fine.
+    CHECK(parse_ok(with(minimal(), "/key_prefix", "").dump()).key_prefix.empty());
+}

@@ -1,0 +1,168 @@
+#include "detail/extend_op.hpp"
+
+#include "detail/client_core.hpp"
+#include "detail/command.hpp"
+#include "detail/lock_state.hpp"
+#include "detail/scripts.hpp"
+#include "detail/timing.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace redlock::detail {
+
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+
+extend_op::extend_op(client_core& core, std::shared_ptr<lock_state> state, milliseconds ttl,
+                     client::extend_callback done)
+    : operation{core},
+      state_{std::move(state)},
+      ttl_{ttl},
+      ttl_text_{std::to_string(ttl.count())},
+      done_{std::move(done)} {}
+
+void extend_op::start() {
+    core_.op_counters().extends.fetch_add(1, std::memory_order_relaxed);
+    if (!state_ || state_->value.empty()) {
+        fail_later(errc::invalid_argument, "extend of an empty lock handle");
+        return;
+    }
+    if (ttl_ <= milliseconds{0}) {
+        fail_later(errc::invalid_argument, "ttl must be greater than 0 ms");
+        return;
+    }
+    // Extending a lock whose validity has ended would be acquiring it afresh
+    // without the checks of an acquisition: refuse.
+    const char* gone = nullptr;
+    if (state_->released.load(std::memory_order_acquire))
+        gone = "it was released";
+    else if (state_->lost.load(std::memory_order_acquire))
+        gone = "it was lost";
+    else if (steady_clock::now() >= state_->valid_until())
+        gone = "its validity had already ended";
+    if (gone != nullptr) {
+        fail_later(errc::not_held, "cannot extend '" + state_->resources.front() + "': " + gone);
+        return;
+    }
+    const std::size_t n = core_.node_count();
+    tally_ = quorum_tally{n};
+    for (std::size_t i = 0; i < n; ++i) {
+        reports_.push_back(node_report{core_.node(i).name(), node_status::cancelled, "no answer"});
+    }
+    open_ = true;
+    start_ = steady_clock::now();
+    for (std::size_t i = 0; i < n; ++i) send_extend(i, false);
+}
+
+void extend_op::send_extend(std::size_t node, bool eval) {
+    std::vector<std::string_view> keys{state_->keys.begin(), state_->keys.end()};
+    send_script(node, extend_script(), eval, keys, {state_->value, ttl_text_},
+                make_tag(0, eval ? eval_kind : sha_kind, node));
+}
+
+void extend_op::fail_later(errc code, std::string message) {
+    // Never inside the caller: deliver on a later loop turn.
+    finished_ = true;
+    timer_pending_ = true;
+    core_.timers().schedule(milliseconds{0}, [this, code, message = std::move(message)]() mutable {
+        timer_pending_ = false;
+        deliver(done_, result<milliseconds>{
+                           failure{error{make_error_code(code), std::move(message), {}, 0}}});
+        maybe_retire();
+    });
+}
+
+void extend_op::handle(std::uint32_t tag, const reply_event& event) {
+    const std::size_t node = tag_node(tag);
+    if (!open_) return;  // decided: stragglers change nothing
+    if (tag_kind(tag) == sha_kind && event.status == request_status::reply &&
+        is_noscript(event.reply)) {
+        send_extend(node, true);  // restarted or flushed node: EVAL loads the script again
+        return;
+    }
+    node_report& r = reports_[node];
+    quorum_tally::verdict verdict = quorum_tally::verdict::pending;
+    switch (event.status) {
+        case request_status::reply:
+            if (integer_of(event.reply) == 1) {
+                r.status = node_status::ok;
+                r.detail.clear();
+                verdict = tally_.yes();
+            } else if (integer_of(event.reply) == 0) {
+                r.status = node_status::refused;
+                r.detail = "does not hold our value any more";
+                verdict = tally_.refused();
+            } else {
+                r.status = node_status::error;
+                r.detail = describe_reply(event.reply);
+                verdict = tally_.failed();
+            }
+            break;
+        case request_status::timeout:
+        case request_status::unreachable:
+        case request_status::stopped:
+            r.status = event.status == request_status::timeout       ? node_status::timeout
+                       : event.status == request_status::unreachable ? node_status::unreachable
+                                                                     : node_status::cancelled;
+            r.detail = std::string{event.cause};
+            verdict = tally_.failed();
+            break;
+    }
+    decide(verdict);
+}
+
+void extend_op::decide(quorum_tally::verdict verdict) {
+    if (verdict == quorum_tally::verdict::pending) return;
+    open_ = false;
+    const std::size_t n = core_.node_count();
+    if (verdict == quorum_tally::verdict::lost) {
+        // A majority that answered "not ours" is definite: the lock is gone.
+        if (tally_.refused_count() > n - tally_.needed()) {
+            fail(errc::not_held, "a majority of nodes no longer hold it");
+        } else {
+            fail(errc::quorum_unreachable, "fewer than a majority of nodes confirmed in time");
+        }
+        return;
+    }
+    const auto now = steady_clock::now();
+    const auto old_deadline = state_->valid_until();
+    if (now >= old_deadline) {
+        fail(errc::not_held, "the majority confirmed only after the validity had ended");
+        return;
+    }
+    const milliseconds v = validity(ttl_, now - start_, core_.config().clock_drift_factor,
+                                    core_.config().clock_drift_floor);
+    // The script never shortens a TTL on a node, so neither does this.
+    const auto deadline = std::max(old_deadline, now + v);
+    state_->set_valid_until(deadline);
+    finished_ = true;
+    deliver(done_, result<milliseconds>{std::chrono::floor<milliseconds>(deadline - now)});
+}
+
+void extend_op::fail(errc code, std::string why) {
+    finished_ = true;
+    std::string message = "cannot extend '" + state_->resources.front() + "': " + why +
+                          "; it stays valid until its previous deadline" + describe_nodes();
+    deliver(done_, result<milliseconds>{
+                       failure{error{make_error_code(code), std::move(message), reports_, 0}}});
+}
+
+auto extend_op::describe_nodes() const -> std::string {
+    std::string text = " (" + std::to_string(tally_.yes_count()) + " of " +
+                       std::to_string(core_.node_count()) + " confirmed, " +
+                       std::to_string(tally_.needed()) + " needed";
+    for (const auto& r : reports_) {
+        if (r.status == node_status::ok) continue;
+        text += "; " + r.node + " " + to_string(r.status);
+        if (!r.detail.empty()) text += ": " + r.detail;
+    }
+    return text + ")";
+}
+
+void extend_op::cancel(errc) {
+    // Let it finish: it is bounded by request_timeout, and its outcome (a new
+    // deadline, or none) is what the holder needs to know.
+}
+
+}  // namespace redlock::detail

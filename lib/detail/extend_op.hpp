@@ -1,0 +1,48 @@
+#pragma once
+
+#include "detail/operation.hpp"
+#include "detail/quorum_tally.hpp"
+#include "detail/timer_queue.hpp"
+#include "redlock/client.hpp"
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+
+struct lock_state;
+
+/// One extension (design.md §2): the extend script on every node at once, a
+/// majority that confirms before the current validity ends, and a new validity
+/// counted from this operation's own start. A failure leaves the old deadline.
+class extend_op final : public operation {
+public:
+    extend_op(client_core& core, std::shared_ptr<lock_state> state, std::chrono::milliseconds ttl,
+              client::extend_callback done);
+
+    void start() override;
+    void cancel(errc why) override;
+
+private:
+    enum kind : std::uint32_t { sha_kind, eval_kind };
+
+    void handle(std::uint32_t tag, const reply_event& event) override;
+    void send_extend(std::size_t node, bool eval);
+    void fail_later(errc code, std::string message);
+    void decide(quorum_tally::verdict verdict);
+    void fail(errc code, std::string why);
+    [[nodiscard]] auto describe_nodes() const -> std::string;
+
+    std::shared_ptr<lock_state> state_;
+    std::chrono::milliseconds ttl_;
+    std::string ttl_text_;
+    client::extend_callback done_;
+    std::chrono::steady_clock::time_point start_;
+    quorum_tally tally_{0};
+    std::vector<node_report> reports_;
+    bool open_ = false;
+};
+
+}  // namespace redlock::detail

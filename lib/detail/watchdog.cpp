@@ -1,0 +1,121 @@
+#include "detail/watchdog.hpp"
+
+#include "detail/client_core.hpp"
+#include "detail/guarded.hpp"
+#include "detail/lock_state.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace redlock::detail {
+
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+
+void watchdog::watch(std::shared_ptr<lock_state> state) {
+    const lock_state* key = state.get();
+    entry& e = entries_[key];
+    e.state = std::move(state);
+    e.generation = ++next_generation_;
+    const auto every =
+        std::chrono::ceil<milliseconds>(e.state->ttl * core_.config().lock.renew_fraction);
+    schedule_renewal(e, std::max(every, milliseconds{1}));
+    arm_deadline(e);
+}
+
+void watchdog::forget(const lock_state* key) {
+    const auto it = entries_.find(key);
+    if (it == entries_.end()) return;
+    core_.timers().cancel(it->second.renew_timer);
+    core_.timers().cancel(it->second.deadline_timer);
+    entries_.erase(it);
+}
+
+void watchdog::forget_all() {
+    for (auto& [key, e] : entries_) {
+        core_.timers().cancel(e.renew_timer);
+        core_.timers().cancel(e.deadline_timer);
+    }
+    entries_.clear();
+}
+
+auto watchdog::find(const lock_state* key, std::uint64_t generation) -> entry* {
+    const auto it = entries_.find(key);
+    if (it == entries_.end() || it->second.generation != generation) return nullptr;
+    return &it->second;
+}
+
+void watchdog::schedule_renewal(entry& e, milliseconds delay) {
+    core_.timers().cancel(e.renew_timer);
+    e.renew_timer = core_.timers().schedule(
+        delay, [this, key = e.state.get(), g = e.generation] { renew(key, g); });
+}
+
+void watchdog::arm_deadline(entry& e) {
+    core_.timers().cancel(e.deadline_timer);
+    const auto left = std::chrono::ceil<milliseconds>(e.state->valid_until() - steady_clock::now());
+    e.deadline_timer = core_.timers().schedule(left, [this, key = e.state.get(), g = e.generation] {
+        entry* current = find(key, g);
+        if (current == nullptr || steady_clock::now() < current->state->valid_until()) return;
+        mark_lost(key, error{make_error_code(errc::lock_lost),
+                             "lock on '" + current->state->resources.front() +
+                                 "' lost: no renewal reached a majority before its validity ended",
+                             {},
+                             0});
+    });
+}
+
+void watchdog::renew(const lock_state* key, std::uint64_t generation) {
+    entry* e = find(key, generation);
+    if (e == nullptr || e->renewing) return;
+    e->renewing = true;
+    core_.extend(e->state, e->state->ttl, [this, key, generation](result<milliseconds> outcome) {
+        on_extended(key, generation, std::move(outcome));
+    });
+}
+
+void watchdog::on_extended(const lock_state* key, std::uint64_t generation,
+                           result<milliseconds> outcome) {
+    entry* e = find(key, generation);
+    if (e == nullptr) return;  // released or forgotten meanwhile
+    e->renewing = false;
+    if (outcome) {
+        core_.op_counters().renewals.fetch_add(1, std::memory_order_relaxed);
+        arm_deadline(*e);
+        const auto every =
+            std::chrono::ceil<milliseconds>(e->state->ttl * core_.config().lock.renew_fraction);
+        schedule_renewal(*e, std::max(every, milliseconds{1}));
+        return;
+    }
+    const error& why = outcome.error();
+    if (why.code == errc::not_held || why.code == errc::invalid_argument) {
+        mark_lost(key, error{make_error_code(errc::lock_lost),
+                             "lock on '" + e->state->resources.front() + "' lost: " + why.message,
+                             why.nodes, 0});
+        return;
+    }
+    // Nodes slow or down: try again soon, while the validity lasts. The
+    // deadline timer reports the loss if no attempt gets through in time.
+    const auto gap = std::max(core_.config().request_timeout * 2, milliseconds{10});
+    schedule_renewal(*e, gap);
+}
+
+void watchdog::mark_lost(const lock_state* key, error why) {
+    const auto it = entries_.find(key);
+    if (it == entries_.end()) return;
+    std::shared_ptr<lock_state> state = std::move(it->second.state);
+    core_.timers().cancel(it->second.renew_timer);
+    core_.timers().cancel(it->second.deadline_timer);
+    entries_.erase(it);
+
+    state->lost.store(true, std::memory_order_release);
+    state->lost_source.request_stop();
+    core_.op_counters().locks_lost.fetch_add(1, std::memory_order_relaxed);
+    if (state->on_lost) {
+        auto on_lost = std::move(state->on_lost);
+        const lock handle = lock_state::handle(state);
+        call_guarded([&] { on_lost(handle, why); });
+    }
+}
+
+}  // namespace redlock::detail
