@@ -1,6 +1,7 @@
 #pragma once
 
 #include "redlock/config.hpp"
+#include "redlock/diagnostics.hpp"
 #include "redlock/error.hpp"
 #include "redlock/lock.hpp"
 #include "redlock/result.hpp"
@@ -133,6 +134,23 @@ public:
     /// client_stopped.
     void release_async(const lock& held, release_callback done);
     [[nodiscard]] auto release(const lock& held) -> result<release_report>;
+
+    /// A handle for a lock acquired elsewhere — another process that printed
+    /// its value (the CLI's `acquire`). Knowing the value is the proof of
+    /// ownership, so release and extend work on it; its validity is unknown
+    /// here until an extend succeeds, so valid() is false until then.
+    [[nodiscard]] auto adopt(std::string resource, std::string value) const -> lock;
+
+    /// Every node's view of `resource`: holder value, remaining TTL, fencing
+    /// counter; and the holder a majority agree on. Read-only. Errors:
+    /// invalid_argument, client_stopped.
+    void status_async(std::string resource, std::function<void(result<lock_status>)> done);
+    [[nodiscard]] auto status(std::string resource) -> result<lock_status>;
+
+    /// Every node's health: reachable, round-trip time, Redis version, run_id,
+    /// role, and whether it persists every write. Read-only.
+    void check_async(std::function<void(result<cluster_health>)> done);
+    [[nodiscard]] auto check() -> result<cluster_health>;
 
     [[nodiscard]] auto stats() const -> client_stats;
     [[nodiscard]] auto config() const -> const client_config&;

@@ -187,6 +187,27 @@ void client_core::extend(std::shared_ptr<lock_state> state, std::chrono::millise
     if (!accepted) complete_later(reject);
 }
 
+void client_core::probe(std::vector<std::vector<std::string>> commands,
+                        std::function<void(result<std::vector<node_probe>>)> done) {
+    auto shared_done =
+        std::make_shared<std::function<void(result<std::vector<node_probe>>)>>(std::move(done));
+    const auto reject = [shared_done] {
+        if (*shared_done) (*shared_done)(failure{stopped_error()});
+    };
+    const bool accepted =
+        run_on_loop([this, commands = std::move(commands), shared_done, reject]() mutable {
+            if (stopping_) {
+                complete_later(reject);
+                return;
+            }
+            start_op(std::make_unique<probe_op>(*this, std::move(commands),
+                                                [shared_done](std::vector<node_probe> probes) {
+                                                    (*shared_done)(std::move(probes));
+                                                }));
+        });
+    if (!accepted) complete_later(reject);
+}
+
 auto client_core::stats() const -> client_stats {
     client_stats s;
     s.acquire_calls = counters_.acquire_calls.load(std::memory_order_relaxed);

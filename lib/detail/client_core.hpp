@@ -3,6 +3,7 @@
 #include "detail/event_loop.hpp"
 #include "detail/node_connection.hpp"
 #include "detail/operation.hpp"
+#include "detail/probe_op.hpp"
 #include "detail/random.hpp"
 #include "detail/timer_queue.hpp"
 #include "detail/watchdog.hpp"
@@ -40,6 +41,9 @@ public:
     void extend(std::shared_ptr<lock_state> state, std::chrono::milliseconds ttl,
                 client::extend_callback done);
     void cancel(client::acquire_ticket ticket);
+    /// Sends `commands` to every node and reports what each answered.
+    void probe(std::vector<std::vector<std::string>> commands,
+               std::function<void(result<std::vector<node_probe>>)> done);
     void shutdown();
     [[nodiscard]] auto on_loop_thread() const noexcept -> bool { return loop_.on_loop_thread(); }
     [[nodiscard]] auto stats() const -> client_stats;

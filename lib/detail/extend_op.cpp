@@ -39,7 +39,7 @@ void extend_op::start() {
         gone = "it was released";
     else if (state_->lost.load(std::memory_order_acquire))
         gone = "it was lost";
-    else if (steady_clock::now() >= state_->valid_until())
+    else if (!state_->adopted && steady_clock::now() >= state_->valid_until())
         gone = "its validity had already ended";
     if (gone != nullptr) {
         fail_later(errc::not_held, "cannot extend '" + state_->resources.front() + "': " + gone);
@@ -127,14 +127,19 @@ void extend_op::decide(quorum_tally::verdict verdict) {
     }
     const auto now = steady_clock::now();
     const auto old_deadline = state_->valid_until();
-    if (now >= old_deadline) {
+    if (!state_->adopted && now >= old_deadline) {
         fail(errc::not_held, "the majority confirmed only after the validity had ended");
         return;
     }
     const milliseconds v = validity(ttl_, now - start_, core_.config().clock_drift_factor,
                                     core_.config().clock_drift_floor);
     // The script never shortens a TTL on a node, so neither does this.
-    const auto deadline = std::max(old_deadline, now + v);
+    const auto deadline = state_->adopted ? now + v : std::max(old_deadline, now + v);
+    if (v <= milliseconds{0} && state_->adopted) {
+        fail(errc::not_held, "confirmed, but with no validity left after elapsed time and drift");
+        return;
+    }
+    state_->adopted = false;  // from now on its validity is known
     state_->set_valid_until(deadline);
     finished_ = true;
     deliver(done_, result<milliseconds>{std::chrono::floor<milliseconds>(deadline - now)});

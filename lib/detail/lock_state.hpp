@@ -25,6 +25,10 @@ struct lock_state {
     std::chrono::milliseconds ttl{0};
     std::optional<std::uint64_t> fence;
     bool auto_renew = false;
+    /// Made by client::adopt from a value acquired elsewhere: its validity is
+    /// unknown here, so extend does not check it locally (the nodes' compare
+    /// on the value is the check) and counts the new one from scratch.
+    bool adopted = false;
     std::function<void(const lock&, const error&)> on_lost;
 
     // Shared with other threads.

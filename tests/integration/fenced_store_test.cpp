@@ -30,7 +30,8 @@ auto fenced_store_script() -> std::string {
 auto fenced_write(const redlock_test::redis_server& store, const std::string& script,
                   std::uint64_t token, const std::string& value) -> std::string {
     return store
-        .command({"EVAL", script, "2", "invoice:42", "invoice:42:fence", std::to_string(token), value})
+        .command(
+            {"EVAL", script, "2", "invoice:42", "invoice:42:fence", std::to_string(token), value})
         .value_or("(nil)");
 }
 

@@ -1,0 +1,94 @@
+#include "detail/probe_op.hpp"
+
+#include "detail/client_core.hpp"
+#include "detail/command.hpp"
+
+#include <string_view>
+#include <utility>
+
+namespace redlock::detail {
+namespace {
+
+auto flatten(const redisReply* r) -> flat_reply {
+    flat_reply out;
+    if (r == nullptr) return out;
+    switch (r->type) {
+        case REDIS_REPLY_INTEGER:
+            out.type = flat_reply::kind::integer;
+            out.integer = r->integer;
+            break;
+        case REDIS_REPLY_STRING:
+        case REDIS_REPLY_STATUS:
+            out.type = flat_reply::kind::text;
+            out.text = std::string{reply_text(r)};
+            break;
+        case REDIS_REPLY_ERROR:
+            out.type = flat_reply::kind::error;
+            out.text = std::string{reply_text(r)};
+            break;
+        case REDIS_REPLY_ARRAY:
+            out.type = flat_reply::kind::array;
+            for (std::size_t i = 0; i < r->elements; ++i)
+                out.elements.push_back(flatten(r->element[i]));
+            break;
+        default:
+            break;
+    }
+    return out;
+}
+
+}  // namespace
+
+probe_op::probe_op(client_core& core, std::vector<std::vector<std::string>> commands, callback done)
+    : operation{core}, commands_{std::move(commands)}, done_{std::move(done)} {}
+
+void probe_op::start() {
+    const std::size_t n = core_.node_count();
+    probes_.resize(n);
+    answers_.assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+        probes_[i].node = core_.node(i).name();
+        probes_[i].replies.resize(commands_.size());
+    }
+    start_ = std::chrono::steady_clock::now();
+    if (commands_.empty()) {
+        // Nothing to ask: report on a later loop turn, never inside the caller.
+        finished_ = true;
+        timer_pending_ = true;
+        core_.timers().schedule(std::chrono::milliseconds{0}, [this] {
+            timer_pending_ = false;
+            deliver(done_, std::move(probes_));
+            maybe_retire();
+        });
+        return;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        for (std::size_t c = 0; c < commands_.size(); ++c) {
+            const std::vector<std::string_view> argv{commands_[c].begin(), commands_[c].end()};
+            ++outstanding_;
+            core_.node(i).send(argv, this, make_tag(0, static_cast<std::uint32_t>(c), i));
+        }
+    }
+}
+
+void probe_op::handle(std::uint32_t tag, const reply_event& event) {
+    const std::size_t node = tag_node(tag);
+    const std::size_t index = tag_kind(tag);
+    node_probe& p = probes_[node];
+    if (answers_[node] == 0) {
+        p.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(
+            std::chrono::steady_clock::now() - start_);
+    }
+    if (event.status == request_status::reply) {
+        p.replies[index] = flatten(event.reply);
+    } else if (p.cause.empty()) {
+        p.cause = std::string{event.cause};
+    }
+    if (++answers_[node] < commands_.size()) return;
+    p.answered = p.cause.empty();
+    if (++complete_ < probes_.size()) return;
+    finished_ = true;
+    deliver(done_, std::move(probes_));
+}
+
+}  // namespace redlock::detail

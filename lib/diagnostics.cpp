@@ -1,0 +1,207 @@
+// client::adopt, client::status and client::check: read-only views of the
+// nodes, built on one probe operation and parsed here.
+#include "detail/client_core.hpp"
+#include "detail/lock_state.hpp"
+#include "detail/timing.hpp"
+#include "redlock/client.hpp"
+
+#include <charconv>
+#include <future>
+#include <map>
+#include <string_view>
+
+namespace redlock {
+namespace {
+
+using detail::flat_reply;
+using detail::node_probe;
+
+auto text_of(const flat_reply& r) -> std::optional<std::string> {
+    if (r.type == flat_reply::kind::text) return r.text;
+    return std::nullopt;
+}
+
+auto number_of(std::string_view text) -> std::optional<std::uint64_t> {
+    std::uint64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+    return value;
+}
+
+/// `field:value` from the text of an INFO reply.
+auto info_field(const flat_reply& r, std::string_view field) -> std::string {
+    if (r.type != flat_reply::kind::text) return {};
+    std::string_view text = r.text;
+    while (!text.empty()) {
+        const auto eol = text.find('\n');
+        std::string_view line = text.substr(0, eol);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.size() > field.size() && line.starts_with(field) && line[field.size()] == ':') {
+            return std::string{line.substr(field.size() + 1)};
+        }
+        if (eol == std::string_view::npos) break;
+        text.remove_prefix(eol + 1);
+    }
+    return {};
+}
+
+auto first_error(const node_probe& p) -> std::string {
+    for (const auto& r : p.replies) {
+        if (r.type == flat_reply::kind::error) return r.text;
+    }
+    return {};
+}
+
+auto parse_status(std::string resource, std::size_t quorum, std::vector<node_probe> probes)
+    -> lock_status {
+    lock_status status;
+    status.resource = std::move(resource);
+    status.quorum = quorum;
+    std::map<std::string, std::size_t> holders;
+    for (auto& p : probes) {
+        node_lock_state n;
+        n.node = std::move(p.node);
+        n.reachable = p.answered;
+        n.detail = p.answered ? first_error(p) : p.cause;
+        if (p.answered && p.replies.size() == 3) {
+            n.holder = text_of(p.replies[0]);
+            if (p.replies[1].type == flat_reply::kind::integer && p.replies[1].integer >= 0) {
+                n.ttl = std::chrono::milliseconds{p.replies[1].integer};
+            }
+            if (const auto counter = text_of(p.replies[2])) n.fence = number_of(*counter);
+            if (n.holder) ++holders[*n.holder];
+            if (n.fence && (!status.fence || *n.fence > *status.fence)) status.fence = n.fence;
+        }
+        status.nodes.push_back(std::move(n));
+    }
+    for (const auto& [value, count] : holders) {
+        if (count >= quorum) status.majority_holder = value;
+    }
+    return status;
+}
+
+auto parse_health(std::size_t quorum, std::vector<node_probe> probes) -> cluster_health {
+    cluster_health health;
+    health.quorum = quorum;
+    for (auto& p : probes) {
+        node_health h;
+        h.node = std::move(p.node);
+        // A node that answers at all is reachable, even if CONFIG is disabled.
+        h.reachable = p.answered || (p.cause.empty() && !p.replies.empty());
+        h.detail = p.cause;
+        h.round_trip = p.round_trip;
+        if (p.replies.size() == 4) {
+            h.redis_version = info_field(p.replies[0], "redis_version");
+            h.run_id = info_field(p.replies[0], "run_id");
+            const std::string aof = info_field(p.replies[1], "aof_enabled");
+            if (!aof.empty()) h.aof_enabled = aof == "1";
+            h.role = info_field(p.replies[2], "role");
+            const flat_reply& config = p.replies[3];
+            if (config.type == flat_reply::kind::array && config.elements.size() == 2) {
+                h.appendfsync = text_of(config.elements[1]);
+            }
+        }
+        if (h.reachable && h.redis_version.empty() && h.detail.empty()) h.detail = first_error(p);
+        health.nodes.push_back(std::move(h));
+    }
+    return health;
+}
+
+template <class T, class Start>
+auto block_on(detail::client_core& core, Start&& start) -> result<T> {
+    if (core.on_loop_thread()) {
+        return failure{error{make_error_code(errc::would_deadlock),
+                             "blocking call on the client's loop thread; use the _async form there",
+                             {},
+                             0}};
+    }
+    std::promise<result<T>> promise;
+    auto future = promise.get_future();
+    start([&promise](result<T> r) { promise.set_value(std::move(r)); });
+    return future.get();
+}
+
+auto moved_from() -> error {
+    return error{make_error_code(errc::client_stopped), "the client was moved from", {}, 0};
+}
+
+}  // namespace
+
+auto client::adopt(std::string resource, std::string value) const -> lock {
+    auto state = std::make_shared<detail::lock_state>();
+    const std::string prefix = core_ ? core_->config().key_prefix : std::string{};
+    state->keys.push_back(prefix + resource);
+    state->resources.push_back(std::move(resource));
+    state->value = std::move(value);
+    state->ttl = core_ ? core_->config().lock.ttl : std::chrono::milliseconds{0};
+    state->adopted = true;
+    return detail::lock_state::handle(std::move(state));
+}
+
+void client::status_async(std::string resource, std::function<void(result<lock_status>)> done) {
+    if (!core_) {
+        done(failure{moved_from()});
+        return;
+    }
+    if (resource.empty()) {
+        // Delivered through the loop like every other completion.
+        core_->probe({}, [done = std::move(done)](result<std::vector<node_probe>>) {
+            done(failure{error{
+                make_error_code(errc::invalid_argument), "the resource name is empty", {}, 0}});
+        });
+        return;
+    }
+    const client_config& config = core_->config();
+    std::vector<std::vector<std::string>> commands{
+        {"GET", config.key_prefix + resource},
+        {"PTTL", config.key_prefix + resource},
+        {"GET", config.fence_prefix + resource},
+    };
+    const std::size_t quorum = detail::quorum(core_->node_count());
+    core_->probe(std::move(commands), [resource, quorum, done = std::move(done)](
+                                          result<std::vector<node_probe>> probes) mutable {
+        if (!probes) {
+            done(failure{std::move(probes).error()});
+            return;
+        }
+        done(parse_status(std::move(resource), quorum, std::move(*probes)));
+    });
+}
+
+auto client::status(std::string resource) -> result<lock_status> {
+    if (!core_) return failure{moved_from()};
+    return block_on<lock_status>(*core_, [&](std::function<void(result<lock_status>)> cb) {
+        status_async(std::move(resource), std::move(cb));
+    });
+}
+
+void client::check_async(std::function<void(result<cluster_health>)> done) {
+    if (!core_) {
+        done(failure{moved_from()});
+        return;
+    }
+    std::vector<std::vector<std::string>> commands{
+        {"INFO", "server"},
+        {"INFO", "persistence"},
+        {"INFO", "replication"},
+        {"CONFIG", "GET", "appendfsync"},
+    };
+    const std::size_t quorum = detail::quorum(core_->node_count());
+    core_->probe(std::move(commands),
+                 [quorum, done = std::move(done)](result<std::vector<node_probe>> probes) mutable {
+                     if (!probes) {
+                         done(failure{std::move(probes).error()});
+                         return;
+                     }
+                     done(parse_health(quorum, std::move(*probes)));
+                 });
+}
+
+auto client::check() -> result<cluster_health> {
+    if (!core_) return failure{moved_from()};
+    return block_on<cluster_health>(*core_, [&](std::function<void(result<cluster_health>)> cb) {
+        check_async(std::move(cb));
+    });
+}
+
+}  // namespace redlock
