@@ -210,7 +210,8 @@ auto describe(const json& value) -> std::string {
     return value.dump();
 }
 
-constexpr std::array<std::string_view, 11> top_level_keys{"nodes",
+constexpr std::array<std::string_view, 12> top_level_keys{"nodes",
+                                                          "restart_quarantine_ms",
                                                           "key_prefix",
                                                           "fence_prefix",
                                                           "connect_timeout_ms",
@@ -417,6 +418,11 @@ private:
               read_number(root, "clock_drift_factor", "", config.clock_drift_factor) &&
               read_ms(root, "clock_drift_floor_ms", "", config.clock_drift_floor)))
             return false;
+        if (root.contains("restart_quarantine_ms")) {
+            milliseconds quarantine{0};
+            if (!read_ms(root, "restart_quarantine_ms", "", quarantine)) return false;
+            config.restart_quarantine = quarantine;
+        }
 
         if (const auto lock = root.find("lock"); lock != root.end()) {
             const std::string p = "/lock";

@@ -147,6 +147,10 @@ auto validate_config(const client_config& config, std::string_view source)
                       "must not start with /key_prefix, nor /key_prefix with it (they would let a "
                       "lock key and a fencing counter key collide)");
 
+    if (config.restart_quarantine && config.restart_quarantine->count() < 0)
+        return reject("/restart_quarantine_ms",
+                      "must be 0 (off) or more" + got(config.restart_quarantine->count()));
+
     // Cross-field rules, after every field is known to be in range.
     const std::int64_t ttl = config.lock.ttl.count();
     if (config.request_timeout.count() >= ttl)

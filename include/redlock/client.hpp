@@ -48,7 +48,8 @@ struct client_stats {
     std::uint64_t timeouts = 0;    ///< requests that missed request_timeout
     std::uint64_t writes = 0;      ///< socket writes, all nodes: commands queued in one loop turn
                                    ///< leave in one write per node
-    std::uint64_t connects = 0;    ///< successful (re)connections, all nodes
+    std::uint64_t node_restarts = 0;  ///< nodes seen coming back with a new run_id
+    std::uint64_t connects = 0;       ///< successful (re)connections, all nodes
     std::size_t nodes_connected = 0;
 };
 

@@ -75,6 +75,13 @@ struct client_config {
         milliseconds jitter{100};  ///< uniform extra delay in [0, jitter]
     } retry;
 
+    /// A node that comes back with a new run_id (it restarted) and does not
+    /// persist every write (appendonly yes + appendfsync always) may have
+    /// forgotten locks it granted. Its grants are then not counted for this
+    /// long: design.md's delayed-restart rule, enforced by the client even when
+    /// operators forget it. Unset: lock.ttl. Zero: off.
+    std::optional<milliseconds> restart_quarantine;
+
     struct reconnect_policy {
         milliseconds min_delay{50};  ///< first back-off; doubles up to max_delay
         milliseconds max_delay{2000};

@@ -202,6 +202,7 @@ void acquire_op::on_grant(std::size_t node, const reply_event& event) {
         }
     }
     reports_[node] = outcome_report(node, event, false);
+    discount_if_quarantined(node);
     const node_status status = reports_[node].status;
     quorum_tally::verdict verdict = quorum_tally::verdict::pending;
     if (status == node_status::ok) {
@@ -212,6 +213,19 @@ void acquire_op::on_grant(std::size_t node, const reply_event& event) {
         verdict = tally_.failed();
     }
     decide_grant(verdict);
+}
+
+void acquire_op::discount_if_quarantined(std::size_t node) {
+    node_report& r = reports_[node];
+    if (r.status != node_status::ok || core_.node(node).grants_count()) return;
+    // It said yes, but it restarted without persisting every write and may have
+    // forgotten a lock another client holds: its yes is not counted (the key it
+    // set is released with the rest if the attempt fails).
+    const auto left =
+        std::chrono::ceil<milliseconds>(core_.node(node).quarantined_until() - steady_clock::now());
+    r.status = node_status::error;
+    r.detail = "restarted without persisting every write; its grants count again in " +
+               std::to_string(left.count()) + " ms";
 }
 
 auto acquire_op::failed_majority(const quorum_tally& tally) const noexcept -> errc {
@@ -252,6 +266,7 @@ void acquire_op::send_confirm(std::size_t node, bool eval) {
 
 void acquire_op::on_confirm(std::size_t node, const reply_event& event) {
     reports_[node] = outcome_report(node, event, true);
+    discount_if_quarantined(node);
     const node_status status = reports_[node].status;
     quorum_tally::verdict verdict = quorum_tally::verdict::pending;
     if (status == node_status::ok) {

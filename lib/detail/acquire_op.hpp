@@ -54,6 +54,7 @@ private:
     [[nodiscard]] auto outcome_report(std::size_t node, const reply_event& event,
                                       bool confirm) const -> node_report;
     void on_grant(std::size_t node, const reply_event& event);
+    void discount_if_quarantined(std::size_t node);
     void on_confirm(std::size_t node, const reply_event& event);
     void decide_grant(quorum_tally::verdict verdict);
     void decide_confirm(quorum_tally::verdict verdict);

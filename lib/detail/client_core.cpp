@@ -221,6 +221,7 @@ auto client_core::stats() const -> client_stats {
     s.requests = connection_counters_.requests.load(std::memory_order_relaxed);
     s.timeouts = connection_counters_.timeouts.load(std::memory_order_relaxed);
     s.writes = connection_counters_.writes.load(std::memory_order_relaxed);
+    s.node_restarts = connection_counters_.restarts.load(std::memory_order_relaxed);
     s.connects = connection_counters_.connects.load(std::memory_order_relaxed);
     s.nodes_connected = connection_counters_.connected.load(std::memory_order_relaxed);
     return s;

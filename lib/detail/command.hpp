@@ -51,6 +51,10 @@ void append_command(std::string& out, std::span<const std::string_view> argv);
 [[nodiscard]] inline auto is_noscript(const redisReply* r) noexcept -> bool {
     return is_error(r) && reply_text(r).starts_with("NOSCRIPT");
 }
+/// The node is loading its data set after a start: it answers nothing useful yet.
+[[nodiscard]] inline auto is_loading(const redisReply* r) noexcept -> bool {
+    return is_error(r) && reply_text(r).starts_with("LOADING");
+}
 /// A short description of an unexpected reply, for error messages.
 [[nodiscard]] auto describe_reply(const redisReply* r) -> std::string;
 

@@ -15,6 +15,24 @@ namespace {
 
 constexpr std::uint32_t auth_tag = 1;
 constexpr std::uint32_t script_load_tag = 2;
+constexpr std::uint32_t info_server_tag = 3;
+constexpr std::uint32_t info_persistence_tag = 4;
+constexpr std::uint32_t config_fsync_tag = 5;
+
+/// `field:value` from the text of an INFO reply.
+auto info_field(std::string_view text, std::string_view field) -> std::string_view {
+    while (!text.empty()) {
+        const auto eol = text.find('\n');
+        std::string_view line = text.substr(0, eol);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.size() > field.size() && line.starts_with(field) && line[field.size()] == ':') {
+            return line.substr(field.size() + 1);
+        }
+        if (eol == std::string_view::npos) break;
+        text.remove_prefix(eol + 1);
+    }
+    return {};
+}
 
 auto as_handle(void* h) noexcept -> uv_handle_t* {
     return static_cast<uv_handle_t*>(h);
@@ -190,6 +208,18 @@ void node_connection::on_connected() {
         append_command(handshake, {"SCRIPT", "LOAD", s->source});
         handshake_requests.push_back(request{this, script_load_tag, false, deadline});
     }
+    // Who the node is and whether it persists every write, answered before any
+    // reply to a queued command: a restart is known before a grant is counted.
+    identity_replies_ = 0;
+    new_run_id_.clear();
+    aof_ = false;
+    appendfsync_.clear();
+    append_command(handshake, {"INFO", "server"});
+    handshake_requests.push_back(request{this, info_server_tag, false, deadline});
+    append_command(handshake, {"INFO", "persistence"});
+    handshake_requests.push_back(request{this, info_persistence_tag, false, deadline});
+    append_command(handshake, {"CONFIG", "GET", "appendfsync"});
+    handshake_requests.push_back(request{this, config_fsync_tag, false, deadline});
     out_.insert(0, handshake);
     pending_.insert(pending_.begin(), handshake_requests.begin(), handshake_requests.end());
     arm_deadline(deadline);
@@ -197,7 +227,20 @@ void node_connection::on_connected() {
 }
 
 void node_connection::on_reply(std::uint32_t tag, const reply_event& event) noexcept {
+    if (tag == info_server_tag || tag == info_persistence_tag || tag == config_fsync_tag) {
+        try {
+            on_identity(tag, event);
+        } catch (...) {
+            // Out of memory while parsing: treat the node as not persisting.
+        }
+        return;
+    }
     if (tag == script_load_tag) {
+        // A node still loading its data cannot serve locks yet: come back later.
+        if (event.status == request_status::reply && is_loading(event.reply)) {
+            disconnect("still loading its data set");
+            return;
+        }
         // Not fatal: EVALSHA falls back to EVAL. But a node that cannot run
         // scripts cannot release locks, and the operator should hear of it.
         if (event.status == request_status::reply && is_error(event.reply)) {
@@ -213,6 +256,54 @@ void node_connection::on_reply(std::uint32_t tag, const reply_event& event) noex
     } else if (event.status == request_status::timeout) {
         disconnect("AUTH timed out");
     }
+}
+
+void node_connection::on_identity(std::uint32_t tag, const reply_event& event) {
+    if (event.status == request_status::timeout) {
+        // Restart safety hinges on knowing who the node is: no guessing.
+        disconnect("no answer to the handshake within the connect timeout");
+        return;
+    }
+    if (event.status != request_status::reply) return;  // dropped or stopping: nothing to learn
+    if (is_loading(event.reply)) {
+        disconnect("still loading its data set");
+        return;
+    }
+    if (tag == info_server_tag && is_error(event.reply)) {
+        if (!identity_warned_) {
+            identity_warned_ = true;
+            warn("cannot read its run_id (" + describe_reply(event.reply) +
+                 "): a restart of this node cannot be detected");
+        }
+    }
+    if (event.status == request_status::reply) {
+        const redisReply* r = event.reply;
+        if (tag == info_server_tag) {
+            new_run_id_ = std::string{info_field(reply_text(r), "run_id")};
+        } else if (tag == info_persistence_tag) {
+            aof_ = info_field(reply_text(r), "aof_enabled") == "1";
+        } else if (r != nullptr && r->type == REDIS_REPLY_ARRAY && r->elements == 2) {
+            appendfsync_ = std::string{reply_text(r->element[1])};
+        }
+        // CONFIG may be disabled or renamed: then persistence is unknown, and
+        // unknown is treated as "may lose writes".
+    }
+    if (++identity_replies_ < 3 || new_run_id_.empty()) return;
+    const bool restarted = !run_id_.empty() && new_run_id_ != run_id_;
+    run_id_ = new_run_id_;
+    if (!restarted) return;
+    counters_.restarts.fetch_add(1, std::memory_order_relaxed);
+    const bool persists = aof_ && appendfsync_ == "always";
+    const auto quarantine = config_.restart_quarantine.value_or(config_.lock.ttl);
+    if (persists || quarantine <= std::chrono::milliseconds{0}) {
+        warn("restarted (new run_id); it persists every write, so its grants count at once");
+        return;
+    }
+    quarantined_until_ = std::chrono::steady_clock::now() + quarantine;
+    warn(
+        "restarted (new run_id) without persisting every write (appendonly yes + appendfsync "
+        "always): its grants are not counted for " +
+        std::to_string(quarantine.count()) + " ms, the delayed-restart rule");
 }
 
 void node_connection::disconnect(std::string cause) {

@@ -6,6 +6,7 @@
 #include <uv.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -51,6 +52,7 @@ struct connection_counters {
     std::atomic<std::uint64_t> writes{0};  ///< write system calls (uv_try_write + uv_write)
     std::atomic<std::uint64_t> connects{0};
     std::atomic<std::size_t> connected{0};
+    std::atomic<std::uint64_t> restarts{0};  ///< nodes seen coming back with a new run_id
 };
 
 /// One multiplexed connection to one Redis node.
@@ -85,6 +87,15 @@ public:
     [[nodiscard]] auto connected() const noexcept -> bool { return state_ == state::ready; }
     [[nodiscard]] auto pending() const noexcept -> std::size_t { return pending_.size(); }
 
+    /// False while the node is quarantined after a restart that may have lost
+    /// acknowledged writes: its grants must not count toward a quorum.
+    [[nodiscard]] auto grants_count() const noexcept -> bool {
+        return std::chrono::steady_clock::now() >= quarantined_until_;
+    }
+    [[nodiscard]] auto quarantined_until() const noexcept -> std::chrono::steady_clock::time_point {
+        return quarantined_until_;
+    }
+
 private:
     enum class state { idle, resolving, connecting, ready, backoff, stopping, stopped };
 
@@ -101,6 +112,7 @@ private:
     };
 
     void on_reply(std::uint32_t tag, const reply_event& event) noexcept override;
+    void on_identity(std::uint32_t tag, const reply_event& event);
 
     void begin_connect();
     void connect_to(const sockaddr* address);
@@ -157,6 +169,15 @@ private:
     bool dirty_ = false;
     int open_handles_ = 0;
     std::function<void()> on_closed_;
+
+    // What the node said about itself at the last handshake (restart safety).
+    std::string run_id_;
+    std::string new_run_id_;
+    bool aof_ = false;
+    std::string appendfsync_;
+    int identity_replies_ = 0;
+    bool identity_warned_ = false;
+    std::chrono::steady_clock::time_point quarantined_until_{};
 
     redisReader* reader_ = nullptr;
     std::deque<request> pending_;

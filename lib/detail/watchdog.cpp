@@ -56,7 +56,14 @@ void watchdog::arm_deadline(entry& e) {
     const auto left = std::chrono::ceil<milliseconds>(e.state->valid_until() - steady_clock::now());
     e.deadline_timer = core_.timers().schedule(left, [this, key = e.state.get(), g = e.generation] {
         entry* current = find(key, g);
-        if (current == nullptr || steady_clock::now() < current->state->valid_until()) return;
+        if (current == nullptr) return;
+        if (steady_clock::now() < current->state->valid_until()) {
+            // Early (the loop's clock is cached in whole milliseconds and lags
+            // the steady clock), or the deadline moved (a manual extend): wait
+            // for the deadline as it stands now.
+            arm_deadline(*current);
+            return;
+        }
         mark_lost(key, error{make_error_code(errc::lock_lost),
                              "lock on '" + current->state->resources.front() +
                                  "' lost: no renewal reached a majority before its validity ended",
@@ -107,6 +114,9 @@ void watchdog::mark_lost(const lock_state* key, error why) {
     core_.timers().cancel(it->second.renew_timer);
     core_.timers().cancel(it->second.deadline_timer);
     entries_.erase(it);
+    // A release on another thread sets `released` before its task reaches the
+    // loop to forget this entry; a renewal refused meanwhile is not a loss.
+    if (state->released.load(std::memory_order_acquire)) return;
 
     state->lost.store(true, std::memory_order_release);
     state->lost_source.request_stop();

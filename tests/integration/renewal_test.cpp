@@ -8,9 +8,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -194,33 +196,105 @@ TEST_SUITE("renewal") {
         CHECK_FALSE(held->lost());
     }
 
-    TEST_CASE_FIXTURE(cluster, "releasing auto-renewed locks never reports them lost") {
-        // Many short-lived renewed locks, so that releases race with renewals due.
-        constexpr std::size_t count = 100;
-        std::atomic<int> losses{0};
-        redlock_test::countdown all_released{count};
-        auto locks = make_client();
-        redlock::lock_options renewed;
-        renewed.ttl = 150ms;
-        renewed.auto_renew = true;
-        renewed.on_lost = [&](const redlock::lock&, const redlock::error&) { ++losses; };
+    TEST_CASE_FIXTURE(cluster,
+                      "renewed locks are reported lost by their deadline even when renewal retries "
+                      "are far apart") {
+        // A long request deadline spaces the renewal retries (2 x request_timeout) beyond the
+        // validity: the watchdog's deadline timer alone has to report each loss in time.
+        constexpr std::size_t count = 16;
+        std::vector<std::atomic<std::int64_t>> lost_at_ns(count);
+        std::atomic<int> calls{0};
+        redlock_test::countdown all_lost{count};
+        auto settings = config();
+        settings.request_timeout = 500ms;
+        auto locks = make_client(settings);
+        REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
         std::vector<redlock::lock> held;
+        std::vector<std::chrono::steady_clock::time_point> first_deadline;
         for (std::size_t i = 0; i < count; ++i) {
+            redlock::lock_options renewed;
+            renewed.ttl = 1500ms;
+            renewed.auto_renew = true;
+            renewed.on_lost = [&, i](const redlock::lock&, const redlock::error&) {
+                lost_at_ns[i] = std::chrono::steady_clock::now().time_since_epoch().count();
+                ++calls;
+                all_lost.count_down();
+            };
             auto one = locks.acquire("job:" + std::to_string(i), renewed);
             REQUIRE(one);
             held.push_back(*one);
+            first_deadline.push_back(one->valid_until());
+            // Not synchronisation: spreads the locks over distinct loop turns and clock phases,
+            // so that their renewals (and deadline timers) are independent samples.
+            std::this_thread::sleep_for(3ms);
         }
+        // Every lock renewed once: the renewal works, and the next one is a third of a TTL away.
+        REQUIRE(redlock_test::wait_until(3s, [&] {
+            for (std::size_t i = 0; i < count; ++i) {
+                if (held[i].valid_until() == first_deadline[i]) return false;
+            }
+            return true;
+        }));
+        for (int i : {0, 1, 2}) node(i).freeze();
+        // No renewal can succeed from here on: these are the deadlines the losses must meet.
+        std::vector<std::chrono::steady_clock::time_point> deadline;
+        for (const auto& one : held) deadline.push_back(one.valid_until());
+
+        bool arrived = all_lost.wait_for(5s);
+
+        for (int i : {0, 1, 2}) node(i).thaw();
+        REQUIRE(arrived);
+        int late = 0;
+        std::string lateness;
+        for (std::size_t i = 0; i < count; ++i) {
+            std::chrono::steady_clock::time_point at{std::chrono::nanoseconds{lost_at_ns[i]}};
+            lateness += " " + std::to_string(ms_between(deadline[i], at));
+            if (at > deadline[i] + 300ms) ++late;
+            CHECK(held[i].lost());
+        }
+        INFO("each loss, in ms after its deadline:", lateness);
+        CHECK(late == 0);
+        CHECK(calls == static_cast<int>(count));
+    }
+
+    TEST_CASE_FIXTURE(cluster,
+                      "releasing an auto-renewed lock while its renewal is due never reports it "
+                      "lost") {
+        loss_record loss;
+        redlock_test::countdown blocker_entered{1};
+        redlock_test::countdown blocker_may_leave{1};
+        redlock_test::countdown released{1};
+        auto locks = make_client();
+        auto held = locks.acquire("orders:42", loss.options(300ms));
+        REQUIRE(held);
         REQUIRE(await_fresh_renewal(locks));
+        // A busy loop thread: a callback that runs long, as user callbacks sometimes do.
+        locks.acquire_async("blocker", {}, [&](redlock::result<redlock::lock>) {
+            blocker_entered.count_down();
+            (void)blocker_may_leave.wait_for(5s);
+        });
+        REQUIRE(blocker_entered.wait_for(5s));
 
-        for (const auto& one : held) {
-            locks.release_async(
-                one, [&](redlock::result<redlock::release_report>) { all_released.count_down(); });
+        // Released from this thread while the loop is busy; the renewal (every 100 ms) comes
+        // due before the loop gets to the release.
+        locks.release_async(
+            *held, [&](redlock::result<redlock::release_report>) { released.count_down(); });
+        bool renewal_due = redlock_test::wait_until(
+            2s, [&] { return held->valid_until() - std::chrono::steady_clock::now() < 150ms; });
+        blocker_may_leave.count_down();
+
+        CHECK(renewal_due);
+        REQUIRE(released.wait_for(5s));
+        CHECK_FALSE(held->valid());
+        CHECK(redlock_test::holds_for(300ms, [&] { return loss.calls == 0; }));
+        {
+            std::lock_guard guard{loss.mutex};
+            INFO("on_lost said: ", loss.why ? loss.why->message : std::string{"nothing"});
+            CHECK_FALSE(loss.why.has_value());
         }
-
-        REQUIRE(all_released.wait_for(10s));
-        CHECK(redlock_test::holds_for(300ms, [&] { return losses == 0; }));
+        CHECK_FALSE(held->lost());
+        CHECK_FALSE(held->lost_token().stop_requested());
         CHECK(locks.stats().locks_lost == 0);
-        CHECK(std::ranges::none_of(held, [](const redlock::lock& one) { return one.lost(); }));
-        CHECK(total_keys() == 0);
+        CHECK(count_holding(key_of("orders:42")) == 0);
     }
 }

@@ -18,6 +18,7 @@
 #include <spawn.h>
 #include <stdexcept>
 #include <string>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <system_error>
@@ -29,6 +30,22 @@ extern char** environ;  // NOLINT: POSIX declares it nowhere else
 
 namespace redlock_test {
 namespace {
+
+/// The absolute path of `name` on PATH, or empty. Resolved before fork(),
+/// because the child may only make async-signal-safe calls.
+auto find_on_path(const std::string& name) -> std::string {
+    const char* path = std::getenv("PATH");
+    std::string_view dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+    while (!dirs.empty()) {
+        const auto colon = dirs.find(':');
+        const std::string dir{dirs.substr(0, colon)};
+        const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+        if (colon == std::string_view::npos) break;
+        dirs.remove_prefix(colon + 1);
+    }
+    return {};
+}
 
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
@@ -243,40 +260,44 @@ auto spawn_redis(std::uint16_t port, const server_options& options) -> spawn_out
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
 
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    sigset_t none;
-    sigemptyset(&none);
-    sigset_t every;
-    sigfillset(&every);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    posix_spawnattr_setsigdefault(&attributes, &every);
-    posix_spawnattr_setpgroup(&attributes, 0);  // its own group, killed as a whole
-    posix_spawnattr_setflags(
-        &attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-
-    pid_t pid = -1;
-    int spawn_error = 0;
-    {
-        signals_blocked quiet;
-        install_handlers();
-        spawn_error =
-            posix_spawnp(&pid, "redis-server", &actions, &attributes, argv.data(), environ);
-        if (spawn_error == 0) remember(pid);
-    }
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    if (spawn_error != 0) {
+    const std::string program = find_on_path("redis-server");
+    if (program.empty()) {
         return {.failure =
-                    "cannot run redis-server (is the redis-server package installed and on "
-                    "PATH?): " +
-                    std::string{std::strerror(spawn_error)}};
+                    "cannot run redis-server: it is not on PATH (is the redis-server "
+                    "package installed?)"};
+    }
+    pid_t pid = -1;
+    {
+        signals_blocked quiet;  // the child starts with every signal blocked...
+        install_handlers();
+        const pid_t parent = ::getpid();
+        pid = ::fork();
+        if (pid == 0) {
+            // Child: only async-signal-safe calls until exec. The kernel kills it
+            // when the test process dies, however it dies (SIGKILL from a ctest
+            // timeout, a sanitizer's _exit): no server outlives its test.
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (::getppid() != parent) ::_exit(127);  // the parent is already gone
+            ::setpgid(0, 0);                          // its own group, killed as a whole
+            const int in = ::open("/dev/null", O_RDONLY);
+            const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+            if (in < 0 || out < 0) ::_exit(126);
+            ::dup2(in, 0);
+            ::dup2(out, 1);
+            ::dup2(out, 2);
+            struct sigaction default_action {};
+            default_action.sa_handler = SIG_DFL;
+            for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &default_action, nullptr);
+            sigset_t none;
+            sigemptyset(&none);
+            ::sigprocmask(SIG_SETMASK, &none, nullptr);  // ...and unblocks them all here
+            ::execv(program.c_str(), argv.data());
+            ::_exit(127);
+        }
+        if (pid > 0) remember(pid);
+    }
+    if (pid < 0) {
+        return {.failure = "cannot fork for redis-server: " + std::string{std::strerror(errno)}};
     }
 
     auto deadline = clock_type::now() + startup_limit;

@@ -793,3 +793,17 @@ TEST_CASE("config: fencing needs a fence prefix that cannot collide with the key
     // Without fencing the counters are never written, so any key prefix is fine.
     CHECK(parse_ok(with(minimal(), "/key_prefix", "").dump()).key_prefix.empty());
 }
+
+TEST_CASE("config: restart_quarantine_ms defaults to the lock TTL and may be turned off") {
+    CHECK_FALSE(parse_ok(minimal().dump()).restart_quarantine);  // unset: lock.ttl applies
+    CHECK(parse_ok(with(minimal(), "/restart_quarantine_ms", 0).dump()).restart_quarantine ==
+          milliseconds{0});
+    CHECK(parse_ok(with(minimal(), "/restart_quarantine_ms", 30000).dump()).restart_quarantine ==
+          milliseconds{30000});
+    check_cases({
+        {"negative quarantine", with(minimal(), "/restart_quarantine_ms", -1),
+         "/restart_quarantine_ms", "must be 0 (off) or more"},
+        {"quarantine as text", with(minimal(), "/restart_quarantine_ms", "1s"),
+         "/restart_quarantine_ms", "must be an integer"},
+    });
+}

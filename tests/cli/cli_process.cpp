@@ -1,0 +1,116 @@
+#include "cli/cli_process.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <fcntl.h>
+#include <fstream>
+#include <signal.h>
+#include <spawn.h>
+#include <sstream>
+#include <stdexcept>
+#include <sys/wait.h>
+#include <thread>
+
+extern char** environ;  // NOLINT: POSIX names it so
+
+namespace redlock_test {
+
+namespace {
+
+std::atomic<int> next_id{0};
+
+}  // namespace
+
+cli_process::cli_process(const std::vector<std::string>& args, const std::filesystem::path& dir,
+                         const std::vector<std::string>& env) {
+    const int id = next_id.fetch_add(1);
+    out_ = dir / ("redlock-" + std::to_string(id) + ".out");
+    err_ = dir / ("redlock-" + std::to_string(id) + ".err");
+
+    std::vector<std::string> argv{REDLOCK_CLI};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> arg_pointers;
+    for (auto& a : argv) arg_pointers.push_back(a.data());
+    arg_pointers.push_back(nullptr);
+    std::vector<std::string> envs;
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) envs.emplace_back(*e);
+    envs.insert(envs.end(), env.begin(), env.end());
+    std::vector<char*> env_pointers;
+    for (auto& e : envs) env_pointers.push_back(e.data());
+    env_pointers.push_back(nullptr);
+
+    posix_spawn_file_actions_t files;
+    posix_spawn_file_actions_init(&files);
+    posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&files, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&files, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setpgroup(&attr, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+    started_ = std::chrono::steady_clock::now();
+    const int rc = posix_spawn(&pid_, argv.front().c_str(), &files, &attr, arg_pointers.data(),
+                               env_pointers.data());
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&files);
+    if (rc != 0) {
+        pid_ = -1;
+        throw std::runtime_error("cannot start " + argv.front() + ": error " + std::to_string(rc));
+    }
+}
+
+cli_process::~cli_process() {
+    if (pid_ <= 0) return;
+    ::kill(-pid_, SIGKILL);  // the group: redlock and whatever it runs
+    if (!status_) {
+        while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+        }
+    }
+}
+
+void cli_process::signal(int sig) const {
+    if (pid_ > 0 && !status_) ::kill(pid_, sig);
+}
+
+auto cli_process::try_reap() -> bool {
+    if (status_) return true;
+    int raw = 0;
+    if (waitpid(pid_, &raw, WNOHANG) != pid_) return false;
+    status_ = WIFSIGNALED(raw) ? 128 + WTERMSIG(raw) : WEXITSTATUS(raw);
+    return true;
+}
+
+auto cli_process::running() -> bool {
+    return !try_reap();
+}
+
+auto cli_process::wait(std::chrono::milliseconds timeout) -> cli_result {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!try_reap()) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+            throw std::runtime_error("redlock (pid " + std::to_string(pid_) +
+                                     ") still running after " + std::to_string(timeout.count()) +
+                                     " ms; stderr so far: " + slurp(err_));
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds{2});
+    }
+    cli_result result;
+    result.status = *status_;
+    result.out = slurp(out_);
+    result.err = slurp(err_);
+    result.took = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started_);
+    return result;
+}
+
+auto slurp(const std::filesystem::path& file) -> std::string {
+    std::ifstream in{file};
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+}  // namespace redlock_test
