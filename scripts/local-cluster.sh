@@ -30,11 +30,22 @@ start() {
     echo $! >"$pidfile"
   done
   for port in $ports; do
+    pid=$(cat "$run_dir/redis-$port.pid")
     for _ in $(seq 100); do
-      if redis-cli -p "$port" ping >/dev/null 2>&1; then continue 2; fi
+      # The server answering must be the one we started, not a stranger on the port.
+      answering=$(redis-cli -p "$port" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')
+      if [[ $answering == "$pid" ]]; then continue 2; fi
+      if ! kill -0 "$pid" 2>/dev/null; then
+        rm -f "$run_dir/redis-$port.pid"
+        echo "local-cluster: redis-server for port $port exited (is the port in use by another" \
+             "process?); see $run_dir/redis-$port.log" >&2
+        stop  # leave nothing of ours running
+        exit 69
+      fi
       sleep 0.05
     done
-    echo "local-cluster: redis on port $port did not answer PING; see $run_dir/redis-$port.log" >&2
+    echo "local-cluster: redis on port $port did not answer; see $run_dir/redis-$port.log" >&2
+    stop
     exit 69
   done
   echo "local-cluster: masters up on ports" $ports
