@@ -469,7 +469,7 @@ void node_connection::on_alloc(uv_handle_t* handle, std::size_t, uv_buf_t* buf) 
 void node_connection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t*) {
     auto& self = *static_cast<node_connection*>(stream->data);
     if (nread > 0) {
-        self.on_data(self.read_buf_, static_cast<std::size_t>(nread));
+        self.feed(self.read_buf_, static_cast<std::size_t>(nread));
     } else if (nread < 0) {
         self.disconnect(nread == UV_EOF
                             ? std::string{"connection closed by the server"}
@@ -477,7 +477,7 @@ void node_connection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t
     }
 }
 
-void node_connection::on_data(const char* data, std::size_t len) {
+void node_connection::feed(const char* data, std::size_t len) {
     if (redisReaderFeed(reader_, data, len) != REDIS_OK) {
         disconnect(std::string{"protocol error: "} + reader_->errstr);
         return;

@@ -79,6 +79,11 @@ public:
     /// A null sink discards the outcome.
     void send(std::span<const std::string_view> argv, reply_sink* sink, std::uint32_t tag);
 
+    /// The read path: parses `len` bytes received from the node and completes
+    /// the requests they answer. Public so that fuzz targets can drive reply
+    /// handling without a socket; the connection calls it for every read.
+    void feed(const char* data, std::size_t len);
+
     /// Fails what is pending with `stopped`, closes every handle, then calls
     /// `done` (the object may be destroyed from then on).
     void close(std::function<void()> done);
@@ -124,7 +129,6 @@ private:
     void mark_dirty();
     void flush();
     void deliver_deferred();
-    void on_data(const char* data, std::size_t len);
     void arm_deadline(std::uint64_t deadline);
     void on_deadline();
     void fail_pending(request_status status, std::string_view cause);
