@@ -51,6 +51,7 @@ void extend_op::start() {
         reports_.push_back(node_report{core_.node(i).name(), node_status::cancelled, "no answer"});
     }
     open_ = true;
+    missing_.assign(n, false);
     start_ = steady_clock::now();
     for (std::size_t i = 0; i < n; ++i) send_extend(i, false);
 }
@@ -75,7 +76,15 @@ void extend_op::fail_later(errc code, std::string message) {
 
 void extend_op::handle(std::uint32_t tag, const reply_event& event) {
     const std::size_t node = tag_node(tag);
-    if (!open_) return;  // decided: stragglers change nothing
+    if (tag_kind(tag) == repair_kind) return;  // best effort; never counted
+    if (!open_) {
+        // A straggler that lost the key, after a successful extend: repair it too.
+        if (extended_ && event.status == request_status::reply && integer_of(event.reply) == -1 &&
+            lock_state::handle(state_).valid()) {
+            send_repair(node);
+        }
+        return;
+    }
     if (tag_kind(tag) == sha_kind && event.status == request_status::reply &&
         is_noscript(event.reply)) {
         send_extend(node, true);  // restarted or flushed node: EVAL loads the script again
@@ -91,7 +100,13 @@ void extend_op::handle(std::uint32_t tag, const reply_event& event) {
                 verdict = tally_.yes();
             } else if (integer_of(event.reply) == 0) {
                 r.status = node_status::refused;
-                r.detail = "does not hold our value any more";
+                r.detail = "holds another value";
+                verdict = tally_.refused();
+            } else if (integer_of(event.reply) == -1) {
+                // Never counted, even if repaired below: a missing key is not ours.
+                r.status = node_status::refused;
+                r.detail = "the key is missing (restarted or evicted)";
+                missing_[node] = true;
                 verdict = tally_.refused();
             } else {
                 r.status = node_status::error;
@@ -142,7 +157,29 @@ void extend_op::decide(quorum_tally::verdict verdict) {
     state_->adopted = false;  // from now on its validity is known
     state_->set_valid_until(deadline);
     finished_ = true;
+    extended_ = true;
+    repair_missing();
     deliver(done_, result<milliseconds>{std::chrono::floor<milliseconds>(deadline - now)});
+}
+
+void extend_op::repair_missing() {
+    // Only now, with the lock confirmed on a majority and valid: put the key
+    // back where it went missing, with SET NX so that nothing is overwritten.
+    // These answers never count toward any quorum.
+    for (std::size_t i = 0; i < missing_.size(); ++i) {
+        if (missing_[i]) send_repair(i);
+    }
+}
+
+void extend_op::send_repair(std::size_t node) {
+    if (state_->keys.size() == 1) {
+        send(node, {"SET", state_->keys.front(), state_->value, "NX", "PX", ttl_text_},
+             make_tag(0, repair_kind, node));
+        return;
+    }
+    std::vector<std::string_view> keys{state_->keys.begin(), state_->keys.end()};
+    send_script(node, acquire_script(), true, keys, {state_->value, ttl_text_, "0"},
+                make_tag(0, repair_kind, node));
 }
 
 void extend_op::fail(errc code, std::string why) {

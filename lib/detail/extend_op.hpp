@@ -26,13 +26,15 @@ public:
     void cancel(errc why) override;
 
 private:
-    enum kind : std::uint32_t { sha_kind, eval_kind };
+    enum kind : std::uint32_t { sha_kind, eval_kind, repair_kind };
 
     void handle(std::uint32_t tag, const reply_event& event) override;
     void send_extend(std::size_t node, bool eval);
     void fail_later(errc code, std::string message);
     void decide(quorum_tally::verdict verdict);
     void fail(errc code, std::string why);
+    void repair_missing();
+    void send_repair(std::size_t node);
     [[nodiscard]] auto describe_nodes() const -> std::string;
 
     std::shared_ptr<lock_state> state_;
@@ -43,6 +45,8 @@ private:
     quorum_tally tally_{0};
     std::vector<node_report> reports_;
     bool open_ = false;
+    bool extended_ = false;      // confirmed on a majority: repairs are allowed
+    std::vector<bool> missing_;  // nodes that answered: key missing
 };
 
 }  // namespace redlock::detail

@@ -48,9 +48,16 @@ return 0
 )lua";
 
 constexpr std::string_view extend_source = R"lua(
+local missing = false
 for i = 1, #KEYS do
-  if redis.call('GET', KEYS[i]) ~= ARGV[1] then return 0 end
+  local v = redis.call('GET', KEYS[i])
+  if v == false then
+    missing = true
+  elseif v ~= ARGV[1] then
+    return 0
+  end
 end
+if missing then return -1 end
 local ttl = tonumber(ARGV[2])
 for i = 1, #KEYS do
   if redis.call('PTTL', KEYS[i]) < ttl then

@@ -29,8 +29,9 @@ struct script {
 [[nodiscard]] auto fence_confirm_script() -> const script&;
 
 /// KEYS = lock keys, ARGV = value, ttl ms. If every key still holds our value,
-/// raises each key's TTL to `ttl` (never shortens one) and returns 1; else
-/// changes nothing and returns 0.
+/// raises each key's TTL to `ttl` (never shortens one) and returns 1. Else it
+/// changes nothing and returns 0 if some key holds another value, -1 if the
+/// only problem is keys that are missing (the node restarted or evicted them).
 [[nodiscard]] auto extend_script() -> const script&;
 
 /// Every script, for SCRIPT LOAD when a connection is (re)established.
