@@ -51,6 +51,8 @@ struct client_stats {
     std::uint64_t node_restarts = 0;  ///< nodes seen coming back with a new run_id
     std::uint64_t connects = 0;       ///< successful (re)connections, all nodes
     std::size_t nodes_connected = 0;
+    std::size_t waiters = 0;                 ///< acquisitions waiting for a release notification
+    std::size_t subscriber_connections = 0;  ///< open while anyone waits (and a grace period)
 };
 
 /// A Redlock client over a fixed set of independent Redis masters.

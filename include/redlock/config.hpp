@@ -1,5 +1,6 @@
 #pragma once
 
+#include "redlock/lock.hpp"
 #include "redlock/result.hpp"
 
 #include <chrono>
@@ -50,6 +51,9 @@ struct client_config {
     /// may start with the other, so no resource name can make a lock key and a
     /// counter key collide.
     std::string fence_prefix = "redlock-fence:";
+    /// Prefix of the waiter queues (and of the wake-up channels, as
+    /// "<queue_prefix>wake:<client id>").
+    std::string queue_prefix = "redlock-queue:";
     milliseconds connect_timeout{200};
     /// Per-request deadline. Small against the TTL: a node that has not answered
     /// by then counts as failed for this attempt.
@@ -67,6 +71,12 @@ struct client_config {
         /// the last successful acquire/extend.
         double renew_fraction = 1.0 / 3.0;
         bool fencing = false;
+        /// Default wait mode: "targeted", "fair", "broadcast" or "poll".
+        redlock::wait_mode wait = redlock::wait_mode::targeted;
+        /// A waiter's queue entry expires unless it comes back within this
+        /// long, so a dead waiter blocks nobody; waiters therefore re-check at
+        /// least every half of it.
+        milliseconds waiter_ttl{2000};
     } lock;
 
     struct retry_policy {

@@ -18,6 +18,21 @@ struct lock_state;
 class lock;
 struct error;
 
+/// How an acquisition that has to wait for another holder waits.
+enum class wait_mode {
+    /// The default. Waiters queue per resource on each node; a release wakes
+    /// only the first live waiter (O(1) wake-ups, no herd). Everyone else
+    /// sleeps until the holder's TTL could have run out, or their turn.
+    targeted,
+    /// As targeted, and grants follow arrival order: a newcomer does not
+    /// overtake a live waiter queued ahead of it.
+    fair,
+    /// A release wakes every live waiter (for comparison; a thundering herd).
+    broadcast,
+    /// No queue and no notifications: retry after retry.delay + jitter.
+    poll,
+};
+
 /// Per-acquisition choices. Every unset field takes the client's configured default.
 struct lock_options {
     std::optional<std::chrono::milliseconds> ttl{};
@@ -37,6 +52,10 @@ struct lock_options {
     /// Runs once, on the loop thread, when an auto-renewed lock is lost. The
     /// error says why (errc::lock_lost, with the nodes' answers).
     std::function<void(const lock&, const error&)> on_lost{};
+    /// How to wait when the lock is held elsewhere (see wait_mode). Waiting
+    /// applies when more than one attempt is allowed; a lock over several
+    /// resources always polls.
+    std::optional<redlock::wait_mode> wait{};
 };
 
 /// A held (or once-held) distributed lock.

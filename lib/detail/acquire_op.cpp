@@ -47,6 +47,10 @@ acquire_op::acquire_op(client_core& core, std::vector<std::string> resources, lo
     state_->auto_renew = options_.auto_renew.value_or(config.lock.auto_renew);
     state_->on_lost = std::move(options_.on_lost);
     fencing_ = options_.fencing.value_or(config.lock.fencing);
+    wait_mode_ = options_.wait.value_or(config.lock.wait);
+    state_->wake = wait_mode_ == wait_mode::broadcast ? 'a'
+                   : wait_mode_ == wait_mode::poll    ? '0'
+                                                      : '1';
     if (fencing_ && state_->resources.size() == 1) {
         state_->fence_key = config.fence_prefix + state_->resources.front();
     }
@@ -56,6 +60,14 @@ acquire_op::acquire_op(client_core& core, std::vector<std::string> resources, lo
     if (options_.max_wait) wait_deadline_ = steady_clock::now() + *options_.max_wait;
     // With only a wait deadline, keep trying until it passes.
     max_attempts_ = options_.attempts.value_or(options_.max_wait ? 0 : config.retry.attempts);
+    // Queue and notifications serve a single resource that may be retried.
+    // Acquisitions given a wait deadline wait for the holder: sleeping until
+    // its key could expire, woken early by its release. With an attempt
+    // budget alone they retry after retry.delay + jitter, as asked.
+    waiting_ = options_.max_wait.has_value() && state_->resources.size() == 1 &&
+               wait_mode_ != wait_mode::poll;
+    if (!state_->resources.empty()) queue_key_ = config.queue_prefix + state_->resources.front();
+    liveness_text_ = std::to_string(config.lock.waiter_ttl.count());
 }
 
 auto acquire_op::check_arguments() const -> std::string {
@@ -95,6 +107,7 @@ void acquire_op::start() {
         return;
     }
     state_->value = core_.rng().lock_value();
+    waiter_id_ = core_.client_id() + ":" + std::to_string(ticket_);
     begin_attempt();
 }
 
@@ -106,6 +119,7 @@ void acquire_op::begin_attempt() {
     const std::size_t n = core_.node_count();
     tally_ = quorum_tally{n};
     max_counter_ = 0;
+    holder_ttl_.assign(n, -2);
     reports_.clear();
     for (std::size_t i = 0; i < n; ++i) {
         reports_.push_back(node_report{core_.node(i).name(), node_status::cancelled, "no answer"});
@@ -116,6 +130,14 @@ void acquire_op::begin_attempt() {
 }
 
 void acquire_op::send_grant(std::size_t node, bool eval) {
+    if (waiting_) {
+        send_script(node, wait_acquire_script(), eval,
+                    {state_->keys.front(), state_->fence_key, queue_key_},
+                    {state_->value, ttl_text_, waiter_id_, liveness_text_,
+                     wait_mode_ == wait_mode::fair ? "f" : "t"},
+                    make_tag(attempt_, eval ? script_eval_kind : script_sha_kind, node));
+        return;
+    }
     if (!scripted_) {
         send(node, {"SET", state_->keys.front(), state_->value, "NX", "PX", ttl_text_},
              make_tag(attempt_, set_kind, node));
@@ -138,9 +160,9 @@ void acquire_op::handle(std::uint32_t tag, const reply_event& event) {
     const bool current = tag_attempt(tag) == attempt_;
     const bool noscript = event.status == request_status::reply && is_noscript(event.reply);
 
-    if (k == release_sha_kind || k == release_eval_kind) {
+    if (k == release_sha_kind || k == release_eval_kind || k == dequeue_kind) {
         --releases_pending_;  // this request is done; a NOSCRIPT is replaced by its EVAL
-        if (noscript && k == release_sha_kind) send_release(node, true);
+        if (noscript && k == release_sha_kind) send_release(node, true);  // (dequeue goes as EVAL)
         if (releases_pending_ == 0 && final_error_ && !finished_) finish_failure();
         return;
     }
@@ -171,7 +193,7 @@ auto acquire_op::outcome_report(std::size_t node, const reply_event& event, bool
         std::optional<long long> yes;
         if (confirm) {
             yes = integer_of(event.reply);
-        } else if (scripted_) {
+        } else if (scripted_ || waiting_) {
             yes = array_integer(event.reply, 0);
         } else if (is_status_ok(event.reply)) {
             yes = 1;
@@ -194,6 +216,10 @@ auto acquire_op::outcome_report(std::size_t node, const reply_event& event, bool
 }
 
 void acquire_op::on_grant(std::size_t node, const reply_event& event) {
+    if (waiting_ && event.status == request_status::reply) {
+        holder_ttl_[node] = array_integer(event.reply, 2).value_or(-2);
+        if (array_integer(event.reply, 0) == 0) queued_ = true;  // a refusal enqueues us there
+    }
     if (scripted_ && event.status == request_status::reply) {
         // Counters count whether or not this node granted: reading one is safe,
         // and a higher reading only raises the token.
@@ -309,6 +335,7 @@ void acquire_op::finish_success(milliseconds validity, steady_clock::time_point 
     finished_ = true;
     core_.op_counters().acquired.fetch_add(1, std::memory_order_relaxed);
     if (state_->auto_renew) core_.watch(state_);
+    leave_queue(false);
     deliver(done_, lock_state::handle(state_));
 }
 
@@ -317,14 +344,18 @@ void acquire_op::fail_attempt(errc reason, std::optional<milliseconds> validity)
     const auto now = steady_clock::now();
     const client_config& config = core_.config();
     const bool budget_left = max_attempts_ == 0 || static_cast<int>(attempt_) < max_attempts_;
-    const auto delay = config.retry.delay + core_.rng().jitter(config.retry.jitter);
-    auto next = now + delay;
+    auto next = now + (waiting_ ? wait_delay(reason)
+                                : config.retry.delay + core_.rng().jitter(config.retry.jitter));
+    if (woken_) next = now;  // a release arrived while this attempt was in flight
+    woken_ = false;
     bool retry = budget_left && !cancelled_;
     if (retry && wait_deadline_) {
         // The last attempt starts no later than the deadline, not after it.
-        if (now + config.retry.delay >= *wait_deadline_) retry = false;
+        const auto shortest = waiting_ ? milliseconds{1} : config.retry.delay;
+        if (now + shortest >= *wait_deadline_) retry = false;
         next = std::min(next, *wait_deadline_);
     }
+    if (retry && waiting_) core_.add_waiter(waiter_id_, this);
     if (retry) {
         timer_pending_ = true;
         retry_timer_ = core_.timers().schedule(std::chrono::ceil<milliseconds>(next - now), [this] {
@@ -342,21 +373,77 @@ void acquire_op::give_up(errc reason, std::optional<milliseconds> validity) {
     std::string note;
     if (validity) note = "validity left: " + std::to_string(validity->count()) + " ms";
     final_error_ = error{make_error_code(code), std::move(note), {}, static_cast<int>(attempt_)};
+    leave_queue(true);
     // The caller learns of the failure once the releases have been answered, so
     // that no key of this attempt is left behind when it does.
     if (releases_pending_ == 0) finish_failure();
 }
 
 void acquire_op::release_everywhere() {
-    // Every node, including those that failed or timed out: their SET may have
-    // landed, and the release queued behind it on the same connection undoes it.
-    // Where the outcome is unknown, the release may run long after we stopped
-    // waiting for it, so it goes as EVAL: a NOSCRIPT there would go unseen.
+    // Every node whose outcome is granted or unknown, those that failed or timed
+    // out included: their SET may have landed, and the release queued behind it
+    // on the same connection undoes it. A definite "held by another owner"
+    // needs no release. Where the outcome is unknown, the release may run long
+    // after we stopped waiting for it, so it goes as EVAL: a NOSCRIPT there
+    // would go unseen.
     for (std::size_t i = 0; i < core_.node_count(); ++i) {
         const node_status s = reports_[i].status;
+        if (s == node_status::refused) continue;
         const bool unknown = s == node_status::timeout || s == node_status::cancelled ||
                              s == node_status::unreachable;
         send_release(i, unknown);
+    }
+}
+
+auto acquire_op::wait_delay(errc reason) const -> milliseconds {
+    const client_config& config = core_.config();
+    // Never longer than half the queue entry's life, so it stays alive; a
+    // notification usually comes much sooner.
+    const milliseconds longest = std::max(config.lock.waiter_ttl / 2, milliseconds{1});
+    if (reason != errc::contended) {
+        return std::min(longest, config.retry.delay + core_.rng().jitter(config.retry.jitter));
+    }
+    // The lock can be had once a majority is free: the nodes not held by
+    // another owner now, plus those whose holder's key expires first.
+    std::vector<long long> held;
+    for (std::size_t i = 0; i < reports_.size(); ++i) {
+        if (reports_[i].status == node_status::refused && holder_ttl_[i] > 0)
+            held.push_back(holder_ttl_[i]);
+    }
+    std::sort(held.begin(), held.end());
+    const std::size_t refused = static_cast<std::size_t>(
+        std::count_if(reports_.begin(), reports_.end(),
+                      [](const node_report& r) { return r.status == node_status::refused; }));
+    const std::size_t free_now = core_.node_count() - refused;
+    const std::size_t needed = quorum(core_.node_count());
+    if (free_now >= needed || held.empty()) return longest;  // queued behind a live waiter (fair)
+    const std::size_t k = std::min(needed - free_now, held.size());
+    return std::min(longest, milliseconds{held[k - 1] + 1});
+}
+
+void acquire_op::wake(std::string_view released) {
+    if (finished_ || cancelled_) return;
+    // Every node that ran the release tells us: act once per release.
+    if (!released.empty() && released == last_release_) return;
+    last_release_ = std::string{released};
+    if (timer_pending_ && core_.timers().cancel(retry_timer_)) {
+        timer_pending_ = false;
+        begin_attempt();  // our turn (or the holder let go): try at once
+        return;
+    }
+    woken_ = true;  // mid-attempt: retry at once if this one fails
+}
+
+void acquire_op::leave_queue(bool everywhere) {
+    if (!waiting_) return;
+    core_.remove_waiter(waiter_id_);
+    if (!queued_) return;  // no node ever refused us, so none queued us
+    // The grant itself left the queue on the nodes that granted.
+    for (std::size_t i = 0; i < core_.node_count(); ++i) {
+        if (!everywhere && reports_[i].status == node_status::ok) continue;
+        ++releases_pending_;  // cleanup, awaited like a release before a failure is reported
+        send_script(i, dequeue_script(), true, {queue_key_}, {waiter_id_},
+                    make_tag(attempt_, dequeue_kind, i));
     }
 }
 
@@ -385,6 +472,7 @@ void acquire_op::finish_failure() {
 void acquire_op::cancel(errc why) {
     if (finished_ || cancelled_) return;
     cancelled_ = why;
+    if (waiting_) core_.remove_waiter(waiter_id_);
     if (timer_pending_ && core_.timers().cancel(retry_timer_)) {
         timer_pending_ = false;
         if (final_error_) {

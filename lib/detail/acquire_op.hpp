@@ -32,6 +32,8 @@ public:
 
     void start() override;
     void cancel(errc why) override;
+    /// A release notification for this waiter: try again now.
+    void wake(std::string_view released);
     [[nodiscard]] auto ticket() const noexcept -> client::acquire_ticket { return ticket_; }
 
 private:
@@ -43,6 +45,7 @@ private:
         confirm_eval_kind,
         release_sha_kind,
         release_eval_kind,
+        dequeue_kind,
     };
     enum class phase { granting, confirming, decided };
 
@@ -62,6 +65,8 @@ private:
     void fail_attempt(errc reason, std::optional<std::chrono::milliseconds> validity = {});
     void give_up(errc reason, std::optional<std::chrono::milliseconds> validity = {});
     void release_everywhere();
+    [[nodiscard]] auto wait_delay(errc reason) const -> std::chrono::milliseconds;
+    void leave_queue(bool everywhere);
     void send_release(std::size_t node, bool eval);
     void finish_success(std::chrono::milliseconds validity,
                         std::chrono::steady_clock::time_point decided_at);
@@ -80,6 +85,15 @@ private:
     std::optional<std::chrono::steady_clock::time_point> wait_deadline_;
     std::chrono::milliseconds min_validity_{1};
     std::string ttl_text_;
+    wait_mode wait_mode_ = wait_mode::targeted;
+    bool waiting_ = false;      // queued per node and woken by notifications
+    bool woken_ = false;        // woken while an attempt was in flight
+    bool queued_ = false;       // some node refused, and so queued us
+    std::string last_release_;  // the release we last woke up for
+    std::string waiter_id_;
+    std::string queue_key_;
+    std::string liveness_text_;
+    std::vector<long long> holder_ttl_;  // per node, from the last attempt (-2: no key)
 
     std::uint32_t attempt_ = 0;
     phase phase_ = phase::decided;

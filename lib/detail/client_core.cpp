@@ -64,6 +64,66 @@ client_core::client_core(client_config config, uv_loop_t* external)
                                                            connection_counters_));
     }
     for (auto& n : nodes_) n->start();
+    client_id_ = rng_.lock_value().substr(0, 16);
+}
+
+void client_core::add_waiter(const std::string& id, operation* op) {
+    waiters_[id] = op;
+    waiter_gauge_.store(waiters_.size(), std::memory_order_relaxed);
+    if (idle_timer_) {
+        timers_.cancel(*idle_timer_);
+        idle_timer_.reset();
+    }
+    if (subscribers_.empty() && !stopping_) open_subscribers();
+}
+
+void client_core::remove_waiter(const std::string& id) {
+    const bool erased = waiters_.erase(id) > 0;
+    waiter_gauge_.store(waiters_.size(), std::memory_order_relaxed);
+    if (!erased || !waiters_.empty() || subscribers_.empty() || idle_timer_) return;
+    // Dropped when nobody waits, after a grace period so that a steady stream
+    // of waiters does not open and close connections all the time.
+    idle_timer_ = timers_.schedule(std::chrono::seconds{2}, [this] {
+        idle_timer_.reset();
+        if (waiters_.empty()) close_subscribers();
+    });
+}
+
+void client_core::open_subscribers() {
+    const std::string channel = config_.queue_prefix + "wake:" + client_id_;
+    for (const auto& address : config_.nodes) {
+        auto s = std::make_unique<node_connection>(loop_.loop(), address, config_, rng_,
+                                                   subscriber_counters_);
+        s->subscribe(channel, [this](std::string_view waiter) { on_wake(waiter); });
+        s->start();
+        subscribers_.push_back(std::move(s));
+    }
+    subscriber_gauge_.store(subscribers_.size(), std::memory_order_relaxed);
+}
+
+void client_core::close_subscribers() {
+    for (auto& s : subscribers_) {
+        node_connection* raw = s.get();
+        closing_subscribers_.push_back(std::move(s));
+        auto it = std::prev(closing_subscribers_.end());
+        raw->close([this, it] {
+            // Freed after the handle callbacks have returned, on a later turn.
+            timers_.schedule(std::chrono::milliseconds{0},
+                             [this, it] { closing_subscribers_.erase(it); });
+        });
+    }
+    subscribers_.clear();
+    subscriber_gauge_.store(0, std::memory_order_relaxed);
+}
+
+void client_core::on_wake(std::string_view message) {
+    const auto bar = message.find('|');
+    const std::string_view waiter = message.substr(0, bar);
+    const std::string_view released =
+        bar == std::string_view::npos ? std::string_view{} : message.substr(bar + 1);
+    const auto it = waiters_.find(std::string{waiter});
+    if (it == waiters_.end()) return;  // finished meanwhile, or another client's stale entry
+    static_cast<acquire_op*>(it->second)->wake(released);
 }
 
 client_core::~client_core() = default;
@@ -113,8 +173,16 @@ void client_core::start_op(std::unique_ptr<operation> op) {
 }
 
 void client_core::retire(operation* op) noexcept {
-    if (auto* acquisition = dynamic_cast<acquire_op*>(op))
+    if (auto* acquisition = dynamic_cast<acquire_op*>(op)) {
         acquisitions_.erase(acquisition->ticket());
+        for (auto it = waiters_.begin(); it != waiters_.end(); ++it) {
+            if (it->second == op) {
+                waiters_.erase(it);
+                waiter_gauge_.store(waiters_.size(), std::memory_order_relaxed);
+                break;
+            }
+        }
+    }
     ops_.erase(op->self_);
     if (stopping_ && ops_.empty()) close_everything();
 }
@@ -222,6 +290,8 @@ auto client_core::stats() const -> client_stats {
     s.timeouts = connection_counters_.timeouts.load(std::memory_order_relaxed);
     s.writes = connection_counters_.writes.load(std::memory_order_relaxed);
     s.node_restarts = connection_counters_.restarts.load(std::memory_order_relaxed);
+    s.waiters = waiter_gauge_.load(std::memory_order_relaxed);
+    s.subscriber_connections = subscriber_gauge_.load(std::memory_order_relaxed);
     s.connects = connection_counters_.connects.load(std::memory_order_relaxed);
     s.nodes_connected = connection_counters_.connected.load(std::memory_order_relaxed);
     return s;
@@ -277,10 +347,14 @@ void client_core::begin_shutdown() {
 void client_core::close_everything() {
     if (closing_) return;
     closing_ = true;
-    closes_pending_ = 2 + static_cast<int>(nodes_.size());
+    waiters_.clear();
+    closes_pending_ =
+        2 + static_cast<int>(nodes_.size() + subscribers_.size() + closing_subscribers_.size());
     // Closing a connection fails its pending requests at once, so after this no
     // request refers to an operation any more, and none can be left waiting.
     for (auto& n : nodes_) n->close([this] { on_handle_closed(); });
+    for (auto& s : subscribers_) s->close([this] { on_handle_closed(); });
+    for (auto& s : closing_subscribers_) s->close([this] { on_handle_closed(); });
     timers_.close([this] { on_handle_closed(); });
     acquisitions_.clear();
     ops_.clear();

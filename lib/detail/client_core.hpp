@@ -13,6 +13,7 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -56,6 +57,15 @@ public:
     [[nodiscard]] auto timers() noexcept -> timer_queue& { return timers_; }
     [[nodiscard]] auto stopping() const noexcept -> bool { return stopping_; }
     void retire(operation* op) noexcept;
+    /// This client's random id: names its waiters and its wake-up channel.
+    [[nodiscard]] auto client_id() const noexcept -> const std::string& { return client_id_; }
+    /// A waiting acquisition, to be woken by a release notification. Opens the
+    /// subscriber connections while anyone waits.
+    void add_waiter(const std::string& id, operation* op);
+    void remove_waiter(const std::string& id);
+    [[nodiscard]] auto waiter_count() const noexcept -> std::size_t { return waiters_.size(); }
+    [[nodiscard]] auto subscribed() const noexcept -> bool { return !subscribers_.empty(); }
+
     /// Starts auto-renewal of a lock just acquired.
     void watch(std::shared_ptr<lock_state> state) { watchdog_.watch(std::move(state)); }
 
@@ -81,11 +91,15 @@ private:
     void begin_shutdown();
     void close_everything();
     void on_handle_closed();
+    void open_subscribers();
+    void close_subscribers();
+    void on_wake(std::string_view waiter);
 
     client_config config_;
     event_loop loop_;
     random_source rng_;
     connection_counters connection_counters_;
+    connection_counters subscriber_counters_;  // kept apart: stats() describes the lock nodes
     counters counters_;
     timer_queue timers_;
     std::vector<std::unique_ptr<node_connection>> nodes_;
@@ -93,6 +107,13 @@ private:
     std::unordered_map<client::acquire_ticket, operation*> acquisitions_;  // for cancel()
     std::atomic<client::acquire_ticket> next_ticket_{0};
     watchdog watchdog_{*this};
+    std::string client_id_;
+    std::unordered_map<std::string, operation*> waiters_;
+    std::vector<std::unique_ptr<node_connection>> subscribers_;  // one per node while anyone waits
+    std::list<std::unique_ptr<node_connection>> closing_subscribers_;
+    std::optional<timer_queue::key> idle_timer_;
+    std::atomic<std::size_t> waiter_gauge_{0};  // for stats(), from any thread
+    std::atomic<std::size_t> subscriber_gauge_{0};
     bool stopping_ = false;  // loop thread: no new operations
     bool closing_ = false;   // loop thread: handles are being closed
     int closes_pending_ = 0;

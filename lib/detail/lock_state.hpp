@@ -25,6 +25,8 @@ struct lock_state {
     std::chrono::milliseconds ttl{0};
     std::optional<std::uint64_t> fence;
     bool auto_renew = false;
+    /// Whom the release wakes: '1' the first live waiter, 'a' all, '0' nobody.
+    char wake = '1';
     /// Made by client::adopt from a value acquired elsewhere: its validity is
     /// unknown here, so extend does not check it locally (the nodes' compare
     /// on the value is the check) and counts the new one from scratch.

@@ -18,6 +18,15 @@ constexpr std::uint32_t script_load_tag = 2;
 constexpr std::uint32_t info_server_tag = 3;
 constexpr std::uint32_t info_persistence_tag = 4;
 constexpr std::uint32_t config_fsync_tag = 5;
+constexpr std::uint32_t subscribe_tag = 6;
+
+/// A pub/sub push: ["message", channel, payload].
+auto pushed_message(const redisReply* r) -> const redisReply* {
+    if (r == nullptr || r->type != REDIS_REPLY_ARRAY || r->elements != 3) return nullptr;
+    const redisReply* kind = r->element[0];
+    if (kind == nullptr || reply_text(kind) != "message") return nullptr;
+    return r->element[2];
+}
 
 /// `field:value` from the text of an INFO reply.
 auto info_field(std::string_view text, std::string_view field) -> std::string_view {
@@ -204,6 +213,17 @@ void node_connection::on_connected() {
         }
         handshake_requests.push_back(request{this, auth_tag, false, deadline});
     }
+    if (!channel_.empty()) {
+        // A subscriber needs nothing else: its SUBSCRIBE is answered in order,
+        // and every message after it is pushed.
+        append_command(handshake, {"SUBSCRIBE", channel_});
+        handshake_requests.push_back(request{this, subscribe_tag, false, deadline});
+        out_.insert(0, handshake);
+        pending_.insert(pending_.begin(), handshake_requests.begin(), handshake_requests.end());
+        arm_deadline(deadline);
+        mark_dirty();
+        return;
+    }
     for (const script* s : all_scripts()) {
         append_command(handshake, {"SCRIPT", "LOAD", s->source});
         handshake_requests.push_back(request{this, script_load_tag, false, deadline});
@@ -226,7 +246,20 @@ void node_connection::on_connected() {
     mark_dirty();
 }
 
+void node_connection::subscribe(std::string channel,
+                                std::function<void(std::string_view)> on_message) {
+    channel_ = std::move(channel);
+    on_message_ = std::move(on_message);
+}
+
 void node_connection::on_reply(std::uint32_t tag, const reply_event& event) noexcept {
+    if (tag == subscribe_tag) {
+        if (event.status == request_status::reply && is_error(event.reply)) {
+            warn("SUBSCRIBE failed: " + describe_reply(event.reply) +
+                 "; waiters fall back to their TTL-based wake-up");
+        }
+        return;
+    }
     if (tag == info_server_tag || tag == info_persistence_tag || tag == config_fsync_tag) {
         try {
             on_identity(tag, event);
@@ -482,6 +515,14 @@ void node_connection::feed(const char* data, std::size_t len) {
         disconnect(std::string{"protocol error: "} + reader_->errstr);
         return;
     }
+    // No reply of ours comes anywhere near this; a node that sends more in one
+    // reply is broken or hostile, and must not make us buffer without bound
+    // (hiredis 0.14's reader has no limit of its own).
+    constexpr std::size_t max_reply_bytes = 16 * 1024 * 1024;
+    if (reader_->len - reader_->pos > max_reply_bytes) {
+        disconnect("protocol error: a reply larger than 16 MiB");
+        return;
+    }
     const std::uint64_t epoch = epoch_;
     while (epoch == epoch_) {
         void* raw = nullptr;
@@ -491,6 +532,15 @@ void node_connection::feed(const char* data, std::size_t len) {
         }
         if (raw == nullptr) return;  // need more bytes
         auto* reply = static_cast<redisReply*>(raw);
+        if (!channel_.empty()) {
+            if (const redisReply* payload = pushed_message(reply)) {
+                // Pushed, not a reply: it takes no slot in the FIFO.
+                const std::string text{reply_text(payload)};
+                freeReplyObject(reply);
+                if (on_message_) on_message_(text);
+                continue;
+            }
+        }
         if (pending_.empty()) {
             freeReplyObject(reply);
             disconnect("protocol error: a reply nobody asked for");
@@ -567,6 +617,18 @@ void node_connection::fail_pending(request_status status, std::string_view cause
 // ---- closing ------------------------------------------------------------------------------
 
 void node_connection::close(std::function<void()> done) {
+    // Idempotent: a second close waits for the first, or reports at once.
+    if (state_ == state::stopped) {
+        if (done) done();
+        return;
+    }
+    if (state_ == state::stopping) {
+        on_closed_ = [first = std::move(on_closed_), second = std::move(done)] {
+            if (first) first();
+            if (second) second();
+        };
+        return;
+    }
     if (state_ == state::ready) counters_.connected.fetch_sub(1, std::memory_order_relaxed);
     state_ = state::stopping;
     on_closed_ = std::move(done);

@@ -68,6 +68,11 @@ class node_connection : private reply_sink {
 public:
     node_connection(uv_loop_t* loop, node_address address, const client_config& config,
                     random_source& rng, connection_counters& counters);
+
+    /// Makes this a subscriber connection: on every (re)connect it subscribes
+    /// to `channel` instead of loading scripts, and each pub/sub message that
+    /// arrives goes to `on_message(payload)` (loop thread). Call before start().
+    void subscribe(std::string channel, std::function<void(std::string_view)> on_message);
     node_connection(const node_connection&) = delete;
     auto operator=(const node_connection&) -> node_connection& = delete;
     ~node_connection();
@@ -173,6 +178,10 @@ private:
     bool dirty_ = false;
     int open_handles_ = 0;
     std::function<void()> on_closed_;
+
+    // Subscriber role (see subscribe()).
+    std::string channel_;
+    std::function<void(std::string_view)> on_message_;
 
     // What the node said about itself at the last handshake (restart safety).
     std::string run_id_;

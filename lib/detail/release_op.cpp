@@ -14,7 +14,12 @@ namespace redlock::detail {
 
 release_op::release_op(client_core& core, std::shared_ptr<lock_state> state,
                        client::release_callback done)
-    : operation{core}, state_{std::move(state)}, done_{std::move(done)} {}
+    : operation{core}, state_{std::move(state)}, done_{std::move(done)} {
+    if (state_ && !state_->resources.empty()) {
+        queue_key_ = core_.config().queue_prefix + state_->resources.front();
+        wake_prefix_ = core_.config().queue_prefix + "wake:";
+    }
+}
 
 void release_op::start() {
     const std::size_t n = core_.node_count();
@@ -38,6 +43,15 @@ void release_op::start() {
 }
 
 void release_op::send_release(std::size_t node, bool eval) {
+    if (state_->keys.size() == 1) {
+        // Also wakes the resource's first live waiter on this node (or all of
+        // them, or nobody, as the lock's wait mode says).
+        const std::string_view wake{&state_->wake, 1};
+        send_script(node, release_wake_script(), eval, {state_->keys.front(), queue_key_},
+                    {state_->value, wake, wake_prefix_},
+                    make_tag(0, eval ? eval_kind : sha_kind, node));
+        return;
+    }
     std::vector<std::string_view> keys{state_->keys.begin(), state_->keys.end()};
     send_script(node, release_script(), eval, keys, {state_->value},
                 make_tag(0, eval ? eval_kind : sha_kind, node));

@@ -4,6 +4,7 @@
 #include "redlock/client.hpp"
 
 #include <memory>
+#include <string>
 
 namespace redlock::detail {
 
@@ -30,6 +31,8 @@ private:
     client::release_callback done_;
     release_report report_;
     std::size_t answered_ = 0;
+    std::string queue_key_;
+    std::string wake_prefix_;
 };
 
 }  // namespace redlock::detail

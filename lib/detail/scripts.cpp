@@ -67,7 +67,96 @@ end
 return 1
 )lua";
 
+// Waiting without spinning (design: README "Waiting"). Each resource has, on
+// each node, a queue of waiters (a sorted set scored by arrival on that node)
+// and, per waiter, a liveness key that expires unless the waiter comes back:
+// a dead waiter cannot block anyone for longer than its liveness TTL.
+//
+// KEYS[1] lock key, KEYS[2] fence counter key or "" without fencing,
+// KEYS[3] queue key. ARGV[1] value, ARGV[2] ttl ms, ARGV[3] waiter id,
+// ARGV[4] liveness ms, ARGV[5] "f" for fair mode (no overtaking a live waiter).
+// Returns {granted 0|1, fence counter, the holder's PTTL (-2: no key)}.
+constexpr std::string_view wait_acquire_source = R"lua(
+local q, me = KEYS[3], ARGV[3]
+local counter = 0
+if KEYS[2] ~= '' then counter = tonumber(redis.call('GET', KEYS[2]) or '0') end
+local function forget(w)
+  redis.call('ZREM', q, w)
+  redis.call('DEL', q .. '|' .. w)
+end
+local ahead = false
+if ARGV[5] == 'f' then
+  for _ = 1, 64 do
+    local head = redis.call('ZRANGE', q, 0, 0)[1]
+    if not head or head == me then break end
+    if redis.call('EXISTS', q .. '|' .. head) == 1 then ahead = true break end
+    forget(head)
+  end
+end
+if not ahead and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  forget(me)
+  if redis.call('ZCARD', q) == 0 then redis.call('DEL', q .. '|seq') end
+  return {1, counter, -2}
+end
+if not redis.call('ZSCORE', q, me) then
+  redis.call('ZADD', q, redis.call('INCR', q .. '|seq'), me)
+end
+redis.call('SET', q .. '|' .. me, '1', 'PX', ARGV[4])
+redis.call('PEXPIRE', q, ARGV[4])
+redis.call('PEXPIRE', q .. '|seq', ARGV[4])
+return {0, counter, redis.call('PTTL', KEYS[1])}
+)lua";
+
+// KEYS[1] lock key, KEYS[2] queue key. ARGV[1] value, ARGV[2] "1" wake the
+// first live waiter, "a" wake all live waiters, "0" wake nobody, ARGV[3] the
+// wake channel prefix. Deletes the key if it holds our value; then publishes
+// "<waiter id>|<released value>" to "<prefix><client id>" for each woken waiter
+// (a waiter id is "<client id>:<n>"; the value lets a waiter that hears of one
+// release from several nodes act on it once).
+// Returns 1 if deleted, else 0.
+constexpr std::string_view release_wake_source = R"lua(
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+if ARGV[2] == '0' then return 1 end
+local q = KEYS[2]
+local woken = 0
+for _, w in ipairs(redis.call('ZRANGE', q, 0, 63)) do
+  if redis.call('EXISTS', q .. '|' .. w) == 1 then
+    redis.call('PUBLISH', ARGV[3] .. string.match(w, '^(.*):'), w .. '|' .. ARGV[1])
+    woken = woken + 1
+    if ARGV[2] == '1' then break end
+  else
+    redis.call('ZREM', q, w)
+  end
+end
+if redis.call('ZCARD', q) == 0 then redis.call('DEL', q .. '|seq') end
+return 1
+)lua";
+
+// KEYS[1] queue key, ARGV[1] waiter id: leave the queue (acquired or gave up).
+constexpr std::string_view dequeue_source = R"lua(
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('DEL', KEYS[1] .. '|' .. ARGV[1])
+if redis.call('ZCARD', KEYS[1]) == 0 then redis.call('DEL', KEYS[1] .. '|seq') end
+return 1
+)lua";
+
 }  // namespace
+
+auto wait_acquire_script() -> const script& {
+    static const script s = make(wait_acquire_source);
+    return s;
+}
+
+auto release_wake_script() -> const script& {
+    static const script s = make(release_wake_source);
+    return s;
+}
+
+auto dequeue_script() -> const script& {
+    static const script s = make(dequeue_source);
+    return s;
+}
 
 auto release_script() -> const script& {
     static const script s = make(release_source);
@@ -90,8 +179,9 @@ auto extend_script() -> const script& {
 }
 
 auto all_scripts() -> std::span<const script* const> {
-    static const script* const scripts[] = {&release_script(), &acquire_script(),
-                                            &fence_confirm_script(), &extend_script()};
+    static const script* const scripts[] = {
+        &release_script(),      &acquire_script(),      &fence_confirm_script(), &extend_script(),
+        &wait_acquire_script(), &release_wake_script(), &dequeue_script()};
     return scripts;
 }
 

@@ -34,6 +34,12 @@ struct script {
 /// only problem is keys that are missing (the node restarted or evicted them).
 [[nodiscard]] auto extend_script() -> const script&;
 
+/// Waiting: acquire-or-enqueue, release-and-wake, and leaving the queue. The
+/// contracts are next to their sources in scripts.cpp.
+[[nodiscard]] auto wait_acquire_script() -> const script&;
+[[nodiscard]] auto release_wake_script() -> const script&;
+[[nodiscard]] auto dequeue_script() -> const script&;
+
 /// Every script, for SCRIPT LOAD when a connection is (re)established.
 [[nodiscard]] auto all_scripts() -> std::span<const script* const>;
 
