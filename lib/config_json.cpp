@@ -210,7 +210,8 @@ auto describe(const json& value) -> std::string {
     return value.dump();
 }
 
-constexpr std::array<std::string_view, 12> top_level_keys{"nodes",
+constexpr std::array<std::string_view, 13> top_level_keys{"nodes",
+                                                          "queue_prefix",
                                                           "restart_quarantine_ms",
                                                           "key_prefix",
                                                           "fence_prefix",
@@ -223,8 +224,9 @@ constexpr std::array<std::string_view, 12> top_level_keys{"nodes",
                                                           "reconnect",
                                                           "auth"};
 constexpr std::array<std::string_view, 3> node_keys{"host", "port", "unix"};
-constexpr std::array<std::string_view, 5> lock_keys{"ttl_ms", "min_validity_ms", "auto_renew",
-                                                    "renew_fraction", "fencing"};
+constexpr std::array<std::string_view, 7> lock_keys{
+    "ttl_ms", "min_validity_ms", "auto_renew", "renew_fraction", "fencing",
+    "wait",   "waiter_ttl_ms"};
 constexpr std::array<std::string_view, 3> retry_keys{"attempts", "delay_ms", "jitter_ms"};
 constexpr std::array<std::string_view, 2> reconnect_keys{"min_delay_ms", "max_delay_ms"};
 constexpr std::array<std::string_view, 2> auth_keys{"username", "password_env"};
@@ -286,6 +288,27 @@ private:
         if (non_empty && text.empty()) return fail(field, "must not be empty");
         out = text;
         return true;
+    }
+
+    auto read_wait_mode(const json& object, const std::string& pointer, wait_mode& out) -> bool {
+        std::string text;
+        if (!object.contains("wait")) return true;
+        if (!read_string(object, "wait", pointer, text)) return false;
+        static constexpr std::array<std::pair<std::string_view, wait_mode>, 4> modes{{
+            {"targeted", wait_mode::targeted},
+            {"fair", wait_mode::fair},
+            {"broadcast", wait_mode::broadcast},
+            {"poll", wait_mode::poll},
+        }};
+        for (const auto& [name, mode] : modes) {
+            if (text == name) {
+                out = mode;
+                return true;
+            }
+        }
+        return fail(child(pointer, "wait"),
+                    "must be one of \"targeted\", \"fair\", \"broadcast\", \"poll\" (got \"" +
+                        text + "\")");
     }
 
     auto read_bool(const json& object, std::string_view key, const std::string& pointer, bool& out)
@@ -413,6 +436,7 @@ private:
         if (!read_nodes(root, config)) return false;
         if (!(read_string(root, "key_prefix", "", config.key_prefix) &&
               read_string(root, "fence_prefix", "", config.fence_prefix) &&
+              read_string(root, "queue_prefix", "", config.queue_prefix, true) &&
               read_ms(root, "connect_timeout_ms", "", config.connect_timeout) &&
               read_ms(root, "request_timeout_ms", "", config.request_timeout) &&
               read_number(root, "clock_drift_factor", "", config.clock_drift_factor) &&
@@ -431,7 +455,9 @@ private:
                   read_ms(*lock, "min_validity_ms", p, l.min_validity) &&
                   read_bool(*lock, "auto_renew", p, l.auto_renew) &&
                   read_number(*lock, "renew_fraction", p, l.renew_fraction) &&
-                  read_bool(*lock, "fencing", p, l.fencing)))
+                  read_bool(*lock, "fencing", p, l.fencing) &&
+                  read_ms(*lock, "waiter_ttl_ms", p, l.waiter_ttl) &&
+                  read_wait_mode(*lock, p, l.wait)))
                 return false;
         }
         if (const auto retry = root.find("retry"); retry != root.end()) {

@@ -119,6 +119,7 @@ auto validate_config(const client_config& config, std::string_view source)
         duration_rule{"/clock_drift_floor_ms", config.clock_drift_floor, non_negative},
         duration_rule{"/lock/ttl_ms", config.lock.ttl, positive},
         duration_rule{"/lock/min_validity_ms", config.lock.min_validity, positive},
+        duration_rule{"/lock/waiter_ttl_ms", config.lock.waiter_ttl, positive},
         duration_rule{"/retry/delay_ms", config.retry.delay, positive},
         duration_rule{"/retry/jitter_ms", config.retry.jitter, non_negative},
         duration_rule{"/reconnect/min_delay_ms", config.reconnect.min_delay, positive},

@@ -807,3 +807,24 @@ TEST_CASE("config: restart_quarantine_ms defaults to the lock TTL and may be tur
          "/restart_quarantine_ms", "must be an integer"},
     });
 }
+
+TEST_CASE("config: waiting settings") {
+    const client_config defaults = parse_ok(minimal().dump());
+    CHECK(defaults.lock.wait == redlock::wait_mode::targeted);
+    CHECK(defaults.lock.waiter_ttl == milliseconds{2000});
+    CHECK(defaults.queue_prefix == "redlock-queue:");
+    const client_config fair =
+        parse_ok(with(with(minimal(), "/lock/wait", "fair"), "/lock/waiter_ttl_ms", 5000).dump());
+    CHECK(fair.lock.wait == redlock::wait_mode::fair);
+    CHECK(fair.lock.waiter_ttl == milliseconds{5000});
+    check_cases({
+        {"unknown wait mode", with(minimal(), "/lock/wait", "spin"), "/lock/wait",
+         "must be one of \"targeted\", \"fair\", \"broadcast\", \"poll\" (got \"spin\")"},
+        {"wait mode as a number", with(minimal(), "/lock/wait", 1), "/lock/wait",
+         "must be a string"},
+        {"zero waiter ttl", with(minimal(), "/lock/waiter_ttl_ms", 0), "/lock/waiter_ttl_ms",
+         "greater than 0"},
+        {"empty queue prefix", with(minimal(), "/queue_prefix", ""), "/queue_prefix",
+         "must not be empty"},
+    });
+}
