@@ -13,3 +13,4 @@ cmake --build build/release -j"$(nproc)" >/dev/null
 trap 'scripts/local-cluster.sh stop configs/local.json' EXIT
 scripts/local-cluster.sh start configs/local.json
 build/release/examples/redlock_demo configs/local.json
+scripts/demo-cli.sh configs/local.json

@@ -3,8 +3,10 @@
 #include "detail/guarded.hpp"
 
 #include <cassert>
+#include <csignal>
 #include <exception>
 #include <future>
+#include <pthread.h>
 #include <utility>
 
 namespace redlock::detail {
@@ -36,6 +38,13 @@ void event_loop::run_thread(std::function<void()> after_run) {
     std::promise<void> started;
     auto running = started.get_future();
     thread_ = std::thread([this, &started, after = std::move(after_run)] {
+        // A write to a node that has just closed raises SIGPIPE in the writing
+        // thread; blocked here, the write fails with EPIPE instead of killing
+        // the host process. (An attached loop's thread is the caller's to set.)
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
         loop_thread_id_ = std::this_thread::get_id();
         started.set_value();
         uv_run(loop_, UV_RUN_DEFAULT);

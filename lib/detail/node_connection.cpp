@@ -403,7 +403,11 @@ void node_connection::send(std::span<const std::string_view> argv, reply_sink* s
         case state::resolving:
         case state::idle: {
             append_command(out_, argv);
-            const std::uint64_t deadline = uv_now(loop_) + ms(config_.request_timeout);
+            // Queued while connecting, a request also waits for the connection
+            // (and its handshake): a fresh client's first attempt is not lost to
+            // the connect time. A node that refuses fails at once regardless.
+            const std::uint64_t setup = state_ == state::ready ? 0 : ms(config_.connect_timeout);
+            const std::uint64_t deadline = uv_now(loop_) + setup + ms(config_.request_timeout);
             pending_.push_back(request{sink, tag, false, deadline});
             arm_deadline(deadline);
             if (state_ == state::ready) mark_dirty();

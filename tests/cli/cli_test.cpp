@@ -12,8 +12,11 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <netinet/in.h>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <vector>
 
@@ -62,9 +65,11 @@ public:
     cli_cluster() : dir{make_temp_dir()}, config{dir / "cluster.json"} {
         json nodes = json::array();
         for (const auto& s : *this) nodes.push_back({{"host", "127.0.0.1"}, {"port", s.port()}});
+        // Generous timeouts: every invocation is a fresh process, and these cases are
+        // about the CLI, not about nodes that answer slowly on a loaded machine.
         const json settings{{"nodes", nodes},
-                            {"connect_timeout_ms", 200},
-                            {"request_timeout_ms", 50},
+                            {"connect_timeout_ms", 1000},
+                            {"request_timeout_ms", 250},
                             {"lock", {{"ttl_ms", 2000}}},
                             {"retry", {{"attempts", 3}, {"delay_ms", 50}, {"jitter_ms", 50}}},
                             {"reconnect", {{"min_delay_ms", 20}, {"max_delay_ms", 200}}}};
@@ -91,6 +96,29 @@ public:
 
     fs::path dir;
     fs::path config;
+};
+
+/// Keeps a crashed node's port from being taken by a server of another test
+/// running in parallel: bound without SO_REUSEADDR and never listening, so a
+/// connect to it is refused, as to the crashed node, and redis cannot bind it.
+class port_holder {
+public:
+    explicit port_holder(std::uint16_t port) : fd_{::socket(AF_INET, SOCK_STREAM, 0)} {
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        address.sin_port = htons(port);
+        if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
+            throw std::runtime_error("cannot hold port " + std::to_string(port));
+    }
+    port_holder(const port_holder&) = delete;
+    auto operator=(const port_holder&) -> port_holder& = delete;
+    ~port_holder() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+
+private:
+    int fd_;
 };
 
 /// A `sh -c` script that signals it has started (file `started`), then loops
@@ -239,12 +267,20 @@ TEST_SUITE("cli") {
 
     // ---- 69: a quorum unreachable -------------------------------------------------------------
 
-    TEST_CASE_FIXTURE(cli_cluster, "with 3 of 5 nodes crashed, acquire and check exit 69") {
-        for (std::size_t i : {0U, 1U, 2U}) node(i).crash();
+    TEST_CASE_FIXTURE(cli_cluster, "with 3 of 5 nodes crashed, every subcommand exits 69") {
+        std::vector<std::unique_ptr<port_holder>> dead;
+        for (std::size_t i : {0U, 1U, 2U}) {
+            node(i).crash();
+            dead.push_back(std::make_unique<port_holder>(node(i).port()));
+        }
 
         const auto acquired = redlock({"--json", "acquire", "--resource", "deploy"});
         const auto checked = redlock({"--json", "check"});
         const auto human = redlock({"check"});
+        const auto status = redlock({"--json", "status", "--resource", "deploy"});
+        const auto released =
+            redlock({"--json", "release", "--resource", "deploy", "--value", "0123456789abcdef"});
+        const auto ran = redlock({"--json", "run", "--resource", "deploy", "--", "true"});
 
         CHECK(acquired.status == 69);
         CHECK(one_object(acquired).at("error").at("code") == "quorum_unreachable");
@@ -254,6 +290,13 @@ TEST_SUITE("cli") {
         CHECK(health.at("reachable") == 2);
         CHECK(human.status == 69);
         CHECK(human.err.find("2 of 5 nodes are reachable") != std::string::npos);
+        CHECK(human.out.find("unreachable") != std::string::npos);  // the table, still
+        CHECK(status.status == 69);
+        CHECK(one_object(status).at("error").at("code") == "quorum_unreachable");
+        CHECK(released.status == 69);
+        CHECK(one_object(released).at("error").at("code") == "quorum_unreachable");
+        CHECK(ran.status == 69);
+        CHECK(one_object(ran).at("error").at("code") == "quorum_unreachable");
     }
 
     // ---- 75: not acquired within --wait-ms ----------------------------------------------------

@@ -1,0 +1,67 @@
+#include "client_setup.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+namespace redlock::cli {
+namespace {
+
+/// Connections are still being set up when a fresh process has created its
+/// client, and a request's deadline (request_timeout_ms) starts when it is
+/// queued, so the first request would race the TCP connect. Every invocation
+/// is such a fresh process, and --wait-ms 0 makes a single attempt: wait until
+/// a quorum of nodes is connected, for at most connect_timeout_ms. The library
+/// has no readiness notification, hence the short poll.
+void await_quorum_connected(const client& locks) {
+    const std::size_t quorum = locks.node_count() / 2 + 1;
+    const auto deadline = std::chrono::steady_clock::now() + locks.config().connect_timeout;
+    while (locks.stats().nodes_connected < quorum && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds{1});
+}
+
+}  // namespace
+
+auto open_client(const global_options& global, const reporter& out)
+    -> result<client, failure_report> {
+    auto config = load_config(global.config);
+    if (!config) {
+        return failure{failure_report{exit_config, "invalid_config", config.error().what()}};
+    }
+    if (out.verbose()) {
+        config->logger = [](log_level, std::string_view line) {
+            std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
+        };
+    } else {
+        config->logger = [](log_level, std::string_view) {};
+    }
+    const std::size_t nodes = config->nodes.size();
+    auto made = client::create(std::move(*config));
+    if (!made) {
+        failure_report report = classify(made.error());
+        report.message = global.config + ": " + report.message;
+        return failure{std::move(report)};
+    }
+    await_quorum_connected(*made);
+    out.detail("config " + global.config + ": " + std::to_string(nodes) + " nodes, quorum " +
+               std::to_string(nodes / 2 + 1));
+    return std::move(*made);
+}
+
+auto make_lock_options(const lock_flags& flags) -> lock_options {
+    lock_options options;
+    if (flags.ttl_ms) options.ttl = std::chrono::milliseconds{*flags.ttl_ms};
+    if (flags.wait_ms == 0) {
+        options.attempts = 1;
+    } else {
+        options.max_wait = std::chrono::milliseconds{flags.wait_ms};
+    }
+    if (flags.fence) options.fencing = true;
+    // Waiting (--wait-ms > 0) is the library's: queued per node and woken by the
+    // holder's release, never a polling loop; --fair keeps arrival order.
+    if (flags.fair) options.wait = wait_mode::fair;
+    return options;
+}
+
+}  // namespace redlock::cli

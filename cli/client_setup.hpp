@@ -1,0 +1,22 @@
+#pragma once
+
+#include "exit_codes.hpp"
+#include "options.hpp"
+#include "output.hpp"
+
+#include <redlock/redlock.hpp>
+
+namespace redlock::cli {
+
+/// Loads the config named by --config (or $REDLOCK_CONFIG) and creates a client
+/// on it. The library's log lines go to stderr with --verbose, nowhere
+/// otherwise: the CLI reports per-node outcomes itself. Fails with exit_config
+/// and a message naming the file and the field.
+[[nodiscard]] auto open_client(const global_options& global, const reporter& out)
+    -> result<client, failure_report>;
+
+/// The lock_options for the flags: --ttl-ms, --wait-ms (0: attempts = 1;
+/// otherwise max_wait with attempts unlimited until it), --fence.
+[[nodiscard]] auto make_lock_options(const lock_flags& flags) -> lock_options;
+
+}  // namespace redlock::cli

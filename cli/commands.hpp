@@ -1,0 +1,28 @@
+#pragma once
+
+#include "options.hpp"
+#include "output.hpp"
+
+#include <csignal>
+#include <string>
+
+namespace redlock::cli {
+
+// One function per subcommand. Each reports through `out` and returns the
+// process's exit code (see exit_codes.hpp).
+
+/// Hold a lock while a command runs. Expects run_signals() to be blocked in
+/// the calling (main) thread already; `ignored` is ignored_at_start().
+[[nodiscard]] auto run_command(const global_options& global, const run_options& run,
+                               const sigset_t& ignored, const reporter& out) -> int;
+[[nodiscard]] auto acquire_command(const global_options& global, const lock_flags& flags,
+                                   const reporter& out) -> int;
+[[nodiscard]] auto release_command(const global_options& global, const value_options& args,
+                                   const reporter& out) -> int;
+[[nodiscard]] auto extend_command(const global_options& global, const value_options& args,
+                                  const reporter& out) -> int;
+[[nodiscard]] auto status_command(const global_options& global, const std::string& resource,
+                                  const reporter& out) -> int;
+[[nodiscard]] auto check_command(const global_options& global, const reporter& out) -> int;
+
+}  // namespace redlock::cli

@@ -1,0 +1,184 @@
+// status and check: read-only views of the nodes.
+#include "client_setup.hpp"
+#include "commands.hpp"
+
+#include <cstdio>
+
+namespace redlock::cli {
+namespace {
+
+template <class T>
+auto or_null(const std::optional<T>& value) -> json {
+    if (value) return *value;
+    return nullptr;
+}
+
+auto pad(std::string text, std::size_t width) -> std::string {
+    if (text.size() < width) text.resize(width, ' ');
+    return text;
+}
+
+/// Why a node may forget a lock it granted, e.g. "appendonly no".
+auto persistence_gap(const node_health& n) -> std::string {
+    if (!n.aof_enabled) return "persistence unknown";
+    if (!*n.aof_enabled) return "appendonly no";
+    if (!n.appendfsync) return "appendfsync unknown (CONFIG GET refused)";
+    return "appendfsync " + *n.appendfsync;
+}
+
+auto check_warnings(const cluster_health& health) -> std::vector<std::string> {
+    std::vector<std::string> warnings;
+    std::string forgetful;
+    for (const auto& n : health.nodes) {
+        if (!n.reachable) continue;
+        if (n.can_lose_writes())
+            forgetful += (forgetful.empty() ? "" : ", ") + n.node + " (" + persistence_gap(n) + ")";
+        if (!n.role.empty() && n.role != "master") {
+            warnings.push_back(n.node + " is a " + n.role +
+                               ", not a master: Redlock needs independent masters");
+        }
+    }
+    if (!forgetful.empty()) {
+        warnings.insert(warnings.begin(),
+                        "can lose acknowledged writes on a crash: " + forgetful +
+                            ". Restarted empty, such a node may grant a lock that is still held: "
+                            "use appendonly yes + appendfsync always, or keep a crashed node "
+                            "down for longer than the longest TTL");
+    }
+    if (health.nodes.size() % 2 == 0) {
+        warnings.push_back(std::to_string(health.nodes.size()) +
+                           " nodes is an even number: one more node would add fault tolerance "
+                           "at no cost");
+    }
+    return warnings;
+}
+
+}  // namespace
+
+auto status_command(const global_options& global, const std::string& resource, const reporter& out)
+    -> int {
+    auto locks = open_client(global, out);
+    if (!locks) return out.fail(locks.error());
+
+    auto status = locks->status(resource);
+    if (!status) return out.fail(status.error());
+
+    std::size_t reachable = 0;
+    std::size_t agreeing = 0;
+    bool held_somewhere = false;
+    json nodes = json::array();
+    std::string table;
+    for (const auto& n : status->nodes) {
+        reachable += n.reachable ? 1 : 0;
+        if (n.holder && n.holder == status->majority_holder) ++agreeing;
+        held_somewhere = held_somewhere || n.holder.has_value();
+        nodes.push_back({{"node", n.node},
+                         {"reachable", n.reachable},
+                         {"holder", or_null(n.holder)},
+                         {"ttl_ms", n.ttl ? json(n.ttl->count()) : json(nullptr)},
+                         {"fence", or_null(n.fence)},
+                         {"detail", n.detail}});
+        std::string line = "  " + pad(n.node, 22);
+        if (!n.reachable) {
+            line += "unreachable: " + n.detail;
+        } else {
+            line += n.holder ? "holder " + *n.holder : std::string{"free"};
+            if (n.ttl) line += "  ttl " + format_ms(n.ttl->count());
+            if (n.fence) line += "  fence " + std::to_string(*n.fence);
+            if (!n.detail.empty()) line += "  (" + n.detail + ")";
+        }
+        table += line + "\n";
+    }
+    const bool agreed = status->majority_holder.has_value();
+    json result{{"resource", status->resource},
+                {"quorum", status->quorum},
+                {"reachable", reachable},
+                {"holder", or_null(status->majority_holder)},
+                {"agreed", agreed},
+                {"fence", or_null(status->fence)},
+                {"nodes", std::move(nodes)}};
+
+    if (reachable < status->quorum) {
+        if (!out.json_mode()) out.result(result, table);
+        return out.fail(
+            failure_report{exit_unavailable, "quorum_unreachable",
+                           "resource '" + resource + "': only " + std::to_string(reachable) +
+                               " of " + std::to_string(status->nodes.size()) + " nodes answered, " +
+                               std::to_string(status->quorum) + " needed to tell who holds it"},
+            {}, result);
+    }
+    std::string headline = "resource '" + status->resource + "': ";
+    if (agreed) {
+        headline += "held by " + *status->majority_holder + " (" + std::to_string(agreeing) +
+                    " of " + std::to_string(status->nodes.size()) + " nodes agree, quorum " +
+                    std::to_string(status->quorum) + ")";
+    } else if (held_somewhere) {
+        headline +=
+            "no majority agrees on a holder (quorum " + std::to_string(status->quorum) + ")";
+    } else {
+        headline += "free: no reachable node holds it";
+    }
+    if (status->fence) headline += ", fence counter " + std::to_string(*status->fence);
+    out.result(result, headline + "\n" + table);
+    return exit_ok;
+}
+
+auto check_command(const global_options& global, const reporter& out) -> int {
+    auto locks = open_client(global, out);
+    if (!locks) return out.fail(locks.error());
+
+    auto health = locks->check();
+    if (!health) return out.fail(health.error());
+
+    json nodes = json::array();
+    std::string table;
+    for (const auto& n : health->nodes) {
+        const double rtt_ms = static_cast<double>(n.round_trip.count()) / 1000.0;
+        nodes.push_back(
+            {{"node", n.node},
+             {"reachable", n.reachable},
+             {"round_trip_ms", n.reachable ? json(rtt_ms) : json(nullptr)},
+             {"redis_version", n.redis_version},
+             {"run_id", n.run_id},
+             {"role", n.role},
+             {"aof_enabled", or_null(n.aof_enabled)},
+             {"appendfsync", or_null(n.appendfsync)},
+             {"can_lose_writes", n.reachable ? json(n.can_lose_writes()) : json(nullptr)},
+             {"detail", n.detail}});
+        std::string line = "  " + pad(n.node, 22);
+        if (!n.reachable) {
+            line += "unreachable: " + n.detail;
+        } else {
+            char rtt[32];
+            std::snprintf(rtt, sizeof rtt, "%.2f ms", rtt_ms);
+            line += "up  rtt " + pad(rtt, 10) + "redis " + pad(n.redis_version, 9) +
+                    pad(n.role, 8) +
+                    (n.can_lose_writes() ? "CAN LOSE WRITES (" + persistence_gap(n) + ")"
+                                         : std::string{"persists every write"});
+        }
+        table += line + "\n";
+    }
+    const auto warnings = check_warnings(*health);
+    json result{{"quorum", health->quorum},
+                {"reachable", health->reachable()},
+                {"quorum_reachable", health->quorum_reachable()},
+                {"nodes", std::move(nodes)},
+                {"warnings", warnings}};
+
+    if (!health->quorum_reachable()) {
+        if (!out.json_mode()) out.result(result, table);
+        return out.fail(
+            failure_report{exit_unavailable, "quorum_unreachable",
+                           "only " + std::to_string(health->reachable()) + " of " +
+                               std::to_string(health->nodes.size()) + " nodes are reachable, " +
+                               std::to_string(health->quorum) + " needed for any lock"},
+            {}, result);
+    }
+    out.result(result, table + std::to_string(health->reachable()) + " of " +
+                           std::to_string(health->nodes.size()) + " nodes reachable, quorum " +
+                           std::to_string(health->quorum) + ": ok\n");
+    for (const auto& w : warnings) out.note("warning: " + w);
+    return exit_ok;
+}
+
+}  // namespace redlock::cli

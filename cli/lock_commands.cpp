@@ -1,0 +1,98 @@
+// acquire, release and extend: a lock held across invocations, named by its value.
+#include "client_setup.hpp"
+#include "commands.hpp"
+
+#include <algorithm>
+
+namespace redlock::cli {
+namespace {
+
+/// "; 127.0.0.1:7001 refused; 127.0.0.1:7002 unreachable: connection refused"
+auto describe_nodes(const std::vector<node_report>& nodes) -> std::string {
+    std::string text;
+    for (const auto& n : nodes) {
+        if (n.status == node_status::ok) continue;
+        text += "; " + n.node + " " + to_string(n.status);
+        if (!n.detail.empty()) text += ": " + n.detail;
+    }
+    return text;
+}
+
+}  // namespace
+
+auto acquire_command(const global_options& global, const lock_flags& flags, const reporter& out)
+    -> int {
+    auto locks = open_client(global, out);
+    if (!locks) return out.fail(locks.error());
+
+    auto held = locks->acquire(flags.resource, make_lock_options(flags));
+    if (!held) return out.fail(held.error());
+
+    const long long validity = held->remaining().count();
+    const json result{{"resource", held->resource()},
+                      {"value", held->value()},
+                      {"validity_ms", validity},
+                      {"fence", fence_json(*held)}};
+    out.result(result, held->value() + "\n");
+    std::string details = "acquired '" + held->resource() + "', valid for " + format_ms(validity);
+    if (const auto fence = held->fence()) details += ", fence " + std::to_string(*fence);
+    out.note(details + "; release it with: redlock release --resource '" + held->resource() +
+             "' --value " + held->value());
+    // The client's destructor leaves the lock alone: it stays held until its
+    // TTL ends or `redlock release` deletes it.
+    return exit_ok;
+}
+
+auto release_command(const global_options& global, const value_options& args, const reporter& out)
+    -> int {
+    auto locks = open_client(global, out);
+    if (!locks) return out.fail(locks.error());
+
+    auto report = locks->release(locks->adopt(args.resource, args.value));
+    if (!report) return out.fail(report.error());
+
+    const std::size_t total = report->nodes.size();
+    const std::string tally =
+        std::to_string(report->deleted) + " of " + std::to_string(total) + " nodes";
+    if (report->majority()) {
+        const json result{{"released", report->deleted}, {"nodes", nodes_json(report->nodes)}};
+        out.result(result, "released '" + args.resource + "' on " + tally + "\n");
+        out.detail(report->nodes);
+        return exit_ok;
+    }
+    const auto answered = static_cast<std::size_t>(
+        std::count_if(report->nodes.begin(), report->nodes.end(), [](const node_report& n) {
+            return n.status == node_status::ok || n.status == node_status::refused;
+        }));
+    failure_report failure;
+    if (answered >= report->quorum) {
+        failure = {exit_failure, "not_held",
+                   "resource '" + args.resource + "' was not released: " + tally + " deleted it, " +
+                       std::to_string(report->quorum) +
+                       " needed (expired, or not held with this value)" +
+                       describe_nodes(report->nodes)};
+    } else {
+        failure = {exit_unavailable, "quorum_unreachable",
+                   "resource '" + args.resource + "': only " + std::to_string(answered) + " of " +
+                       std::to_string(total) + " nodes answered the release, " +
+                       std::to_string(report->quorum) + " needed" + describe_nodes(report->nodes)};
+    }
+    return out.fail(failure, report->nodes, json{{"released", report->deleted}});
+}
+
+auto extend_command(const global_options& global, const value_options& args, const reporter& out)
+    -> int {
+    auto locks = open_client(global, out);
+    if (!locks) return out.fail(locks.error());
+
+    auto validity = locks->extend(locks->adopt(args.resource, args.value),
+                                  std::chrono::milliseconds{args.ttl_ms});
+    if (!validity) return out.fail(validity.error());
+
+    out.result(
+        json{{"validity_ms", validity->count()}},
+        "extended '" + args.resource + "': valid for " + format_ms(validity->count()) + "\n");
+    return exit_ok;
+}
+
+}  // namespace redlock::cli

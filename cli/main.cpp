@@ -1,0 +1,91 @@
+// redlock: a flock(1) for a fleet. Parses the command line and hands over to
+// one function per subcommand (commands.hpp).
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "options.hpp"
+#include "output.hpp"
+#include "signals.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <csignal>
+#include <exception>
+#include <string>
+#include <string_view>
+#include <vector>
+
+int main(int argc, char** argv) {
+    using namespace redlock::cli;
+
+    // Everything after the first "--" is run's CMD, never seen by the parser:
+    // its flags are CMD's, not ours.
+    int parsed_argc = argc;
+    std::vector<std::string> command;
+    for (int i = 1; i < argc; ++i) {
+        if (std::string_view{argv[i]} == "--") {
+            parsed_argc = i;
+            command.assign(argv + i + 1, argv + argc);
+            break;
+        }
+    }
+    const bool separator = parsed_argc < argc;
+    // Known before parsing, so that even a parse error comes out as JSON.
+    const bool json_mode = std::any_of(argv + 1, argv + parsed_argc, [](const char* a) {
+        return std::string_view{a} == "--json";
+    });
+
+    CLI::App app{
+        "redlock: a flock(1) for a fleet. Takes a Redlock lock on a majority of the independent "
+        "Redis masters named in the config, runs a command while holding it, or manages locks "
+        "across invocations.",
+        "redlock"};
+    app.set_version_flag("--version", REDLOCK_VERSION);
+    options opts;
+    declare_options(app, opts);
+    try {
+        app.parse(parsed_argc, argv);
+    } catch (const CLI::Success& e) {  // --help, --version
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        return reporter{json_mode, false}.fail(
+            failure_report{exit_usage, "usage", std::string{e.what()} + " (see redlock --help)"});
+    }
+
+    const reporter out{opts.global.json, opts.global.verbose};
+    const subcommand chosen = chosen_subcommand(app);
+    if (chosen == subcommand::run && command.empty()) {
+        return out.fail(failure_report{
+            exit_usage, "usage",
+            "run needs a command after --: redlock run --resource R [OPTIONS] -- CMD [ARGS...]"});
+    }
+    if (chosen != subcommand::run && separator) {
+        return out.fail(failure_report{exit_usage, "usage", "only run takes a command after --"});
+    }
+    opts.run.command = std::move(command);
+
+    const sigset_t ignored = ignored_at_start();
+    // A node that closes its connection must not kill us with SIGPIPE; the
+    // error is reported for that node instead.
+    std::signal(SIGPIPE, SIG_IGN);
+    try {
+        switch (chosen) {
+            case subcommand::run:
+                block_run_signals();  // before the client starts its loop thread
+                return run_command(opts.global, opts.run, ignored, out);
+            case subcommand::acquire:
+                return acquire_command(opts.global, opts.acquire, out);
+            case subcommand::release:
+                return release_command(opts.global, opts.release, out);
+            case subcommand::extend:
+                return extend_command(opts.global, opts.extend, out);
+            case subcommand::status:
+                return status_command(opts.global, opts.status_resource, out);
+            case subcommand::check:
+                return check_command(opts.global, out);
+        }
+    } catch (const std::exception& e) {
+        return out.fail(failure_report{exit_failure, "internal", e.what()});
+    }
+    return exit_failure;
+}

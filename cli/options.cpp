@@ -1,0 +1,230 @@
+#include "options.hpp"
+
+#include <map>
+
+namespace redlock::cli {
+namespace {
+
+constexpr long long max_ms = 2147483647;
+
+constexpr const char* global_help = R"(
+Global options, accepted before or after the subcommand:
+  --config FILE   cluster config (default: $REDLOCK_CONFIG, else configs/local.json)
+  --json          print exactly one JSON object on stdout, errors included
+  -v, --verbose   per-node details on stderr)";
+
+constexpr const char* common_exit_codes = R"(
+  64  bad usage
+  78  bad or unreadable config (the message names the file and the field)
+  1   any other failure (the message says what))";
+
+const CLI::Validator non_empty{
+    [](std::string& text) -> std::string { return text.empty() ? "must not be empty" : ""; }, ""};
+
+void add_lock_flags(CLI::App& sub, lock_flags& into) {
+    sub.add_option("-r,--resource", into.resource, "Name of the lock")
+        ->required()
+        ->check(non_empty);
+    sub.add_option("--ttl-ms", into.ttl_ms,
+                   "Lock TTL in milliseconds (default: the config's lock.ttl_ms, 10000 unless "
+                   "set)")
+        ->check(CLI::Range(1LL, max_ms));
+    sub.add_option("--wait-ms", into.wait_ms,
+                   "How long to wait for a lock someone else holds, in milliseconds; 0 makes a "
+                   "single attempt. The library does the waiting (lock_options::max_wait)")
+        ->capture_default_str()
+        ->check(CLI::Range(0LL, max_ms));
+    sub.add_flag("--fence", into.fence,
+                 "Also obtain a fencing token (default: the config's lock.fencing, false unless "
+                 "set)");
+    sub.add_flag("--fair", into.fair,
+                 "Strict arrival-order grants while waiting: a newcomer does not overtake a "
+                 "live waiter queued ahead of it (the library's fair wait mode)");
+}
+
+void declare_run(CLI::App& app, run_options& into) {
+    auto* run = app.add_subcommand(
+        "run",
+        "Hold a lock while a command runs: acquire it, renew it automatically while CMD runs, "
+        "release it when CMD exits, and exit with CMD's status");
+    add_lock_flags(*run, into.lock);
+    const CLI::Validator one_of_actions{
+        [](std::string& text) -> std::string {
+            if (text == "term" || text == "kill" || text == "ignore") return {};
+            return "must be term, kill or ignore, not '" + text + "'";
+        },
+        "term|kill|ignore"};
+    run->add_option_function<std::string>(
+           "--on-lost",
+           [&into](const std::string& text) {
+               into.on_lost = text == "kill"     ? on_lost_action::kill
+                              : text == "ignore" ? on_lost_action::ignore
+                                                 : on_lost_action::term;
+           },
+           "If the lock is lost while CMD runs: term sends CMD SIGTERM, then SIGKILL after "
+           "--kill-after-ms; kill sends SIGKILL at once; ignore lets CMD run on. run exits 70 "
+           "in every case")
+        ->check(one_of_actions)
+        ->default_str("term");
+    run->add_option("--kill-after-ms", into.kill_after_ms,
+                    "With --on-lost term: grace period between SIGTERM and SIGKILL")
+        ->capture_default_str()
+        ->check(CLI::Range(0LL, max_ms));
+    run->footer(std::string{R"(Usage: redlock run --resource R [OPTIONS] -- CMD [ARGS...]
+
+CMD runs with REDLOCK_RESOURCE and REDLOCK_VALUE in its environment, and
+REDLOCK_FENCE when a fencing token was obtained. SIGINT, SIGTERM and SIGHUP sent to
+redlock by a process (kill) are forwarded to CMD's pid; those from the terminal
+already reach CMD through its process group, so they are not sent twice; and one
+that redlock was started with ignored (nohup) stays ignored for CMD. redlock then
+keeps holding the lock until CMD exits, and exits with CMD's status. A signal that
+arrives while still waiting for the lock cancels the wait: exit 128+N.
+)"} + global_help +
+                R"(
+
+Exit codes:
+  N   CMD's exit status; 128+N when CMD was killed by signal N
+  70  the lock was lost while CMD ran (whatever CMD returned)
+  75  the lock could not be had within --wait-ms
+  69  a quorum of nodes is unreachable
+  126 CMD is not executable; 127 CMD was not found (the lock is released))" +
+                common_exit_codes);
+}
+
+void declare_acquire(CLI::App& app, lock_flags& into) {
+    auto* acquire = app.add_subcommand(
+        "acquire",
+        "Acquire a lock and exit, leaving it held until its TTL ends or `release` is run with "
+        "its value. Prints the value alone on stdout (easy to capture: v=$(redlock acquire "
+        "...)) and the details on stderr; with --json: {\"resource\", \"value\", "
+        "\"validity_ms\", \"fence\"}");
+    add_lock_flags(*acquire, into);
+    acquire->footer(std::string{global_help} + R"(
+
+Exit codes:
+  0   acquired
+  75  the lock could not be had within --wait-ms
+  69  a quorum of nodes is unreachable)" +
+                    common_exit_codes);
+}
+
+void declare_release(CLI::App& app, value_options& into) {
+    auto* release = app.add_subcommand(
+        "release",
+        "Release a lock by its value (compare-and-delete on every node). Prints how many nodes "
+        "deleted it; with --json: {\"released\": n, \"nodes\": [{\"node\", \"status\", "
+        "\"detail\"}]}");
+    release->add_option("-r,--resource", into.resource, "Name of the lock")
+        ->required()
+        ->check(non_empty);
+    release->add_option("--value", into.value, "The value `acquire` printed")
+        ->required()
+        ->check(non_empty);
+    release->footer(std::string{global_help} + R"(
+
+Exit codes:
+  0   a majority of nodes deleted the key
+  1   fewer did (not_held: the lock had expired, or the value is not the holder's)
+  69  a quorum of nodes is unreachable)" +
+                    common_exit_codes);
+}
+
+void declare_extend(CLI::App& app, value_options& into) {
+    auto* extend = app.add_subcommand(
+        "extend",
+        "Extend a lock held by its value to a new TTL on every node where it still holds that "
+        "value. Prints the validity left; with --json: {\"validity_ms\": n}");
+    extend->add_option("-r,--resource", into.resource, "Name of the lock")
+        ->required()
+        ->check(non_empty);
+    extend->add_option("--value", into.value, "The value `acquire` printed")
+        ->required()
+        ->check(non_empty);
+    extend->add_option("--ttl-ms", into.ttl_ms, "New TTL in milliseconds")
+        ->required()
+        ->check(CLI::Range(1LL, max_ms));
+    extend->footer(std::string{global_help} + R"(
+
+Exit codes:
+  0   extended on a majority
+  1   not_held: a majority no longer hold this value
+  69  a quorum of nodes is unreachable)" +
+                   common_exit_codes);
+}
+
+void declare_status(CLI::App& app, std::string& resource) {
+    auto* status = app.add_subcommand(
+        "status",
+        "Show every node's view of a lock: reachable, holder value, remaining TTL, fencing "
+        "counter; and the holder a majority agree on, if any. Read-only");
+    status->add_option("-r,--resource", resource, "Name of the lock")->required()->check(non_empty);
+    status->footer(std::string{global_help} + R"(
+
+Exit codes:
+  0   a quorum of nodes answered (whether or not anyone holds the lock)
+  69  fewer than a quorum answered)" +
+                   common_exit_codes);
+}
+
+void declare_check(CLI::App& app) {
+    auto* check = app.add_subcommand(
+        "check",
+        "Check every node: reachable, round-trip time, Redis version, role, and whether it can "
+        "lose acknowledged writes on a crash (it needs appendonly yes + appendfsync always); "
+        "warns about such nodes and about replicas");
+    check->footer(std::string{global_help} + R"(
+
+Exit codes:
+  0   a quorum of nodes is reachable (warnings do not change this)
+  69  a quorum of nodes is unreachable)" +
+                  common_exit_codes);
+}
+
+}  // namespace
+
+void declare_options(CLI::App& app, options& into) {
+    // Before the subcommands: they inherit it, so that global flags may follow them.
+    app.fallthrough();
+    app.require_subcommand(1);
+    app.add_option("-c,--config", into.global.config,
+                   "Cluster config file (JSON, see configs/README.md)")
+        ->envname("REDLOCK_CONFIG")
+        ->capture_default_str()
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a wrapper's default yields
+    app.add_flag("--json", into.global.json,
+                 "Machine-readable output: exactly one JSON object on stdout, errors included "
+                 "({\"error\": {\"code\", \"message\"}})");
+    app.add_flag("-v,--verbose", into.global.verbose, "Per-node details on stderr");
+    app.footer(R"(Each subcommand has its own --help.
+
+Exit codes:
+  0   success
+  64  bad usage
+  69  a quorum of nodes is unreachable
+  70  run: the lock was lost while CMD ran
+  75  the lock could not be had within --wait-ms
+  78  bad or unreadable config
+  1   any other failure
+  run otherwise exits with CMD's status (128+N when CMD was killed by signal N).)");
+
+    declare_run(app, into.run);
+    declare_acquire(app, into.acquire);
+    declare_release(app, into.release);
+    declare_extend(app, into.extend);
+    declare_status(app, into.status_resource);
+    declare_check(app);
+}
+
+auto chosen_subcommand(const CLI::App& app) -> subcommand {
+    const std::map<std::string, subcommand> by_name{
+        {"run", subcommand::run},         {"acquire", subcommand::acquire},
+        {"release", subcommand::release}, {"extend", subcommand::extend},
+        {"status", subcommand::status},   {"check", subcommand::check}};
+    for (const auto* sub : app.get_subcommands()) {
+        if (const auto found = by_name.find(sub->get_name()); found != by_name.end())
+            return found->second;
+    }
+    return subcommand::check;  // unreachable: require_subcommand(1)
+}
+
+}  // namespace redlock::cli

@@ -1,0 +1,63 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace redlock::cli {
+
+/// Flags that every subcommand accepts, before or after its name.
+struct global_options {
+    std::string config = "configs/local.json";  ///< --config, else $REDLOCK_CONFIG
+    bool json = false;
+    bool verbose = false;
+};
+
+/// How to acquire: shared by `run` and `acquire`.
+struct lock_flags {
+    std::string resource;
+    std::optional<long long> ttl_ms;  ///< unset: the config's lock.ttl_ms
+    long long wait_ms = 0;            ///< 0: one attempt; otherwise lock_options::max_wait
+    bool fence = false;
+    bool fair = false;  ///< accepted; the library has no fair mode yet
+};
+
+enum class on_lost_action { term, kill, ignore };
+
+struct run_options {
+    lock_flags lock;
+    on_lost_action on_lost = on_lost_action::term;
+    long long kill_after_ms = 5000;
+    std::vector<std::string> command;  ///< everything after `--`
+};
+
+/// `release` and `extend`: a lock named by its value, acquired elsewhere.
+struct value_options {
+    std::string resource;
+    std::string value;
+    long long ttl_ms = 0;  ///< extend only
+};
+
+enum class subcommand { run, acquire, release, extend, status, check };
+
+/// Everything the command line says.
+struct options {
+    global_options global;
+    subcommand chosen = subcommand::check;
+    run_options run;
+    lock_flags acquire;
+    value_options release;
+    value_options extend;
+    std::string status_resource;
+};
+
+/// Declares the subcommands and their flags (help texts, defaults, checks and
+/// exit codes) on `app`; parsing writes into `into`, which must outlive `app`.
+void declare_options(CLI::App& app, options& into);
+
+/// The subcommand chosen on a successfully parsed `app`.
+[[nodiscard]] auto chosen_subcommand(const CLI::App& app) -> subcommand;
+
+}  // namespace redlock::cli

@@ -1,0 +1,84 @@
+#include "output.hpp"
+
+#include <cstdio>
+
+namespace redlock::cli {
+namespace {
+
+void write_line(std::FILE* stream, std::string_view text) {
+    std::fwrite(text.data(), 1, text.size(), stream);
+    std::fputc('\n', stream);
+    std::fflush(stream);
+}
+
+// Node details and Redis error texts are not ours: replace invalid UTF-8
+// rather than throw while printing.
+auto dump(const json& object) -> std::string {
+    return object.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace
+
+void reporter::result(const json& object, std::string_view text) const {
+    if (json_) {
+        write_line(stdout, dump(object));
+        return;
+    }
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+}
+
+void reporter::note(std::string_view text) const {
+    if (!json_) write_line(stderr, "redlock: " + std::string{text});
+}
+
+void reporter::detail(std::string_view text) const {
+    if (verbose_) write_line(stderr, "redlock: " + std::string{text});
+}
+
+void reporter::detail(const std::vector<node_report>& nodes) const {
+    if (!verbose_) return;
+    for (const auto& n : nodes) {
+        std::string line = "  " + n.node + ": " + to_string(n.status);
+        if (!n.detail.empty()) line += ": " + n.detail;
+        write_line(stderr, line);
+    }
+}
+
+auto reporter::fail(const failure_report& failure, const std::vector<node_report>& nodes,
+                    const json& extra) const -> int {
+    if (json_) {
+        json out = extra.is_object() ? extra : json::object();
+        json error = {{"code", failure.code}, {"message", failure.message}};
+        if (!nodes.empty()) error["nodes"] = nodes_json(nodes);
+        out["error"] = std::move(error);
+        write_line(stdout, dump(out));
+    } else {
+        write_line(stderr, "redlock: " + failure.message);
+    }
+    detail(nodes);
+    return failure.exit_code;
+}
+
+auto reporter::fail(const error& e, const json& extra) const -> int {
+    return fail(classify(e), e.nodes, extra);
+}
+
+auto nodes_json(const std::vector<node_report>& nodes) -> json {
+    json out = json::array();
+    for (const auto& n : nodes) {
+        out.push_back({{"node", n.node}, {"status", to_string(n.status)}, {"detail", n.detail}});
+    }
+    return out;
+}
+
+auto fence_json(const lock& held) -> json {
+    if (const auto fence = held.fence()) return *fence;
+    return nullptr;
+}
+
+auto format_ms(long long ms) -> std::string {
+    return std::to_string(ms) + " ms";
+}
+
+}  // namespace redlock::cli

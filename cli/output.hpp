@@ -1,0 +1,63 @@
+#pragma once
+
+#include "exit_codes.hpp"
+
+#include <nlohmann/json.hpp>
+#include <redlock/error.hpp>
+#include <redlock/lock.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::cli {
+
+using json = nlohmann::json;
+
+/// Where everything the CLI says goes, in one place.
+///
+/// Human mode: results on stdout, errors and details on stderr. --json mode:
+/// exactly one JSON object on stdout (the result, or {"error": {...}}), and
+/// stderr only for --verbose details. --verbose adds per-node details on stderr
+/// in both modes. Only the main thread writes through it.
+class reporter {
+public:
+    reporter(bool json_mode, bool verbose) : json_{json_mode}, verbose_{verbose} {}
+
+    [[nodiscard]] auto json_mode() const noexcept -> bool { return json_; }
+    [[nodiscard]] auto verbose() const noexcept -> bool { return verbose_; }
+
+    /// --json: writes `object` as the one line on stdout. Human mode: writes `text`
+    /// (which ends in a newline, or is empty) on stdout.
+    void result(const json& object, std::string_view text) const;
+
+    /// A line on stderr, in human mode only: "redlock: <text>".
+    void note(std::string_view text) const;
+    /// A line on stderr when --verbose, in either mode: "redlock: <text>".
+    void detail(std::string_view text) const;
+    /// One stderr line per node report, when --verbose.
+    void detail(const std::vector<node_report>& nodes) const;
+
+    /// Reports a failure and returns its exit code. --json: {"error": {"code",
+    /// "message"[, "nodes"]}} plus `extra`'s members on stdout; human mode:
+    /// "redlock: <message>" on stderr (and the nodes with --verbose).
+    auto fail(const failure_report& failure, const std::vector<node_report>& nodes = {},
+              const json& extra = json::object()) const -> int;
+    /// fail() for a library error, classified by classify().
+    auto fail(const error& e, const json& extra = json::object()) const -> int;
+
+private:
+    bool json_;
+    bool verbose_;
+};
+
+/// [{"node", "status", "detail"}, ...]
+[[nodiscard]] auto nodes_json(const std::vector<node_report>& nodes) -> json;
+
+/// The lock's fencing token, or null.
+[[nodiscard]] auto fence_json(const lock& held) -> json;
+
+/// "1234 ms"
+[[nodiscard]] auto format_ms(long long ms) -> std::string;
+
+}  // namespace redlock::cli

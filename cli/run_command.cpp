@@ -1,0 +1,247 @@
+// `redlock run`: hold a lock while a command runs.
+//
+// Threads: the main thread does everything here, waiting in sigtimedwait. The
+// client's loop thread only stores what it has to say (acquired, lost) and
+// wakes the main thread with SIGUSR1; it inherited the blocked mask, so no
+// signal is ever delivered to it.
+#include "child_process.hpp"
+#include "client_setup.hpp"
+#include "commands.hpp"
+#include "signals.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+namespace redlock::cli {
+namespace {
+
+using namespace std::chrono_literals;
+using std::chrono::steady_clock;
+
+/// What the loop thread tells the main thread.
+struct loop_news {
+    std::mutex mutex;
+    std::optional<result<lock>> acquired;
+    std::optional<error> lost;
+};
+
+/// SIGINT, SIGTERM and SIGHUP, unless redlock was started with them ignored.
+auto is_forwarded(int sig, const sigset_t& ignored) noexcept -> bool {
+    return (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) && sigismember(&ignored, sig) == 0;
+}
+
+/// REDLOCK_RESOURCE, REDLOCK_VALUE, and REDLOCK_FENCE only with a token (an
+/// inherited one is removed).
+auto lock_environment(const lock& held) -> child_process::environment {
+    child_process::environment env{{"REDLOCK_RESOURCE", held.resource()},
+                                   {"REDLOCK_VALUE", held.value()},
+                                   {"REDLOCK_FENCE", std::nullopt}};
+    if (const auto fence = held.fence()) env.back().second = std::to_string(*fence);
+    return env;
+}
+
+/// The signals CMD gets the default disposition of: those we block or ignore
+/// ourselves, except what the invoker ignored, which CMD keeps ignoring.
+auto signals_to_reset(const sigset_t& ignored) -> sigset_t {
+    sigset_t reset = run_signals();
+    sigaddset(&reset, SIGPIPE);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
+        if (sigismember(&ignored, sig) != 0) sigdelset(&reset, sig);
+    }
+    return reset;
+}
+
+/// Waits for the acquisition started with `ticket`; a SIGINT, SIGTERM or
+/// SIGHUP (unless `ignored`) cancels it and is returned in `interrupted`.
+auto await_lock(client& locks, client::acquire_ticket ticket, loop_news& news,
+                const sigset_t& ignored, int& interrupted) -> result<lock> {
+    for (;;) {
+        {
+            std::lock_guard held{news.mutex};
+            if (news.acquired) return std::move(*news.acquired);
+        }
+        const auto info = next_signal(1s);
+        if (info && is_forwarded(info->si_signo, ignored) && interrupted == 0) {
+            interrupted = info->si_signo;
+            locks.cancel(ticket);  // its callback still comes, with errc::cancelled
+        }
+    }
+}
+
+/// Supervises CMD while the lock is held: forwards signals to it, and acts on
+/// a lost lock as --on-lost says.
+class lock_holder {
+public:
+    lock_holder(const run_options& run, const sigset_t& ignored, const reporter& out, lock held,
+                loop_news& news)
+        : run_{run}, ignored_{ignored}, out_{out}, held_{std::move(held)}, news_{news} {}
+
+    /// Returns once CMD has ended, and how.
+    auto supervise(child_process& child) -> child_exit {
+        for (;;) {
+            if (const auto ended = child.try_reap()) {
+                // Finished after the validity ended: its critical section was not covered.
+                if (!held_.valid()) note_lost(child, /*act=*/false);
+                return *ended;
+            }
+            if (!lost_ && held_.lost()) note_lost(child, /*act=*/true);
+
+            // The wake-ups come as signals; the timeout bounds the wait for
+            // SIGKILL after SIGTERM, and is a backstop for anything missed.
+            auto timeout = std::chrono::milliseconds{1s};
+            if (kill_at_) {
+                timeout = std::clamp(
+                    std::chrono::ceil<std::chrono::milliseconds>(*kill_at_ - steady_clock::now()),
+                    0ms, timeout);
+            }
+            const auto info = next_signal(timeout);
+            if (kill_at_ && steady_clock::now() >= *kill_at_) {
+                kill_at_.reset();
+                child.signal(SIGKILL);
+                out_.note("CMD (pid " + std::to_string(child.pid()) + ") did not exit within " +
+                          format_ms(run_.kill_after_ms) + " of SIGTERM: sent SIGKILL");
+            }
+            if (info && is_forwarded(info->si_signo, ignored_)) forward(child, *info);
+        }
+    }
+
+    [[nodiscard]] auto lost() const noexcept -> bool { return lost_; }
+    [[nodiscard]] auto lost_reason() const -> const std::string& { return lost_reason_; }
+
+private:
+    void note_lost(const child_process& child, bool act) {
+        if (lost_) return;
+        lost_ = true;
+        {
+            std::lock_guard held{news_.mutex};
+            lost_reason_ = news_.lost ? news_.lost->message : "its validity ended";
+        }
+        if (!act) return;
+        const std::string what = "lost the lock on '" + held_.resource() + "': ";
+        const std::string pid = "CMD (pid " + std::to_string(child.pid()) + ")";
+        switch (run_.on_lost) {
+            case on_lost_action::term:
+                child.signal(SIGTERM);
+                kill_at_ = steady_clock::now() + std::chrono::milliseconds{run_.kill_after_ms};
+                out_.note(what + "sent SIGTERM to " + pid + ", SIGKILL in " +
+                          format_ms(run_.kill_after_ms));
+                break;
+            case on_lost_action::kill:
+                child.signal(SIGKILL);
+                out_.note(what + "sent SIGKILL to " + pid);
+                break;
+            case on_lost_action::ignore:
+                out_.note(what + "--on-lost ignore, " + pid + " runs on");
+                break;
+        }
+    }
+
+    void forward(const child_process& child, const siginfo_t& info) const {
+        const std::string name = signal_name(info.si_signo);
+        if (sent_by_process(info)) {
+            child.signal(info.si_signo);
+            out_.detail("forwarded " + name + " to CMD (pid " + std::to_string(child.pid()) + ")");
+        } else {
+            out_.detail(name + " from the terminal reached CMD's process group directly");
+        }
+    }
+
+    const run_options& run_;
+    const sigset_t& ignored_;
+    const reporter& out_;
+    lock held_;
+    loop_news& news_;
+    bool lost_ = false;
+    std::string lost_reason_;
+    std::optional<steady_clock::time_point> kill_at_;
+};
+
+}  // namespace
+
+auto run_command(const global_options& global, const run_options& run, const sigset_t& ignored,
+                 const reporter& out) -> int {
+    auto locks = open_client(global, out);
+    if (!locks) return out.fail(locks.error());
+
+    auto news = std::make_shared<loop_news>();
+    lock_options options = make_lock_options(run.lock);
+    options.auto_renew = true;
+    options.on_lost = [news](const lock&, const error& why) {
+        {
+            std::lock_guard held{news->mutex};
+            news->lost = why;
+        }
+        wake_main_thread();
+    };
+    const auto ticket =
+        locks->acquire_async(run.lock.resource, options, [news](result<lock> outcome) {
+            {
+                std::lock_guard held{news->mutex};
+                news->acquired.emplace(std::move(outcome));
+            }
+            wake_main_thread();
+        });
+    int interrupted = 0;
+    auto acquired = await_lock(*locks, ticket, *news, ignored, interrupted);
+    if (interrupted != 0) {
+        if (acquired) (void)locks->release(*acquired);  // granted just before the cancel
+        return out.fail(failure_report{128 + interrupted, "interrupted",
+                                       "interrupted by " + signal_name(interrupted) +
+                                           " while waiting for the lock on '" + run.lock.resource +
+                                           "'"});
+    }
+    if (!acquired) return out.fail(acquired.error());
+    const lock held = *acquired;
+
+    auto child =
+        child_process::spawn(run.command, lock_environment(held), signals_to_reset(ignored));
+    if (!child) {
+        (void)locks->release(held);
+        const int err = child.error();
+        return out.fail(
+            failure_report{err == ENOENT ? exit_not_found : exit_cannot_execute, "cannot_execute",
+                           "cannot run '" + run.command.front() + "': " + std::strerror(err)});
+    }
+    out.detail("acquired '" + held.resource() + "' (value " + held.value() + ", valid for " +
+               format_ms(held.remaining().count()) +
+               (held.fence() ? ", fence " + std::to_string(*held.fence()) : std::string{}) +
+               "); CMD runs as pid " + std::to_string(child->pid()));
+
+    lock_holder holder{run, ignored, out, held, *news};
+    const child_exit ended = holder.supervise(*child);
+
+    // Also after a loss: nodes that still hold our value let go now, not at the TTL.
+    auto report = locks->release(held);
+    const std::size_t released = report ? report->deleted : 0;
+    json result{{"resource", held.resource()},
+                {"value", held.value()},
+                {"fence", fence_json(held)},
+                {"child_status", ended.status()},
+                {"child_signal", ended.signal != 0 ? json(ended.signal) : json(nullptr)},
+                {"released", released}};
+    if (holder.lost()) {
+        return out.fail(
+            failure_report{exit_lock_lost, "lock_lost",
+                           "lost the lock on '" + held.resource() + "' while CMD ran (" +
+                               holder.lost_reason() + "); CMD exited with status " +
+                               std::to_string(ended.status())},
+            {}, result);
+    }
+    if (!report) {
+        out.note("warning: release failed: " + report.error().message);
+    } else if (!report->majority()) {
+        out.note("warning: released on only " + std::to_string(released) + " of " +
+                 std::to_string(report->nodes.size()) + " nodes; the rest expire with the TTL");
+    } else {
+        out.detail("released on " + std::to_string(released) + " of " +
+                   std::to_string(report->nodes.size()) + " nodes");
+    }
+    out.result(result, "");
+    return ended.status();
+}
+
+}  // namespace redlock::cli
