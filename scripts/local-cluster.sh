@@ -33,7 +33,8 @@ start() {
     pid=$(cat "$run_dir/redis-$port.pid")
     for _ in $(seq 100); do
       # The server answering must be the one we started, not a stranger on the port.
-      answering=$(redis-cli -p "$port" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')
+      # Not up yet is not an error: the pipeline fails until the port is bound.
+      answering=$(redis-cli -p "$port" info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p' || true)
       if [[ $answering == "$pid" ]]; then continue 2; fi
       if ! kill -0 "$pid" 2>/dev/null; then
         rm -f "$run_dir/redis-$port.pid"

@@ -1,0 +1,492 @@
+// redlock_load: drives the library against real nodes from a config file,
+// beside a raw client that sends the same commands with no lock logic (the
+// ceiling), and writes what it measured as JSON. See docs/benchmarks.md.
+#include "alloc_counter.hpp"
+#include "load/lib_driver.hpp"
+#include "load/node_stats.hpp"
+#include "load/phase.hpp"
+#include "load/raw_driver.hpp"
+#include "load/raw_uv_driver.hpp"
+#include "redlock/config.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+using namespace redlock::bench;
+using json = nlohmann::ordered_json;
+using std::chrono::milliseconds;
+
+struct options {
+    std::string config;
+    std::string mode = "both";
+    std::string label;
+    std::string json_path;
+    std::string progress = "auto";
+    workload load;
+    bool fencing = false;
+    bool extend = false;
+    double duration_s = 3;
+    std::uint64_t ops = 10'000'000;
+    double warmup_s = 0.5;
+    std::uint64_t warmup_ops = 2000;
+    int repeat = 1;
+    int sample_ms = 100;
+    bool heap_bytes = false;
+};
+
+// ---- process figures ------------------------------------------------------------------------
+
+auto cpu_now() -> double {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    const auto secs = [](const timeval& t) {
+        return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+    };
+    return secs(u.ru_utime) + secs(u.ru_stime);
+}
+
+/// The 1-minute load average: how busy the machine was (a noise indicator).
+auto load_average() -> double {
+    double one = 0;
+    if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+        if (std::fscanf(f, "%lf", &one) != 1) one = 0;
+        std::fclose(f);
+    }
+    return one;
+}
+
+auto max_rss_kib() -> long {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss;
+}
+
+/// Resident set size now, from /proc/self/statm.
+auto rss_kib() -> long {
+    std::FILE* f = std::fopen("/proc/self/statm", "r");
+    if (f == nullptr) return 0;
+    long pages = 0;
+    long resident = 0;
+    const int got = std::fscanf(f, "%ld %ld", &pages, &resident);
+    std::fclose(f);
+    return got == 2 ? resident * (sysconf(_SC_PAGESIZE) / 1024) : 0;
+}
+
+// ---- per-mode totals across repetitions -----------------------------------------------------
+
+struct mode_totals {
+    std::string name;
+    histogram cycle;
+    histogram acquire;
+    std::vector<double> ops_per_s;
+    std::uint64_t completed = 0;
+    std::uint64_t failed = 0;
+    double seconds = 0;
+    double client_cpu = 0;
+    double server_cpu = 0;
+    std::uint64_t allocs = 0;
+    std::uint64_t writes = 0;
+    std::uint64_t requests = 0;
+    std::map<std::string, std::uint64_t> errors;
+    std::map<std::string, std::uint64_t> calls;
+    std::vector<std::uint64_t> per_worker;  // contended: locks held by each worker
+    long rss_before_kib = 0;                // resident before this mode's first phase
+    long rss_peak_kib = 0;                  // highest resident seen during its phases
+    std::int64_t heap_before = 0;  // with --heap-bytes: bytes in use before the first phase
+    std::int64_t heap_peak = 0;    // and the most seen during its phases
+};
+
+auto median(std::vector<double> v) -> double {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t m = v.size() / 2;
+    return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+auto latency_json(const histogram& h) -> json {
+    return json{{"count", h.count()},
+                {"p50", h.percentile(0.50)},
+                {"p90", h.percentile(0.90)},
+                {"p99", h.percentile(0.99)},
+                {"p999", h.percentile(0.999)},
+                {"max", h.max()},
+                {"mean", std::llround(h.mean())}};
+}
+
+/// Commands the client sent itself, as opposed to those a script ran on the
+/// node (INFO commandstats counts both): the names clients send here. SET is
+/// also called by the fencing scripts, so with fencing it counts as a script
+/// call. (client_requests_per_lock, the client's own count, cross-checks it.)
+auto is_top_level(const std::string& command, variant kind) -> bool {
+    if (command == "set") return kind != variant::fencing;
+    return command == "evalsha" || command == "eval" || command == "script" || command == "auth" ||
+           command == "ping";
+}
+
+auto mode_json(const mode_totals& t, const workload& load, variant kind) -> json {
+    const double locks = static_cast<double>(std::max<std::uint64_t>(t.completed, 1));
+    std::uint64_t top = 0;
+    std::uint64_t all = 0;
+    json calls = json::object();
+    for (const auto& [name, n] : t.calls) {
+        if (n == 0) continue;
+        calls[name] = n;
+        all += n;
+        if (is_top_level(name, kind)) top += n;
+    }
+    json reps = json::array();
+    for (const double r : t.ops_per_s) reps.push_back(std::round(r));
+    const long rss_delta = std::max(0L, t.rss_peak_kib - t.rss_before_kib);
+    const int in_flight = load.contended ? load.workers : load.concurrency;
+    json out{
+        {"ops_per_s", std::round(median(t.ops_per_s))},
+        {"ops_per_s_reps", reps},
+        {"completed", t.completed},
+        {"failed", t.failed},
+        {"seconds", t.seconds},
+        {"latency_ns", latency_json(t.cycle)},
+        {"acquire_latency_ns", latency_json(t.acquire)},
+        {"errors", t.errors},
+        {"redis_commands", calls},
+        {"commands_per_lock", static_cast<double>(top) / locks},
+        {"client_requests_per_lock", static_cast<double>(t.requests) / locks},
+        {"redis_calls_per_lock", static_cast<double>(all) / locks},
+        {"client_cpu_us_per_lock", t.client_cpu * 1e6 / locks},
+        {"server_cpu_us_per_lock", t.server_cpu * 1e6 / locks},
+        {"allocs_per_lock", static_cast<double>(t.allocs) / locks},
+        {"socket_writes_per_lock", static_cast<double>(t.writes) / locks},
+        {"rss_before_kib", t.rss_before_kib},
+        {"rss_peak_kib", t.rss_peak_kib},
+        {"rss_bytes_per_in_flight", static_cast<double>(rss_delta) * 1024.0 / in_flight},
+    };
+    if (t.heap_peak > 0) {
+        out["heap_before_bytes"] = t.heap_before;
+        out["heap_peak_bytes"] = t.heap_peak;
+        out["heap_bytes_per_in_flight"] =
+            static_cast<double>(std::max<std::int64_t>(0, t.heap_peak - t.heap_before)) / in_flight;
+    }
+    if (!t.per_worker.empty()) {
+        out["locks_per_worker"] = t.per_worker;
+        const auto [lo, hi] = std::minmax_element(t.per_worker.begin(), t.per_worker.end());
+        out["busiest_worker_share"] = static_cast<double>(*hi) / locks;
+        out["idlest_worker_share"] = static_cast<double>(*lo) / locks;
+    }
+    return out;
+}
+
+// ---- running phases -------------------------------------------------------------------------
+
+class runner {
+public:
+    runner(const options& opt, node_stats& nodes) : opt_{opt}, nodes_{nodes} {
+        tty_ = opt.progress == "always" || (opt.progress == "auto" && isatty(STDERR_FILENO) != 0);
+        if (opt.load.contended) stats_.set_workers(static_cast<std::size_t>(opt.load.workers));
+    }
+
+    /// One warm-up phase (discarded) and one measured phase of `d`, added to `t`.
+    void run(driver& d, mode_totals& t, int rep) {
+        const int slots = opt_.load.contended ? opt_.load.workers : opt_.load.concurrency;
+        if (t.rss_before_kib == 0) {
+            t.rss_before_kib = rss_kib();
+            t.heap_before = heap_bytes();
+        }
+        if (opt_.warmup_ops > 0 && opt_.warmup_s > 0) {
+            phase(d, t, slots, opt_.warmup_ops, opt_.warmup_s, nullptr);
+        }
+        const server_snapshot before = nodes_.snapshot();
+        const double cpu0 = cpu_now();
+        const std::uint64_t allocs0 = allocations();
+        const std::uint64_t writes0 = d.writes();
+        const std::uint64_t requests0 = d.requests();
+        const auto t0 = steady::now();
+        const std::string label =
+            t.name + " rep " + std::to_string(rep + 1) + "/" + std::to_string(opt_.repeat);
+        phase(d, t, slots, opt_.ops, opt_.duration_s, &label);
+        const double seconds = std::chrono::duration<double>(steady::now() - t0).count();
+        const std::uint64_t allocs1 = allocations();
+        const std::uint64_t writes1 = d.writes();
+        const std::uint64_t requests1 = d.requests();
+        const double cpu1 = cpu_now();
+        const server_snapshot after = nodes_.snapshot();
+
+        const std::uint64_t completed = stats_.completed.load();
+        t.cycle.merge(stats_.cycle);
+        t.acquire.merge(stats_.acquire);
+        t.ops_per_s.push_back(static_cast<double>(completed) / seconds);
+        t.completed += completed;
+        t.failed += stats_.failed.load();
+        t.seconds += seconds;
+        t.client_cpu += cpu1 - cpu0;
+        t.server_cpu += after.cpu_seconds - before.cpu_seconds;
+        t.allocs += allocs1 - allocs0;
+        t.writes += writes1 - writes0;
+        t.requests += requests1 - requests0;
+        for (const auto& [kind, n] : stats_.errors()) t.errors[kind] += n;
+        const auto per_worker = stats_.per_worker();
+        t.per_worker.resize(per_worker.size());
+        for (std::size_t i = 0; i < per_worker.size(); ++i) t.per_worker[i] += per_worker[i];
+        for (const auto& [name, n] : after.calls) {
+            const auto was = before.calls.find(name);
+            t.calls[name] += n - (was == before.calls.end() ? 0 : was->second);
+        }
+        t.calls.erase("info");  // our own snapshots
+    }
+
+private:
+    void phase(driver& d, mode_totals& t, int slots, std::uint64_t ops, double seconds,
+               const std::string* label) {
+        stats_.reset();
+        const auto start = steady::now();
+        const auto deadline = start + std::chrono::duration_cast<steady::duration>(
+                                          std::chrono::duration<double>{seconds});
+        gate_.open(ops, deadline, slots);
+        d.start(gate_, stats_);
+        // Bounded: a phase that has not drained 30 s past its deadline is a hang.
+        const auto hard_limit = deadline + std::chrono::seconds{30};
+        const milliseconds slice{opt_.sample_ms > 0 ? opt_.sample_ms : 1000};
+        auto next_line = start + milliseconds{500};
+        while (!gate_.wait_for(slice)) {
+            const auto now = steady::now();
+            if (opt_.sample_ms > 0) sample(t);
+            if (label != nullptr && tty_ && now >= next_line) {
+                progress(*label, now - start);
+                next_line = now + milliseconds{500};
+            }
+            if (now > hard_limit) {
+                std::fprintf(stderr, "\nredlock_load: %s: the phase did not end; giving up\n",
+                             d.name().c_str());
+                std::_Exit(70);
+            }
+        }
+        d.finish();
+        sample(t);
+        if (label != nullptr && tty_) {
+            progress(*label, steady::now() - start);
+            std::fputc('\n', stderr);
+        }
+    }
+
+    void sample(mode_totals& t) {
+        t.rss_peak_kib = std::max(t.rss_peak_kib, rss_kib());
+        if (opt_.heap_bytes) t.heap_peak = std::max(t.heap_peak, heap_bytes());
+    }
+
+    void progress(const std::string& label, steady::duration elapsed) {
+        const double secs = std::chrono::duration<double>(elapsed).count();
+        const auto ms = [](std::uint64_t ns) { return static_cast<double>(ns) / 1e6; };
+        std::fprintf(stderr, "\r%-24s %9.0f ops/s  p50 %7.3f ms  p99 %7.3f ms  errors %llu   ",
+                     label.c_str(), static_cast<double>(stats_.completed.load()) / secs,
+                     ms(stats_.cycle.percentile(0.5)), ms(stats_.cycle.percentile(0.99)),
+                     static_cast<unsigned long long>(stats_.failed.load()));
+        std::fflush(stderr);
+    }
+
+    const options& opt_;
+    node_stats& nodes_;
+    bool tty_ = false;
+    phase_gate gate_;
+    phase_stats stats_;
+};
+
+auto make_driver(const std::string& mode, const redlock::client_config& config, workload load)
+    -> std::unique_ptr<driver> {
+    // Each mode locks its own keys, of the same length: a key one mode left
+    // behind (a release that timed out) never refuses another mode's SET.
+    if (mode == "lib") {
+        load.resource_prefix = "bench-lib-";
+        return lib_driver::create(config, load);
+    }
+    if (mode == "raw") {
+        load.resource_prefix = "bench-raw-";
+        return raw_driver::create(config, load);
+    }
+    if (mode == "raw-hiredis") {
+        load.resource_prefix = "bench-rhi-";
+        return raw_uv_driver::create(config, load);
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    options opt;
+    // Before anything is allocated that the measured phases could free.
+    for (int i = 1; i < argc; ++i) {
+        if (std::string_view{argv[i]} == "--heap-bytes") track_heap_bytes();
+    }
+    CLI::App app{
+        "Drives the redlock library against real nodes, beside a raw client that sends the same "
+        "commands without lock logic (the ceiling), and reports both."};
+    app.add_option("--config", opt.config, "cluster config (JSON)")->required();
+    app.add_option("--mode", opt.mode,
+                   "lib | raw | raw-hiredis | both (raw and lib) | all (the three)")
+        ->check(CLI::IsMember({"lib", "raw", "raw-hiredis", "both", "all"}));
+    app.add_option("--concurrency", opt.load.concurrency, "uncontended: locks in flight")
+        ->check(CLI::Range(1, 100000));
+    app.add_flag("--contended", opt.load.contended,
+                 "workers on one resource (library only) instead of distinct resources");
+    app.add_option("--workers", opt.load.workers, "contended: blocking worker threads")
+        ->check(CLI::Range(1, 1024));
+    auto hold_ms = static_cast<int>(opt.load.hold.count());
+    app.add_option("--hold-ms", hold_ms, "contended: how long each worker holds the lock")
+        ->check(CLI::Range(0, 60000));
+    auto max_wait_ms = 0;
+    app.add_option("--max-wait-ms", max_wait_ms,
+                   "contended: lock_options.max_wait (0: the config's retry policy)")
+        ->check(CLI::Range(0, 600000));
+    app.add_flag("--fencing", opt.fencing, "acquire with a fencing token");
+    app.add_flag("--extend", opt.extend, "one extend per cycle, between acquire and release");
+    auto ttl_ms = static_cast<int>(opt.load.ttl.count());
+    app.add_option("--ttl-ms", ttl_ms, "lock TTL")->check(CLI::Range(1, 3600000));
+    app.add_option("--duration-s", opt.duration_s, "bound of each measured phase, seconds")
+        ->check(CLI::Range(0.01, 3600.0));
+    app.add_option("--ops", opt.ops, "bound of each measured phase, cycles started")
+        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000}));
+    app.add_option("--warmup-s", opt.warmup_s, "bound of the warm-up phase, seconds (0: none)");
+    app.add_option("--warmup-ops", opt.warmup_ops, "bound of the warm-up phase, cycles (0: none)");
+    app.add_option("--repeat", opt.repeat, "measured phases per mode, alternating modes")
+        ->check(CLI::Range(1, 100));
+    app.add_option("--json", opt.json_path, "write the results here");
+    app.add_option("--label", opt.label, "name of this run in the JSON");
+    app.add_option("--progress", opt.progress, "auto (when stderr is a terminal) | always | never")
+        ->check(CLI::IsMember({"auto", "always", "never"}));
+    app.add_option("--sample-ms", opt.sample_ms,
+                   "RSS sampling and progress period (0: neither, for callgrind)")
+        ->check(CLI::Range(0, 10000));
+    app.add_flag("--heap-bytes", opt.heap_bytes,
+                 "also sample heap bytes in use (costs two calls per allocation)");
+    CLI11_PARSE(app, argc, argv);
+    opt.load.hold = milliseconds{hold_ms};
+    opt.load.max_wait = milliseconds{max_wait_ms};
+    opt.load.ttl = milliseconds{ttl_ms};
+    if (opt.fencing && opt.extend) {
+        std::fprintf(stderr, "redlock_load: --fencing and --extend are separate variants\n");
+        return 64;
+    }
+    opt.load.kind = opt.fencing ? variant::fencing : opt.extend ? variant::extend : variant::plain;
+
+    std::string command = "redlock_load";
+    for (int i = 1; i < argc; ++i) command += std::string{" "} + argv[i];
+    const double load_before = load_average();
+
+    auto config = redlock::load_config(opt.config);
+    if (!config) {
+        std::fprintf(stderr, "redlock_load: %s\n", config.error().what().c_str());
+        return 78;
+    }
+    auto nodes = node_stats::connect(*config);
+    if (!nodes) return 69;
+    if (!nodes->load_scripts()) return 69;
+
+    std::vector<std::string> modes;
+    if (opt.mode == "both") {
+        modes = {"raw", "lib"};
+    } else if (opt.mode == "all") {
+        modes = {"raw", "raw-hiredis", "lib"};
+    } else {
+        modes = {opt.mode};
+    }
+    if (opt.load.contended) {
+        // The raw modes have no waiting or retrying to compare with.
+        modes.erase(std::remove_if(modes.begin(), modes.end(),
+                                   [](const std::string& m) { return m != "lib"; }),
+                    modes.end());
+        if (modes.empty()) modes = {"lib"};
+    }
+
+    const long rss_start_kib = rss_kib();
+    std::vector<std::unique_ptr<driver>> drivers;
+    std::vector<mode_totals> totals(modes.size());
+    for (std::size_t i = 0; i < modes.size(); ++i) {
+        drivers.push_back(make_driver(modes[i], *config, opt.load));
+        if (!drivers.back()) return 69;
+        totals[i].name = modes[i];
+    }
+
+    runner run{opt, *nodes};
+    for (int rep = 0; rep < opt.repeat; ++rep) {
+        // ABBA order: neither mode always runs first (on a warmer or cooler machine).
+        for (std::size_t k = 0; k < modes.size(); ++k) {
+            const std::size_t i = rep % 2 == 0 ? k : modes.size() - 1 - k;
+            run.run(*drivers[i], totals[i], rep);
+        }
+    }
+    drivers.clear();
+
+    json out;
+    out["label"] = opt.label;
+    out["command"] = command;
+    out["load_average_before"] = load_before;
+    out["load_average_after"] = load_average();
+    out["config"] = opt.config;
+    out["nodes"] = config->nodes.size();
+    out["workload"] = opt.load.contended ? "contended" : "uncontended";
+    out["variant"] = to_string(opt.load.kind);
+    out["concurrency"] = opt.load.contended ? opt.load.workers : opt.load.concurrency;
+    if (opt.load.contended) {
+        out["hold_ms"] = opt.load.hold.count();
+        out["max_wait_ms"] = opt.load.max_wait.count();
+    }
+    out["ttl_ms"] = opt.load.ttl.count();
+    out["request_timeout_ms"] = config->request_timeout.count();
+    out["duration_s"] = opt.duration_s;
+    out["ops_bound"] = opt.ops;
+    out["repeat"] = opt.repeat;
+    out["modes_in_process"] = modes.size();
+    out["redis_version"] = nodes->redis_version();
+    out["rss_start_kib"] = rss_start_kib;
+    out["ru_maxrss_kib"] = max_rss_kib();
+    json results = json::object();
+    for (const auto& t : totals) results[t.name] = mode_json(t, opt.load, opt.load.kind);
+    out["results"] = results;
+    if (results.contains("lib") && results.contains("raw")) {
+        const auto& lib = results["lib"];
+        const auto& raw = results["raw"];
+        const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+        out["lib_vs_raw"] = json{
+            {"ops_per_s", ratio(lib["ops_per_s"], raw["ops_per_s"])},
+            {"p50", ratio(lib["latency_ns"]["p50"], raw["latency_ns"]["p50"])},
+            {"p99", ratio(lib["latency_ns"]["p99"], raw["latency_ns"]["p99"])},
+            {"client_cpu_per_lock",
+             ratio(lib["client_cpu_us_per_lock"], raw["client_cpu_us_per_lock"])},
+            {"commands_per_lock", ratio(lib["commands_per_lock"], raw["commands_per_lock"])},
+        };
+    }
+
+    // A short human summary on stdout.
+    for (const auto& t : totals) {
+        const auto& r = results[t.name];
+        std::printf(
+            "%-12s %-11s c=%-5d %9.0f ops/s  p50 %8.3f ms  p99 %8.3f ms  cmds/lock %5.2f  "
+            "cpu %6.2f us/lock  allocs %6.1f/lock  failed %llu\n",
+            t.name.c_str(), opt.label.c_str(), out["concurrency"].get<int>(),
+            r["ops_per_s"].get<double>(), r["latency_ns"]["p50"].get<double>() / 1e6,
+            r["latency_ns"]["p99"].get<double>() / 1e6, r["commands_per_lock"].get<double>(),
+            r["client_cpu_us_per_lock"].get<double>(), r["allocs_per_lock"].get<double>(),
+            static_cast<unsigned long long>(t.failed));
+    }
+    if (!opt.json_path.empty()) {
+        std::ofstream f{opt.json_path};
+        f << out.dump(2) << '\n';
+        if (!f) {
+            std::fprintf(stderr, "redlock_load: cannot write %s\n", opt.json_path.c_str());
+            return 73;
+        }
+    }
+    return 0;
+}

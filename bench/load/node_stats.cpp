@@ -1,0 +1,120 @@
+#include "load/node_stats.hpp"
+
+#include "detail/scripts.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+namespace redlock::bench {
+namespace {
+
+struct reply_free {
+    void operator()(redisReply* r) const noexcept { freeReplyObject(r); }
+};
+using reply_ptr = std::unique_ptr<redisReply, reply_free>;
+
+auto command(redisContext* c, std::initializer_list<std::string_view> argv) -> reply_ptr {
+    std::vector<const char*> ptrs;
+    std::vector<std::size_t> lens;
+    for (const auto a : argv) {
+        ptrs.push_back(a.data());
+        lens.push_back(a.size());
+    }
+    return reply_ptr{static_cast<redisReply*>(
+        redisCommandArgv(c, static_cast<int>(argv.size()), ptrs.data(), lens.data()))};
+}
+
+/// The value of "name:value" lines in an INFO section.
+auto field(std::string_view text, std::string_view name) -> std::string_view {
+    std::size_t at = 0;
+    while (at < text.size()) {
+        std::size_t end = text.find('\n', at);
+        if (end == std::string_view::npos) end = text.size();
+        std::string_view line = text.substr(at, end - at);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.size() > name.size() && line.starts_with(name) && line[name.size()] == ':')
+            return line.substr(name.size() + 1);
+        at = end + 1;
+    }
+    return {};
+}
+
+}  // namespace
+
+auto node_stats::connect(const client_config& config) -> std::optional<node_stats> {
+    node_stats stats;
+    const timeval timeout{1, 0};
+    for (const auto& address : config.nodes) {
+        context c{address.is_unix()
+                      ? redisConnectUnixWithTimeout(address.unix_path.c_str(), timeout)
+                      : redisConnectWithTimeout(address.host.c_str(), address.port, timeout)};
+        if (!c || c->err != 0) {
+            std::fprintf(stderr, "redlock_load: cannot connect to %s: %s\n",
+                         address.to_string().c_str(), c ? c->errstr : "out of memory");
+            return std::nullopt;
+        }
+        redisSetTimeout(c.get(), timeval{5, 0});
+        if (!config.password.empty()) {
+            auto r = config.username.empty()
+                         ? command(c.get(), {"AUTH", config.password.reveal()})
+                         : command(c.get(), {"AUTH", config.username, config.password.reveal()});
+            if (!r || r->type == REDIS_REPLY_ERROR) {
+                std::fprintf(stderr, "redlock_load: AUTH failed on %s\n",
+                             address.to_string().c_str());
+                return std::nullopt;
+            }
+        }
+        stats.nodes_.push_back(std::move(c));
+    }
+    return stats;
+}
+
+auto node_stats::info(redisContext* c, const char* section) -> std::string {
+    auto r = command(c, {"INFO", section});
+    if (!r || r->type != REDIS_REPLY_STRING) return {};
+    return {r->str, r->len};
+}
+
+auto node_stats::snapshot() -> server_snapshot {
+    server_snapshot s;
+    for (auto& c : nodes_) {
+        const std::string stats = info(c.get(), "commandstats");
+        std::string_view text = stats;
+        // cmdstat_<name>:calls=<n>,usec=...
+        constexpr std::string_view tag = "cmdstat_";
+        for (std::size_t at = text.find(tag); at != std::string_view::npos;
+             at = text.find(tag, at + 1)) {
+            const std::size_t colon = text.find(':', at);
+            const std::size_t calls = text.find("calls=", colon);
+            if (colon == std::string_view::npos || calls == std::string_view::npos) break;
+            const std::string name{text.substr(at + tag.size(), colon - at - tag.size())};
+            s.calls[name] += std::strtoull(text.data() + calls + 6, nullptr, 10);
+        }
+        const std::string cpu = info(c.get(), "cpu");
+        s.cpu_seconds += std::strtod(std::string{field(cpu, "used_cpu_user")}.c_str(), nullptr) +
+                         std::strtod(std::string{field(cpu, "used_cpu_sys")}.c_str(), nullptr);
+    }
+    return s;
+}
+
+auto node_stats::load_scripts() -> bool {
+    for (auto& c : nodes_) {
+        for (const detail::script* s : detail::all_scripts()) {
+            auto r = command(c.get(), {"SCRIPT", "LOAD", s->source});
+            if (!r || r->type != REDIS_REPLY_STRING || std::string_view{r->str, r->len} != s->sha) {
+                std::fprintf(stderr, "redlock_load: SCRIPT LOAD failed: %s\n",
+                             r && r->str != nullptr ? r->str : "no reply");
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+auto node_stats::redis_version() -> std::string {
+    if (nodes_.empty()) return {};
+    return std::string{field(info(nodes_.front().get(), "server"), "redis_version")};
+}
+
+}  // namespace redlock::bench

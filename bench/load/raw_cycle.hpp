@@ -1,0 +1,148 @@
+#pragma once
+
+#include "detail/scripts.hpp"
+#include "load/phase.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::bench {
+
+/// The commands of one lock cycle, round by round, exactly as the library
+/// sends them for the same variant (scripts and SHA-1s from
+/// lib/detail/scripts.cpp), for the raw modes, which have no lock logic: a
+/// round goes to every node at once, the next starts once a majority of
+/// nodes answered, and the cycle ends when every node answered the last
+/// round (the release), as with the library.
+enum class round_kind : std::uint8_t { set, acquire_script, confirm, extend, release };
+
+struct cycle_plan {
+    std::vector<round_kind> rounds;
+    std::size_t acquired_after = 0;  ///< the lock counts as acquired once this round has a majority
+
+    [[nodiscard]] static auto of(variant v) -> cycle_plan {
+        switch (v) {
+            case variant::fencing:
+                return {{round_kind::acquire_script, round_kind::confirm, round_kind::release}, 1};
+            case variant::extend:
+                return {{round_kind::set, round_kind::extend, round_kind::release}, 0};
+            case variant::plain:
+                break;
+        }
+        return {{round_kind::set, round_kind::release}, 0};
+    }
+};
+
+/// One in-flight cycle's strings and progress.
+struct raw_cycle {
+    std::string key;
+    std::string fence_key;
+    std::string value;
+    std::string token;
+    std::uint64_t max_counter = 0;
+    std::size_t round = 0;
+    std::size_t answered = 0;
+    steady::time_point t0{};
+};
+
+/// 32 hex digits, unique per call: a splitmix64 sequence. The raw modes
+/// need distinct values, not a CSPRNG (which is part of what the library's
+/// cost includes).
+class value_sequence {
+public:
+    explicit value_sequence(std::uint64_t seed) noexcept : state_{seed} {}
+    void next(std::string& out) {
+        static constexpr char hex[] = "0123456789abcdef";
+        out.resize(32);
+        for (int half = 0; half < 2; ++half) {
+            std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+            z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+            z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+            z ^= z >> 31;
+            for (int i = 0; i < 16; ++i) out[half * 16 + i] = hex[(z >> (i * 4)) & 0xF];
+        }
+    }
+
+private:
+    std::uint64_t state_;
+};
+
+/// The arguments of round `kind` of `c` (views into `c` and `ttl`).
+struct round_argv {
+    const char* argv[8];
+    std::size_t lens[8];
+    int argc = 0;
+};
+
+[[nodiscard]] inline auto round_arguments(round_kind kind, const raw_cycle& c,
+                                          const std::string& ttl) -> round_argv {
+    round_argv a;
+    const auto args = [&](std::initializer_list<std::string_view> list) {
+        for (const std::string_view s : list) {
+            a.argv[a.argc] = s.data();
+            a.lens[a.argc] = s.size();
+            ++a.argc;
+        }
+    };
+    switch (kind) {
+        case round_kind::set:
+            args({"SET", c.key, c.value, "NX", "PX", ttl});
+            break;
+        case round_kind::acquire_script:
+            args({"EVALSHA", detail::acquire_script().sha, "2", c.key, c.fence_key, c.value, ttl,
+                  "1"});
+            break;
+        case round_kind::confirm:
+            args({"EVALSHA", detail::fence_confirm_script().sha, "2", c.key, c.fence_key, c.value,
+                  c.token});
+            break;
+        case round_kind::extend:
+            args({"EVALSHA", detail::extend_script().sha, "1", c.key, c.value, ttl});
+            break;
+        case round_kind::release:
+            args({"EVALSHA", detail::release_script().sha, "1", c.key, c.value});
+            break;
+    }
+    return a;
+}
+
+/// RESP-encodes round `kind` of `c` with hiredis's formatter (as the library
+/// does); the caller frees `*out` with std::free. Returns the length.
+[[nodiscard]] inline auto format_round(char** out, round_kind kind, const raw_cycle& c,
+                                       const std::string& ttl) -> int {
+    round_argv a = round_arguments(kind, c, ttl);
+    return redisFormatCommandArgv(out, a.argc, a.argv, a.lens);
+}
+
+/// Checks one reply to round `kind` and folds in what the next round needs
+/// (the fence counter). Returns an anomaly's name, or nullptr.
+[[nodiscard]] inline auto absorb_reply(round_kind kind, const redisReply* r, raw_cycle& c) -> const
+    char* {
+    if (r == nullptr) return "raw:no_reply";
+    if (r->type == REDIS_REPLY_ERROR) return "raw:error_reply";
+    switch (kind) {
+        case round_kind::set:
+            if (r->type == REDIS_REPLY_NIL) return "raw:refused";
+            return r->type == REDIS_REPLY_STATUS ? nullptr : "raw:unexpected_reply";
+        case round_kind::acquire_script:
+            if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) return "raw:unexpected_reply";
+            if (r->element[1]->type == REDIS_REPLY_INTEGER && r->element[1]->integer > 0 &&
+                static_cast<std::uint64_t>(r->element[1]->integer) > c.max_counter) {
+                c.max_counter = static_cast<std::uint64_t>(r->element[1]->integer);
+            }
+            return r->element[0]->integer == 1 ? nullptr : "raw:refused";
+        case round_kind::confirm:
+        case round_kind::extend:
+        case round_kind::release:
+            if (r->type != REDIS_REPLY_INTEGER) return "raw:unexpected_reply";
+            return r->integer == 1 ? nullptr : "raw:refused";
+    }
+    return nullptr;
+}
+
+}  // namespace redlock::bench
