@@ -67,6 +67,7 @@ acquire_op::acquire_op(client_core& core, std::vector<std::string> resources, lo
     waiting_ = options_.max_wait.has_value() && state_->resources.size() == 1 &&
                wait_mode_ != wait_mode::poll;
     if (!state_->resources.empty()) queue_key_ = config.queue_prefix + state_->resources.front();
+    wake_prefix_ = config.queue_prefix + "wake:";
     liveness_text_ = std::to_string(config.lock.waiter_ttl.count());
 }
 
@@ -108,6 +109,11 @@ void acquire_op::start() {
     }
     state_->value = core_.rng().lock_value();
     waiter_id_ = core_.client_id() + ":" + std::to_string(ticket_);
+    // Queue position: the wall clock only orders waiters (it decides nothing
+    // about safety), and it is the same on every node.
+    arrival_text_ = std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count());
     begin_attempt();
 }
 
@@ -134,7 +140,7 @@ void acquire_op::send_grant(std::size_t node, bool eval) {
         send_script(node, wait_acquire_script(), eval,
                     {state_->keys.front(), state_->fence_key, queue_key_},
                     {state_->value, ttl_text_, waiter_id_, liveness_text_,
-                     wait_mode_ == wait_mode::fair ? "f" : "t"},
+                     wait_mode_ == wait_mode::fair ? "f" : "t", arrival_text_},
                     make_tag(attempt_, eval ? script_eval_kind : script_sha_kind, node));
         return;
     }
@@ -335,7 +341,11 @@ void acquire_op::finish_success(milliseconds validity, steady_clock::time_point 
     finished_ = true;
     core_.op_counters().acquired.fetch_add(1, std::memory_order_relaxed);
     if (state_->auto_renew) core_.watch(state_);
-    leave_queue(false);
+    // Still queued where the grant came late? The release takes us out there.
+    if (waiting_) {
+        core_.remove_waiter(waiter_id_);
+        state_->waiter_id = waiter_id_;
+    }
     deliver(done_, lock_state::handle(state_));
 }
 
@@ -399,7 +409,11 @@ auto acquire_op::wait_delay(errc reason) const -> milliseconds {
     const client_config& config = core_.config();
     // Never longer than half the queue entry's life, so it stays alive; a
     // notification usually comes much sooner.
-    const milliseconds longest = std::max(config.lock.waiter_ttl / 2, milliseconds{1});
+    milliseconds longest = std::max(config.lock.waiter_ttl / 2, milliseconds{1});
+    // Until our subscriptions are confirmed a release could go unheard: check
+    // back soon rather than sleep on a notification that may never come.
+    if (!core_.subscribed())
+        longest = std::min(longest, std::max(config.request_timeout * 2, milliseconds{10}));
     if (reason != errc::contended) {
         return std::min(longest, config.retry.delay + core_.rng().jitter(config.retry.jitter));
     }
@@ -449,6 +463,14 @@ void acquire_op::leave_queue(bool everywhere) {
 
 void acquire_op::send_release(std::size_t node, bool eval) {
     ++releases_pending_;
+    if (state_->keys.size() == 1) {
+        // Our partial grant may be what a waiter is blocked on: tell it.
+        const std::string_view wake{&state_->wake, 1};
+        send_script(node, release_wake_script(), eval, {state_->keys.front(), queue_key_},
+                    {state_->value, wake, wake_prefix_, std::string_view{}},
+                    make_tag(attempt_, eval ? release_eval_kind : release_sha_kind, node));
+        return;
+    }
     std::vector<std::string_view> keys{state_->keys.begin(), state_->keys.end()};
     send_script(node, release_script(), eval, keys, {state_->value},
                 make_tag(attempt_, eval ? release_eval_kind : release_sha_kind, node));

@@ -93,6 +93,8 @@ private:
     std::string waiter_id_;
     std::string queue_key_;
     std::string liveness_text_;
+    std::string arrival_text_;  // queue score: the same on every node
+    std::string wake_prefix_;
     std::vector<long long> holder_ttl_;  // per node, from the last attempt (-2: no key)
 
     std::uint32_t attempt_ = 0;

@@ -64,7 +64,15 @@ public:
     void add_waiter(const std::string& id, operation* op);
     void remove_waiter(const std::string& id);
     [[nodiscard]] auto waiter_count() const noexcept -> std::size_t { return waiters_.size(); }
-    [[nodiscard]] auto subscribed() const noexcept -> bool { return !subscribers_.empty(); }
+    /// Every node's subscriber connection has confirmed its SUBSCRIBE: a release
+    /// notification can reach this client. Until then waiters sleep briefly.
+    [[nodiscard]] auto subscribed() const noexcept -> bool {
+        if (subscribers_.empty()) return false;
+        for (const auto& s : subscribers_) {
+            if (!s->subscribed()) return false;
+        }
+        return true;
+    }
 
     /// Starts auto-renewal of a lock just acquired.
     void watch(std::shared_ptr<lock_state> state) { watchdog_.watch(std::move(state)); }

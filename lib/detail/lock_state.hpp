@@ -27,6 +27,9 @@ struct lock_state {
     bool auto_renew = false;
     /// Whom the release wakes: '1' the first live waiter, 'a' all, '0' nobody.
     char wake = '1';
+    /// The waiter id this lock was acquired under, if it waited: its release
+    /// also removes that entry from the queues.
+    std::string waiter_id;
     /// Made by client::adopt from a value acquired elsewhere: its validity is
     /// unknown here, so extend does not check it locally (the nodes' compare
     /// on the value is the check) and counts the new one from scratch.

@@ -254,6 +254,7 @@ void node_connection::subscribe(std::string channel,
 
 void node_connection::on_reply(std::uint32_t tag, const reply_event& event) noexcept {
     if (tag == subscribe_tag) {
+        subscribed_ = event.status == request_status::reply && !is_error(event.reply);
         if (event.status == request_status::reply && is_error(event.reply)) {
             warn("SUBSCRIBE failed: " + describe_reply(event.reply) +
                  "; waiters fall back to their TTL-based wake-up");
@@ -342,6 +343,7 @@ void node_connection::on_identity(std::uint32_t tag, const reply_event& event) {
 void node_connection::disconnect(std::string cause) {
     if (state_ == state::stopping || state_ == state::stopped || state_ == state::backoff) return;
     const bool was_ready = state_ == state::ready;
+    subscribed_ = false;
     if (was_ready) counters_.connected.fetch_sub(1, std::memory_order_relaxed);
     if (last_error_.empty() || was_ready) warn("unreachable: " + cause);
     last_error_ = cause;

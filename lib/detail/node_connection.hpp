@@ -96,6 +96,8 @@ public:
     [[nodiscard]] auto name() const noexcept -> const std::string& { return name_; }
     [[nodiscard]] auto connected() const noexcept -> bool { return state_ == state::ready; }
     [[nodiscard]] auto pending() const noexcept -> std::size_t { return pending_.size(); }
+    /// Subscriber role: the SUBSCRIBE of the current connection was confirmed.
+    [[nodiscard]] auto subscribed() const noexcept -> bool { return subscribed_; }
 
     /// False while the node is quarantined after a restart that may have lost
     /// acknowledged writes: its grants must not count toward a quorum.
@@ -181,6 +183,7 @@ private:
 
     // Subscriber role (see subscribe()).
     std::string channel_;
+    bool subscribed_ = false;
     std::function<void(std::string_view)> on_message_;
 
     // What the node said about itself at the last handshake (restart safety).

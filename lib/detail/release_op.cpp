@@ -48,7 +48,7 @@ void release_op::send_release(std::size_t node, bool eval) {
         // them, or nobody, as the lock's wait mode says).
         const std::string_view wake{&state_->wake, 1};
         send_script(node, release_wake_script(), eval, {state_->keys.front(), queue_key_},
-                    {state_->value, wake, wake_prefix_},
+                    {state_->value, wake, wake_prefix_, state_->waiter_id},
                     make_tag(0, eval ? eval_kind : sha_kind, node));
         return;
     }

@@ -74,7 +74,9 @@ return 1
 //
 // KEYS[1] lock key, KEYS[2] fence counter key or "" without fencing,
 // KEYS[3] queue key. ARGV[1] value, ARGV[2] ttl ms, ARGV[3] waiter id,
-// ARGV[4] liveness ms, ARGV[5] "f" for fair mode (no overtaking a live waiter).
+// ARGV[4] liveness ms, ARGV[5] "f" for fair mode (no overtaking a live waiter),
+// ARGV[6] the waiter's arrival time (µs, the client's clock): the same score on
+// every node, so that every node agrees on who is first.
 // Returns {granted 0|1, fence counter, the holder's PTTL (-2: no key)}.
 constexpr std::string_view wait_acquire_source = R"lua(
 local q, me = KEYS[3], ARGV[3]
@@ -95,21 +97,19 @@ if ARGV[5] == 'f' then
 end
 if not ahead and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   forget(me)
-  if redis.call('ZCARD', q) == 0 then redis.call('DEL', q .. '|seq') end
   return {1, counter, -2}
 end
-if not redis.call('ZSCORE', q, me) then
-  redis.call('ZADD', q, redis.call('INCR', q .. '|seq'), me)
-end
+redis.call('ZADD', q, 'NX', ARGV[6], me)
 redis.call('SET', q .. '|' .. me, '1', 'PX', ARGV[4])
 redis.call('PEXPIRE', q, ARGV[4])
-redis.call('PEXPIRE', q .. '|seq', ARGV[4])
 return {0, counter, redis.call('PTTL', KEYS[1])}
 )lua";
 
 // KEYS[1] lock key, KEYS[2] queue key. ARGV[1] value, ARGV[2] "1" wake the
 // first live waiter, "a" wake all live waiters, "0" wake nobody, ARGV[3] the
-// wake channel prefix. Deletes the key if it holds our value; then publishes
+// wake channel prefix, ARGV[4] the holder's own waiter id or "" (a holder that
+// waited may still be queued where its grant answered late: it leaves here).
+// Deletes the key if it holds our value; then publishes
 // "<waiter id>|<released value>" to "<prefix><client id>" for each woken waiter
 // (a waiter id is "<client id>:<n>"; the value lets a waiter that hears of one
 // release from several nodes act on it once).
@@ -117,8 +117,12 @@ return {0, counter, redis.call('PTTL', KEYS[1])}
 constexpr std::string_view release_wake_source = R"lua(
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
-if ARGV[2] == '0' then return 1 end
 local q = KEYS[2]
+if ARGV[4] ~= '' then
+  redis.call('ZREM', q, ARGV[4])
+  redis.call('DEL', q .. '|' .. ARGV[4])
+end
+if ARGV[2] == '0' then return 1 end
 local woken = 0
 for _, w in ipairs(redis.call('ZRANGE', q, 0, 63)) do
   if redis.call('EXISTS', q .. '|' .. w) == 1 then
@@ -129,7 +133,6 @@ for _, w in ipairs(redis.call('ZRANGE', q, 0, 63)) do
     redis.call('ZREM', q, w)
   end
 end
-if redis.call('ZCARD', q) == 0 then redis.call('DEL', q .. '|seq') end
 return 1
 )lua";
 
@@ -137,7 +140,6 @@ return 1
 constexpr std::string_view dequeue_source = R"lua(
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('DEL', KEYS[1] .. '|' .. ARGV[1])
-if redis.call('ZCARD', KEYS[1]) == 0 then redis.call('DEL', KEYS[1] .. '|seq') end
 return 1
 )lua";
 
