@@ -132,6 +132,9 @@ void acquire_op::begin_attempt() {
     }
     phase_ = phase::granting;
     attempt_start_ = steady_clock::now();
+    // Registered before the first request: the script queues us on a node at
+    // once, and a release there may notify us before this attempt has failed.
+    if (waiting_ && attempt_ == 1) core_.add_waiter(waiter_id_, this);
     for (std::size_t i = 0; i < n; ++i) send_grant(i, false);
 }
 
@@ -365,7 +368,6 @@ void acquire_op::fail_attempt(errc reason, std::optional<milliseconds> validity)
         if (now + shortest >= *wait_deadline_) retry = false;
         next = std::min(next, *wait_deadline_);
     }
-    if (retry && waiting_) core_.add_waiter(waiter_id_, this);
     if (retry) {
         timer_pending_ = true;
         retry_timer_ = core_.timers().schedule(std::chrono::ceil<milliseconds>(next - now), [this] {
@@ -430,15 +432,24 @@ auto acquire_op::wait_delay(errc reason) const -> milliseconds {
                       [](const node_report& r) { return r.status == node_status::refused; }));
     const std::size_t free_now = core_.node_count() - refused;
     const std::size_t needed = quorum(core_.node_count());
-    if (free_now >= needed || held.empty()) return longest;  // queued behind a live waiter (fair)
+    if (free_now >= needed) {
+        // Fair: a live waiter is ahead, and its release will tell us. Otherwise
+        // the holder's keys were expiring as we asked: look again shortly.
+        return wait_mode_ == wait_mode::fair
+                   ? longest
+                   : std::min(longest, milliseconds{2} + core_.rng().jitter(milliseconds{3}));
+    }
+    if (held.empty()) return longest;
     const std::size_t k = std::min(needed - free_now, held.size());
     return std::min(longest, milliseconds{held[k - 1] + 1});
 }
 
 void acquire_op::wake(std::string_view released) {
     if (finished_ || cancelled_) return;
-    // Every node that ran the release tells us: act once per release.
-    if (!released.empty() && released == last_release_) return;
+    // Every node that runs the release tells us. The first notice can arrive
+    // before the release has run on a majority, so a later notice of the same
+    // release is not ignored: it retries what may have been too early. While an
+    // attempt is in flight, notices only ask for one retry after it.
     last_release_ = std::string{released};
     if (timer_pending_ && core_.timers().cancel(retry_timer_)) {
         timer_pending_ = false;

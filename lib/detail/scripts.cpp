@@ -115,13 +115,13 @@ return {0, counter, redis.call('PTTL', KEYS[1])}
 // release from several nodes act on it once).
 // Returns 1 if deleted, else 0.
 constexpr std::string_view release_wake_source = R"lua(
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1])
 local q = KEYS[2]
 if ARGV[4] ~= '' then
   redis.call('ZREM', q, ARGV[4])
   redis.call('DEL', q .. '|' .. ARGV[4])
 end
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
 if ARGV[2] == '0' then return 1 end
 local woken = 0
 for _, w in ipairs(redis.call('ZRANGE', q, 0, 63)) do
