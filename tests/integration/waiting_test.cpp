@@ -178,7 +178,10 @@ TEST_SUITE("waiting") {
         REQUIRE(granted);
         CHECK(took >= 600ms);                 // it waited for the holder's keys to expire...
         CHECK(took < 1800ms);                 // ...and came right after (generous bound)
-        CHECK(waiter.stats().attempts <= 3);  // not a poll every retry.delay (50 ms here)
+        // A poller at retry.delay (50 ms here) would make about 16 attempts in 800 ms. The
+        // waiter makes a few: one, a short re-check or two until its fresh client's
+        // subscriptions are confirmed, and one when the holder's keys expire.
+        CHECK(waiter.stats().attempts <= 6);
     }
 
     TEST_CASE_FIXTURE(cluster,
