@@ -57,7 +57,15 @@ acquire_op::acquire_op(client_core& core, std::vector<std::string> resources, lo
     scripted_ = fencing_ || state_->resources.size() > 1;
     min_validity_ = config.lock.min_validity;
     ttl_text_ = std::to_string(state_->ttl.count());
-    if (options_.max_wait) wait_deadline_ = steady_clock::now() + *options_.max_wait;
+    if (options_.max_wait) {
+        // Saturating: a wait of milliseconds::max() means "as long as it takes",
+        // and now() + max_wait must not overflow the clock's nanoseconds.
+        const auto now = steady_clock::now();
+        const auto room =
+            std::chrono::duration_cast<milliseconds>(steady_clock::time_point::max() - now);
+        wait_deadline_ =
+            *options_.max_wait >= room ? steady_clock::time_point::max() : now + *options_.max_wait;
+    }
     // With only a wait deadline, keep trying until it passes.
     max_attempts_ = options_.attempts.value_or(options_.max_wait ? 0 : config.retry.attempts);
     // Queue and notifications serve a single resource that may be retried.
@@ -82,6 +90,8 @@ auto acquire_op::check_arguments() const -> std::string {
         return "a resource is named twice";
     }
     if (state_->ttl <= milliseconds{0}) return "ttl must be greater than 0 ms";
+    // The config's cap: about 24.8 days, and far from overflowing a deadline.
+    if (state_->ttl > milliseconds{2'147'483'647}) return "ttl must be at most 2147483647 ms";
     if (max_attempts_ < 0) return "attempts must be at least 1";
     if (options_.max_wait && *options_.max_wait < milliseconds{0})
         return "max_wait must not be negative";
@@ -121,6 +131,10 @@ void acquire_op::start() {
 
 void acquire_op::begin_attempt() {
     ++attempt_;
+    // A fresh value for every attempt: a release of an earlier attempt that
+    // arrives late (on a connection given up and recycled) must never delete
+    // what this attempt is granted. It compares against the old value.
+    state_->value = core_.rng().lock_value();
     core_.op_counters().attempts.fetch_add(1, std::memory_order_relaxed);
     const std::size_t n = core_.node_count();
     tally_ = quorum_tally{n};
@@ -427,10 +441,16 @@ auto acquire_op::wait_delay(errc reason) const -> milliseconds {
             held.push_back(holder_ttl_[i]);
     }
     std::sort(held.begin(), held.end());
-    const std::size_t refused = static_cast<std::size_t>(
-        std::count_if(reports_.begin(), reports_.end(),
-                      [](const node_report& r) { return r.status == node_status::refused; }));
-    const std::size_t free_now = core_.node_count() - refused;
+    // Free now: nodes that granted us (released since) or answered with no key
+    // (fair: queued behind someone). A node that timed out or is down is not
+    // free: counting it so would make a waiter spin while a holder's node is out.
+    std::size_t free_now = 0;
+    for (std::size_t i = 0; i < reports_.size(); ++i) {
+        if (reports_[i].status == node_status::ok ||
+            (reports_[i].status == node_status::refused && holder_ttl_[i] == -2)) {
+            ++free_now;
+        }
+    }
     const std::size_t needed = quorum(core_.node_count());
     if (free_now >= needed) {
         // Fair: a live waiter is ahead, and its release will tell us. Otherwise

@@ -189,7 +189,8 @@ void node_connection::on_connect(uv_connect_t* req, int status) {
 void node_connection::on_connected() {
     uv_timer_stop(&connect_timer_);
     state_ = state::ready;
-    failures_ = 0;
+    // failures_ is reset only once the node has answered the handshake: a peer
+    // that accepts and closes at once must still meet a growing back-off.
     counters_.connects.fetch_add(1, std::memory_order_relaxed);
     counters_.connected.fetch_add(1, std::memory_order_relaxed);
     if (!last_error_.empty()) {
@@ -255,6 +256,7 @@ void node_connection::subscribe(std::string channel,
 void node_connection::on_reply(std::uint32_t tag, const reply_event& event) noexcept {
     if (tag == subscribe_tag) {
         subscribed_ = event.status == request_status::reply && !is_error(event.reply);
+        if (subscribed_) failures_ = 0;  // a subscriber's handshake is its SUBSCRIBE
         if (event.status == request_status::reply && is_error(event.reply)) {
             warn("SUBSCRIBE failed: " + describe_reply(event.reply) +
                  "; waiters fall back to their TTL-based wake-up");
@@ -322,7 +324,9 @@ void node_connection::on_identity(std::uint32_t tag, const reply_event& event) {
         // CONFIG may be disabled or renamed: then persistence is unknown, and
         // unknown is treated as "may lose writes".
     }
-    if (++identity_replies_ < 3 || new_run_id_.empty()) return;
+    if (++identity_replies_ < 3) return;
+    failures_ = 0;  // the node answered the whole handshake: it is really up
+    if (new_run_id_.empty()) return;
     const bool restarted = !run_id_.empty() && new_run_id_ != run_id_;
     run_id_ = new_run_id_;
     if (!restarted) return;

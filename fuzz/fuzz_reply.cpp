@@ -1,0 +1,242 @@
+// Reply handling in the connection layer: whatever bytes a node sends are given to
+// detail::node_connection::feed(), the connection's read path, while requests are pending
+// as the operations leave them (SET, EVALSHA, EVAL, GET).
+//
+// Input: byte 0 chooses the mode, byte 1 where to split the rest in two.
+//  - bit 0 clear: the connection is never started; the requests wait in its queue and the
+//    whole input answers them.
+//  - bit 0 set: the connection is made (to a Unix socket this process listens on), so the
+//    handshake is pending in front of the requests: AUTH (bit 1), SCRIPT LOAD of every
+//    script, INFO server, INFO persistence, CONFIG GET appendfsync. The first part answers
+//    them; if it broke the connection, the target waits for the reconnection (a second
+//    handshake, where a new run_id is a restart) before feeding the second part.
+//  - bit 2: requests expire after 1 ms, and the target lets them expire between the two
+//    parts, so that the second part answers slots that timed out.
+//  - bit 3: a subscriber connection (subscribe() before start(): the handshake is SUBSCRIBE,
+//    and pushed ["message", channel, payload] arrays take no slot in the queue).
+//
+// KNOWN LIBRARY BUG, skipped here so that the target can find anything else: an array header
+// of up to 2^31-1 elements makes hiredis 0.14's reader calloc 8 bytes per element at once
+// (16 GiB for "*2147483647\r\n"; libFuzzer reports it as out-of-memory). Inputs announcing
+// more than 2^24 elements are not run; tests/unit/reply_limits_test.cpp has the reproduction.
+// Remove the filter once node_connection refuses such headers.
+//
+// Checked, beyond ASan and UBSan: every request completes exactly once, with a reply
+// exactly when its status is `reply`; close() completes; the loop ends with no handle open.
+
+#include "detail/command.hpp"
+#include "detail/node_connection.hpp"
+#include "detail/random.hpp"
+#include "detail/scripts.hpp"
+
+#include <uv.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+using namespace redlock::detail;
+using namespace std::chrono_literals;
+
+/// Reads a reply the way the operations and the handshake do.
+void inspect(const redisReply* r) {
+    (void)describe_reply(r);
+    (void)reply_text(r);
+    (void)integer_of(r);
+    (void)is_nil(r);
+    (void)is_status_ok(r);
+    (void)is_noscript(r);
+    (void)is_loading(r);
+    (void)array_integer(r, 0);
+    (void)array_integer(r, 1);
+    if (r->type == REDIS_REPLY_ARRAY) {
+        for (std::size_t i = 0; i < r->elements; ++i) {
+            if (r->element[i] == nullptr) __builtin_trap();
+            inspect(r->element[i]);
+        }
+    }
+}
+
+class recorder final : public reply_sink {
+public:
+    explicit recorder(std::size_t requests) : completions_(requests, 0) {}
+
+    void on_reply(std::uint32_t tag, const reply_event& event) noexcept override {
+        if (tag >= completions_.size()) __builtin_trap();
+        ++completions_[tag];
+        if ((event.status == request_status::reply) != (event.reply != nullptr)) __builtin_trap();
+        if (event.reply != nullptr) {
+            inspect(event.reply);
+        } else if (event.cause.empty()) {
+            __builtin_trap();  // a failure always says why
+        }
+    }
+
+    [[nodiscard]] auto each_completed_once() const -> bool {
+        for (const int c : completions_) {
+            if (c != 1) return false;
+        }
+        return true;
+    }
+
+private:
+    std::vector<int> completions_;
+};
+
+/// A Unix socket this process listens on, for the connected mode. Connections to it are
+/// accepted (so that the backlog never fills) and closed once the input is done.
+class listener {
+public:
+    listener() {
+        path_ = "/tmp/redlock-fuzz-reply-" + std::to_string(::getpid()) + ".sock";
+        ::unlink(path_.c_str());
+        fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        path_.copy(address.sun_path, sizeof address.sun_path - 1);
+        if (fd_ < 0 ||
+            ::bind(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
+            ::listen(fd_, 64) != 0) {
+            std::abort();
+        }
+    }
+    listener(const listener&) = delete;
+    auto operator=(const listener&) -> listener& = delete;
+    ~listener() {
+        ::close(fd_);
+        ::unlink(path_.c_str());
+    }
+
+    [[nodiscard]] auto path() const -> const std::string& { return path_; }
+
+    /// Accepts whatever connected, and keeps it open until close_accepted().
+    void accept_pending() {
+        for (;;) {
+            const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+            if (fd < 0) return;
+            accepted_.push_back(fd);
+        }
+    }
+    void close_accepted() {
+        for (const int fd : accepted_) ::close(fd);
+        accepted_.clear();
+    }
+
+private:
+    std::string path_;
+    int fd_ = -1;
+    std::vector<int> accepted_;
+};
+
+auto the_listener() -> listener& {
+    static listener l;
+    return l;
+}
+
+/// True when `bytes` hold an array header ('*' then digits) above 2^24 elements: see above.
+auto announces_huge_array(std::string_view bytes) -> bool {
+    for (std::size_t at = bytes.find('*'); at != std::string_view::npos;
+         at = bytes.find('*', at + 1)) {
+        std::uint64_t count = 0;
+        for (std::size_t i = at + 1; i < bytes.size() && bytes[i] >= '0' && bytes[i] <= '9'; ++i) {
+            count = count * 10 + static_cast<std::uint64_t>(bytes[i] - '0');
+            if (count > (std::uint64_t{1} << 24)) return true;
+        }
+    }
+    return false;
+}
+
+/// Runs the loop until the connection is ready, for a bounded number of turns.
+auto run_until_connected(uv_loop_t* loop, node_connection& connection) -> bool {
+    for (int turn = 0; turn < 200 && !connection.connected(); ++turn) {
+        uv_run(loop, UV_RUN_ONCE);
+        the_listener().accept_pending();
+    }
+    return connection.connected();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    if (size < 2) return 0;
+    const std::uint8_t mode = data[0];
+    const bool connect = (mode & 1) != 0;
+    const bool expire = (mode & 4) != 0;
+    const bool subscriber = (mode & 8) != 0;
+    const std::string_view rest{reinterpret_cast<const char*>(data) + 2, size - 2};
+    const std::size_t split = rest.size() * data[1] / 255;
+    if (announces_huge_array(rest)) return 0;
+
+    redlock::client_config config;
+    config.nodes = {
+        redlock::node_address{.host = {}, .port = 0, .unix_path = the_listener().path()}};
+    config.connect_timeout = 10s;
+    config.request_timeout = expire ? 1ms : 10s;
+    config.reconnect = {.min_delay = 1ms, .max_delay = 1ms};
+    config.logger = [](redlock::log_level, std::string_view) {};
+    if ((mode & 2) != 0) config.password = redlock::secret{"fuzz-secret"};
+
+    uv_loop_t loop;
+    if (uv_loop_init(&loop) != 0) std::abort();
+    random_source rng;
+    connection_counters counters;
+    recorder sink{4};
+    {
+        auto connection =
+            std::make_unique<node_connection>(&loop, config.nodes[0], config, rng, counters);
+        std::size_t messages = 0;
+        if (subscriber) {
+            connection->subscribe("redlock:wake:fuzz", [&messages](std::string_view payload) {
+                (void)std::string{payload};
+                ++messages;
+            });
+        }
+        const std::string_view value = "0123456789abcdef0123456789abcdef";
+        const std::string_view key = "redlock:orders:42";
+        const std::string_view set[] = {"SET", key, value, "NX", "PX", "10000"};
+        const std::string_view evalsha[] = {"EVALSHA", release_script().sha, "1", key, value};
+        const std::string_view eval[] = {
+            "EVAL", acquire_script().source, "2", key, "redlock-fence:orders:42", value, "10000",
+            "1"};
+        const std::string_view get[] = {"GET", key};
+        connection->send(set, &sink, 0);
+        connection->send(evalsha, &sink, 1);
+        connection->send(eval, &sink, 2);
+        connection->send(get, &sink, 3);
+
+        if (!connect) {
+            connection->feed(rest.data(), rest.size());
+        } else if (connection->start(); run_until_connected(&loop, *connection)) {
+            connection->feed(rest.data(), split);
+            if (expire) {
+                std::this_thread::sleep_for(2ms);
+                uv_run(&loop, UV_RUN_NOWAIT);
+            }
+            if (run_until_connected(&loop, *connection)) {
+                connection->feed(rest.data() + split, rest.size() - split);
+            }
+        }
+
+        bool closed = false;
+        connection->close([&closed] { closed = true; });
+        uv_run(&loop, UV_RUN_DEFAULT);
+        if (!closed) __builtin_trap();
+        if (!sink.each_completed_once()) __builtin_trap();
+        if (counters.connected.load() != 0) __builtin_trap();
+        if (!subscriber && messages != 0) __builtin_trap();
+    }
+    the_listener().close_accepted();
+    if (uv_loop_close(&loop) != 0) __builtin_trap();  // a handle left open
+    return 0;
+}

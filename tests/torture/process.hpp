@@ -1,0 +1,51 @@
+#pragma once
+
+// A worker process for the torture tests: started with posix_spawn, its standard input a
+// pipe (closing it tells the worker to stop), its output appended to a log file.
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace redlock_torture {
+
+class child_process {
+public:
+    /// Starts `argv[0]` (a path) with `argv`; stdout and stderr go to `log`. Throws
+    /// std::runtime_error when it cannot be started.
+    child_process(const std::vector<std::string>& argv, const std::filesystem::path& log);
+    child_process(child_process&& other) noexcept;
+    auto operator=(child_process&&) -> child_process& = delete;
+    child_process(const child_process&) = delete;
+    auto operator=(const child_process&) -> child_process& = delete;
+    /// Kills (SIGKILL) and reaps it if it still runs.
+    ~child_process();
+
+    /// Closes its standard input: the worker finishes what it holds and exits.
+    void close_stdin() noexcept;
+    /// True once it has exited (reaps it without blocking).
+    [[nodiscard]] auto exited() -> bool;
+    /// Waits up to `timeout` for it to exit.
+    [[nodiscard]] auto wait_for(std::chrono::milliseconds timeout) -> bool;
+    /// SIGKILL and reap.
+    void kill() noexcept;
+
+    [[nodiscard]] auto pid() const noexcept -> pid_t { return pid_; }
+    /// waitpid's status; meaningful once exited().
+    [[nodiscard]] auto status() const noexcept -> int { return status_; }
+    [[nodiscard]] auto exited_cleanly() const noexcept -> bool;
+    /// "exited with status N" / "was killed by signal N (Broken pipe)" / "is running".
+    [[nodiscard]] auto describe() const -> std::string;
+    [[nodiscard]] auto log() const -> const std::filesystem::path& { return log_; }
+
+private:
+    pid_t pid_ = -1;
+    int stdin_fd_ = -1;
+    int status_ = 0;
+    bool reaped_ = false;
+    std::filesystem::path log_;
+};
+
+}  // namespace redlock_torture

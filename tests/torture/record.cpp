@@ -1,0 +1,148 @@
+#include "record.hpp"
+
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace redlock_torture {
+namespace {
+
+auto fields_of(std::string_view line, std::string_view tag)
+    -> std::optional<std::map<std::string, std::string>> {
+    if (!line.starts_with(tag) || line.size() <= tag.size() || line[tag.size()] != ' ')
+        return std::nullopt;
+    std::map<std::string, std::string> fields;
+    line.remove_prefix(tag.size());
+    while (!line.empty()) {
+        const auto space = line.find(' ');
+        const std::string_view word = line.substr(0, space);
+        if (!word.empty()) {
+            const auto eq = word.find('=');
+            if (eq == std::string_view::npos) return std::nullopt;
+            fields.emplace(std::string{word.substr(0, eq)}, std::string{word.substr(eq + 1)});
+        }
+        if (space == std::string_view::npos) break;
+        line.remove_prefix(space + 1);
+    }
+    return fields;
+}
+
+template <class T>
+auto number(const std::map<std::string, std::string>& fields, const char* key, T& out) -> bool {
+    const auto it = fields.find(key);
+    if (it == fields.end()) return false;
+    const char* first = it->second.data();
+    const char* last = first + it->second.size();
+    const auto [end, ec] = std::from_chars(first, last, out);
+    return ec == std::errc{} && end == last;
+}
+
+auto flag(const std::map<std::string, std::string>& fields, const char* key, bool& out) -> bool {
+    int value = 0;
+    if (!number(fields, key, value) || (value != 0 && value != 1)) return false;
+    out = value == 1;
+    return true;
+}
+
+auto ms_since(std::int64_t t, std::int64_t origin) -> std::string {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3f", static_cast<double>(t - origin) / 1e6);
+    return text;
+}
+
+}  // namespace
+
+auto monotonic_ns() noexcept -> std::int64_t {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+auto hold_record::format() const -> std::string {
+    std::ostringstream out;
+    out << "hold worker=" << worker << " resource=" << resource << " fence=" << fence
+        << " called=" << called_ns << " start=" << start_ns << " end=" << end_ns
+        << " until_start=" << until_start_ns << " until_end=" << until_end_ns
+        << " valid_start=" << (valid_at_start ? 1 : 0) << " valid_end=" << (valid_at_end ? 1 : 0)
+        << " lost=" << (lost ? 1 : 0) << " lost_at=" << lost_at_ns
+        << " renew=" << (auto_renew ? 1 : 0) << " ttl=" << ttl_ms << " extends=" << extends
+        << " deleted=" << deleted << " release_ok=" << release_ok;
+    return out.str();
+}
+
+auto hold_record::describe(std::int64_t origin_ns) const -> std::string {
+    std::ostringstream out;
+    out << "worker " << worker << " '" << resource << "' fence " << fence << ": held ["
+        << ms_since(start_ns, origin_ns) << ", " << ms_since(end_ns, origin_ns)
+        << "] ms, valid until " << ms_since(until_end_ns, origin_ns) << " ms (at start "
+        << ms_since(until_start_ns, origin_ns) << "), acquire called at "
+        << ms_since(called_ns, origin_ns) << " ms, ttl " << ttl_ms << " ms"
+        << (auto_renew ? ", auto-renewed" : "") << (valid_at_end ? "" : ", invalid at end")
+        << (lost ? ", lost" : "");
+    if (lost_at_ns != 0) out << " at " << ms_since(lost_at_ns, origin_ns) << " ms";
+    if (extends > 0) out << ", " << extends << " manual extends";
+    out << ", release deleted " << deleted;
+    return out.str();
+}
+
+auto worker_summary::format() const -> std::string {
+    std::string text = "summary worker=" + std::to_string(worker);
+    for (const auto& [key, value] : counts) text += " " + key + "=" + std::to_string(value);
+    return text;
+}
+
+auto parse_hold(std::string_view line) -> std::optional<hold_record> {
+    const auto fields = fields_of(line, "hold");
+    if (!fields) return std::nullopt;
+    hold_record r;
+    const auto resource = fields->find("resource");
+    if (resource == fields->end() || resource->second.empty()) return std::nullopt;
+    r.resource = resource->second;
+    const bool ok =
+        number(*fields, "worker", r.worker) && number(*fields, "fence", r.fence) &&
+        number(*fields, "called", r.called_ns) && number(*fields, "start", r.start_ns) &&
+        number(*fields, "end", r.end_ns) && number(*fields, "until_start", r.until_start_ns) &&
+        number(*fields, "until_end", r.until_end_ns) &&
+        flag(*fields, "valid_start", r.valid_at_start) &&
+        flag(*fields, "valid_end", r.valid_at_end) && flag(*fields, "lost", r.lost) &&
+        number(*fields, "lost_at", r.lost_at_ns) && flag(*fields, "renew", r.auto_renew) &&
+        number(*fields, "ttl", r.ttl_ms) && number(*fields, "extends", r.extends) &&
+        number(*fields, "deleted", r.deleted) && number(*fields, "release_ok", r.release_ok);
+    if (!ok) return std::nullopt;
+    return r;
+}
+
+auto parse_summary(std::string_view line) -> std::optional<worker_summary> {
+    auto fields = fields_of(line, "summary");
+    if (!fields) return std::nullopt;
+    worker_summary s;
+    if (!number(*fields, "worker", s.worker)) return std::nullopt;
+    fields->erase("worker");
+    for (const auto& [key, value] : *fields) {
+        std::uint64_t n = 0;
+        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+        if (ec != std::errc{} || end != value.data() + value.size()) return std::nullopt;
+        s.counts[key] = n;
+    }
+    return s;
+}
+
+auto read_worker_file(const std::filesystem::path& file) -> worker_file {
+    worker_file contents;
+    std::ifstream in{file};
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty()) continue;
+        if (auto hold = parse_hold(line)) {
+            contents.holds.push_back(std::move(*hold));
+        } else if (auto summary = parse_summary(line)) {
+            contents.summary = std::move(*summary);
+        } else {
+            ++contents.unreadable_lines;
+        }
+    }
+    return contents;
+}
+
+}  // namespace redlock_torture

@@ -1,0 +1,74 @@
+#pragma once
+
+// What a torture worker writes about each lock it held, and what the orchestrator
+// reads back. One line per record, `key=value` fields separated by spaces, so that a
+// person can read the files of a failed run too.
+//
+// Times are nanoseconds on CLOCK_MONOTONIC (std::chrono::steady_clock on Linux), which
+// every process of one machine shares: records of different workers compare directly.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock_torture {
+
+/// steady_clock::now() in nanoseconds since its epoch (CLOCK_MONOTONIC).
+[[nodiscard]] auto monotonic_ns() noexcept -> std::int64_t;
+
+/// One critical section: a lock acquired with a fencing token, held, then released.
+struct hold_record {
+    int worker = 0;
+    std::string resource;
+    std::uint64_t fence = 0;
+    std::int64_t called_ns = 0;       ///< acquire() was called
+    std::int64_t start_ns = 0;        ///< acquire() had returned a lock (taken before valid())
+    std::int64_t end_ns = 0;          ///< just before release() (taken before valid())
+    std::int64_t until_start_ns = 0;  ///< valid_until() right after acquire
+    std::int64_t until_end_ns = 0;    ///< valid_until() at the end (renewals move it)
+    bool valid_at_start = false;      ///< valid() right after start_ns was taken
+    bool valid_at_end = false;        ///< valid() right after end_ns was taken
+    bool lost = false;                ///< lost() at the end
+    std::int64_t lost_at_ns = 0;      ///< when on_lost ran; 0 if it did not
+    bool auto_renew = false;
+    int ttl_ms = 0;
+    int extends = 0;     ///< manual extend() calls that succeeded
+    int deleted = -1;    ///< nodes the release deleted the key on; -1: release failed
+    int release_ok = 0;  ///< 1 when release returned a report
+
+    /// Until when the holder could believe its lock valid: the end of its critical
+    /// section, or the end of the validity, whichever came first. A lock found lost
+    /// at the end counts up to valid_until() (the holder may have acted until then).
+    [[nodiscard]] auto believed_end_ns() const noexcept -> std::int64_t {
+        return end_ns < until_end_ns ? end_ns : until_end_ns;
+    }
+
+    [[nodiscard]] auto format() const -> std::string;
+    /// One-line description for failure messages, times relative to `origin_ns`.
+    [[nodiscard]] auto describe(std::int64_t origin_ns) const -> std::string;
+};
+
+/// A worker's totals, written once when it stops.
+struct worker_summary {
+    int worker = 0;
+    std::map<std::string, std::uint64_t> counts;  ///< attempts, granted, contended, ...
+    [[nodiscard]] auto format() const -> std::string;
+};
+
+/// "hold k=v ..." or "summary k=v ...": parsed; nullopt for anything else.
+[[nodiscard]] auto parse_hold(std::string_view line) -> std::optional<hold_record>;
+[[nodiscard]] auto parse_summary(std::string_view line) -> std::optional<worker_summary>;
+
+struct worker_file {
+    std::vector<hold_record> holds;
+    std::optional<worker_summary> summary;
+    std::size_t unreadable_lines = 0;
+};
+
+[[nodiscard]] auto read_worker_file(const std::filesystem::path& file) -> worker_file;
+
+}  // namespace redlock_torture

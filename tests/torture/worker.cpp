@@ -1,0 +1,264 @@
+// A torture worker: one process, one redlock client, contending for a few resources
+// through the public API until its standard input closes. Every critical section is
+// written to the output file as a hold_record (see record.hpp) as soon as it ends.
+//
+//   redlock_torture_worker --config FILE --id N --out FILE --seed S --resources a,b,c
+//                          [--sigpipe ignore|default]
+//
+// SIGPIPE keeps its default disposition by default, as in an application that does not
+// know better: the library must not let a write to a closed connection kill the process
+// (its owned loop thread blocks SIGPIPE; sigpipe_test.cpp). `--sigpipe ignore` ignores
+// it, as the redlock CLI does (cli/main.cpp).
+//
+// Exit status: 0 after a clean stop; 2 for bad usage; 3 when the client cannot be made.
+
+#include "record.hpp"
+
+#include <redlock/redlock.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using redlock_torture::monotonic_ns;
+
+struct arguments {
+    std::string config;
+    std::string out;
+    int id = 0;
+    std::uint64_t seed = 0;
+    std::vector<std::string> resources;
+    bool ignore_sigpipe = false;
+};
+
+auto split(std::string_view text, char sep) -> std::vector<std::string> {
+    std::vector<std::string> parts;
+    while (!text.empty()) {
+        const auto at = text.find(sep);
+        if (at != 0) parts.emplace_back(text.substr(0, at));
+        if (at == std::string_view::npos) break;
+        text.remove_prefix(at + 1);
+    }
+    return parts;
+}
+
+auto parse(int argc, char** argv, arguments& args) -> bool {
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string_view flag = argv[i];
+        const char* value = argv[i + 1];
+        if (flag == "--config") {
+            args.config = value;
+        } else if (flag == "--out") {
+            args.out = value;
+        } else if (flag == "--id") {
+            args.id = std::atoi(value);
+        } else if (flag == "--seed") {
+            args.seed = std::strtoull(value, nullptr, 10);
+        } else if (flag == "--resources") {
+            args.resources = split(value, ',');
+        } else if (flag == "--sigpipe" &&
+                   (std::string_view{value} == "ignore" || std::string_view{value} == "default")) {
+            args.ignore_sigpipe = std::string_view{value} == "ignore";
+        } else {
+            return false;
+        }
+    }
+    return argc % 2 == 1 && !args.config.empty() && !args.out.empty() && !args.resources.empty();
+}
+
+auto errc_name(redlock::errc e) -> std::string {
+    switch (e) {
+        case redlock::errc::contended:
+            return "contended";
+        case redlock::errc::quorum_unreachable:
+            return "quorum_unreachable";
+        case redlock::errc::validity_expired:
+            return "validity_expired";
+        case redlock::errc::cancelled:
+            return "cancelled";
+        case redlock::errc::client_stopped:
+            return "client_stopped";
+        default:
+            return "other_error";
+    }
+}
+
+/// Sleeps `d`, or less if a stop is requested meanwhile.
+void nap(std::chrono::nanoseconds d, const std::stop_token& stop) {
+    const auto until = std::chrono::steady_clock::now() + d;
+    while (!stop.stop_requested()) {
+        const auto left = until - std::chrono::steady_clock::now();
+        if (left <= 0ns) return;
+        std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(left, 5ms));
+    }
+}
+
+}  // namespace
+
+auto main(int argc, char** argv) -> int {
+    arguments args;
+    if (!parse(argc, argv, args)) {
+        std::fprintf(stderr,
+                     "usage: %s --config FILE --id N --out FILE --seed S --resources a,b,c "
+                     "[--sigpipe ignore|default]\n",
+                     argv[0]);
+        return 2;
+    }
+    if (args.ignore_sigpipe) std::signal(SIGPIPE, SIG_IGN);
+    auto config = redlock::load_config(args.config);
+    if (!config) {
+        std::fprintf(stderr, "worker %d: %s\n", args.id, config.error().what().c_str());
+        return 3;
+    }
+    // Warnings go to stderr (the worker's log file), stamped on the shared clock so
+    // that they line up with the records and the fault log.
+    const int id = args.id;
+    config->logger = [id](redlock::log_level, std::string_view text) {
+        std::fprintf(stderr, "%lld worker %d: %.*s\n", static_cast<long long>(monotonic_ns()), id,
+                     static_cast<int>(text.size()), text.data());
+    };
+    auto made = redlock::client::create(std::move(*config));
+    if (!made) {
+        std::fprintf(stderr, "worker %d: %s\n", args.id, made.error().message.c_str());
+        return 3;
+    }
+    redlock::client& locks = *made;
+    std::FILE* out = std::fopen(args.out.c_str(), "w");
+    if (out == nullptr) {
+        std::fprintf(stderr, "worker %d: cannot write %s: %s\n", args.id, args.out.c_str(),
+                     std::strerror(errno));
+        return 3;
+    }
+
+    // The orchestrator stops us by closing our standard input (or by dying).
+    std::stop_source stop;
+    std::thread watcher{[&stop] {
+        char buffer[64];
+        while (::read(0, buffer, sizeof buffer) > 0) {
+        }
+        stop.request_stop();
+    }};
+
+    std::mt19937_64 rng{args.seed};
+    auto uniform = [&rng](std::int64_t lo, std::int64_t hi) {
+        return std::uniform_int_distribution<std::int64_t>{lo, hi}(rng);
+    };
+    constexpr int ttls[] = {300, 500, 750, 1000};
+    redlock_torture::worker_summary summary;
+    summary.worker = args.id;
+    auto& counts = summary.counts;
+    for (const char* key :
+         {"attempts", "granted", "contended", "quorum_unreachable", "validity_expired", "cancelled",
+          "client_stopped", "other_error", "never_valid", "invalid_at_end", "lost", "extends",
+          "extend_failures", "release_failures", "released_on_majority"}) {
+        counts[key] = 0;
+    }
+
+    while (!stop.stop_requested()) {
+        const std::string& resource =
+            args.resources[static_cast<std::size_t>(uniform(0, std::ssize(args.resources) - 1))];
+        const int ttl = ttls[uniform(0, 3)];
+        const bool renew = uniform(0, 1) == 1;
+        auto lost_at = std::make_shared<std::atomic<std::int64_t>>(0);
+
+        redlock::lock_options options;
+        options.ttl = std::chrono::milliseconds{ttl};
+        options.fencing = true;
+        // Mostly short waits; some long enough to span a recycled connection.
+        options.max_wait = std::chrono::milliseconds{uniform(0, 3) == 0 ? uniform(1500, 5000)
+                                                                        : uniform(100, 1500)};
+        options.auto_renew = renew;
+        options.on_lost = [lost_at](const redlock::lock&, const redlock::error&) {
+            lost_at->store(monotonic_ns());
+        };
+
+        redlock_torture::hold_record r;
+        r.worker = args.id;
+        r.resource = resource;
+        r.ttl_ms = ttl;
+        r.auto_renew = renew;
+        r.called_ns = monotonic_ns();
+        auto held = locks.acquire(resource, options, stop.get_token());
+        ++counts["attempts"];
+        if (!held) {
+            ++counts[errc_name(static_cast<redlock::errc>(held.error().code.value()))];
+            continue;
+        }
+        r.start_ns = monotonic_ns();
+        r.valid_at_start = held->valid();
+        r.until_start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               held->valid_until().time_since_epoch())
+                               .count();
+        r.fence = held->fence().value_or(0);
+        ++counts["granted"];
+        if (!r.valid_at_start) ++counts["never_valid"];
+
+        // The critical section: short, or past the TTL (auto-renewal must then carry
+        // it, and without renewal the validity ends before the section does).
+        const std::int64_t hold_ms = renew ? uniform(0, ttl * 5 / 2) : uniform(0, ttl * 6 / 5);
+        if (!renew && uniform(0, 3) == 0) {
+            nap(std::chrono::milliseconds{hold_ms / 2}, stop.get_token());
+            if (auto extended = locks.extend(*held, std::chrono::milliseconds{ttl})) {
+                ++r.extends;
+                ++counts["extends"];
+            } else {
+                ++counts["extend_failures"];
+            }
+            nap(std::chrono::milliseconds{hold_ms - hold_ms / 2}, stop.get_token());
+        } else {
+            nap(std::chrono::milliseconds{hold_ms}, stop.get_token());
+        }
+
+        r.end_ns = monotonic_ns();
+        r.valid_at_end = held->valid();
+        r.until_end_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             held->valid_until().time_since_epoch())
+                             .count();
+        r.lost = held->lost();
+        r.lost_at_ns = lost_at->load();
+        if (!r.valid_at_end) ++counts["invalid_at_end"];
+        if (r.lost) ++counts["lost"];
+        auto released = locks.release(*held);
+        if (released) {
+            r.release_ok = 1;
+            r.deleted = static_cast<int>(released->deleted);
+            if (released->majority()) ++counts["released_on_majority"];
+        } else {
+            ++counts["release_failures"];
+        }
+        const std::string line = r.format() + "\n";
+        std::fputs(line.c_str(), out);
+        std::fflush(out);
+        nap(std::chrono::milliseconds{uniform(0, 20)}, stop.get_token());
+    }
+
+    const auto stats = locks.stats();
+    counts["renewals"] = stats.renewals;
+    counts["locks_lost"] = stats.locks_lost;
+    counts["requests"] = stats.requests;
+    counts["timeouts"] = stats.timeouts;
+    counts["connects"] = stats.connects;
+    counts["node_restarts_seen"] = stats.node_restarts;
+    counts["client_attempts"] = stats.attempts;
+    const std::string line = summary.format() + "\n";
+    std::fputs(line.c_str(), out);
+    std::fclose(out);
+    locks.shutdown();
+    watcher.join();
+    return 0;
+}
