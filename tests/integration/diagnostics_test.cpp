@@ -136,6 +136,7 @@ TEST_SUITE("diagnostics") {
         CHECK(extended.error().code == redlock::errc::not_held);
         REQUIRE(report);
         CHECK(report->deleted == 0);
-        CHECK(count_holding(key_of("orders:42"), held->value()) == 5);
+        CHECK(redlock_test::wait_until(
+            2s, [&] { return count_holding(key_of("orders:42"), held->value()) == 5; }));
     }
 }
