@@ -26,7 +26,7 @@ TEST_SUITE("deadlines") {
         REQUIRE_FALSE(refused);
         CHECK(refused.error().code == redlock::errc::contended);
         CHECK(refused.error().attempts >= 2);  // it waits for the holder instead of polling
-        CHECK(took >= 350ms);  // it kept trying until about the deadline...
+        CHECK(took >= 350ms);                  // it kept trying until about the deadline...
         CHECK(took < 1500ms);  // ...and stopped there (generous bound for a loaded machine)
     }
 

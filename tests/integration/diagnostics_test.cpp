@@ -109,7 +109,8 @@ TEST_SUITE("diagnostics") {
         REQUIRE(held);
         // acquire returns at quorum; the other SETs travel on the owner's connections,
         // which the other process's release does not wait behind.
-        REQUIRE(redlock_test::wait_until(2s, [&] { return count_holding(key_of("orders:42")) == 5; }));
+        REQUIRE(
+            redlock_test::wait_until(2s, [&] { return count_holding(key_of("orders:42")) == 5; }));
         auto adopted = other_process.adopt("orders:42", held->value());
         CHECK_FALSE(adopted.valid());  // its validity is unknown until an extend succeeds
 

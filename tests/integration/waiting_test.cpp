@@ -176,8 +176,8 @@ TEST_SUITE("waiting") {
 
         const auto took = steady::now() - start;
         REQUIRE(granted);
-        CHECK(took >= 600ms);                 // it waited for the holder's keys to expire...
-        CHECK(took < 1800ms);                 // ...and came right after (generous bound)
+        CHECK(took >= 600ms);  // it waited for the holder's keys to expire...
+        CHECK(took < 1800ms);  // ...and came right after (generous bound)
         // A poller at retry.delay (50 ms here) would make about 16 attempts in 800 ms. The
         // waiter makes a few: one, a short re-check or two until its fresh client's
         // subscriptions are confirmed, and one when the holder's keys expire.
