@@ -90,8 +90,7 @@ auto acquire_op::check_arguments() const -> std::string {
         return "a resource is named twice";
     }
     if (state_->ttl <= milliseconds{0}) return "ttl must be greater than 0 ms";
-    // The config's cap: about 24.8 days, and far from overflowing a deadline.
-    if (state_->ttl > milliseconds{2'147'483'647}) return "ttl must be at most 2147483647 ms";
+    if (state_->ttl > max_ttl) return "ttl must be at most 2147483647 ms";
     if (max_attempts_ < 0) return "attempts must be at least 1";
     if (options_.max_wait && *options_.max_wait < milliseconds{0})
         return "max_wait must not be negative";

@@ -32,6 +32,10 @@ void extend_op::start() {
         fail_later(errc::invalid_argument, "ttl must be greater than 0 ms");
         return;
     }
+    if (ttl_ > max_ttl) {
+        fail_later(errc::invalid_argument, "ttl must be at most 2147483647 ms");
+        return;
+    }
     // Extending a lock whose validity has ended would be acquiring it afresh
     // without the checks of an acquisition: refuse.
     const char* gone = nullptr;

@@ -9,6 +9,10 @@ namespace redlock::detail {
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 
+/// Largest TTL a lock may ask for: the config's cap, about 24.8 days, and far from
+/// overflowing a steady_clock deadline computed from it.
+inline constexpr milliseconds max_ttl{2'147'483'647};
+
 /// Smallest majority of `nodes`.
 [[nodiscard]] constexpr auto quorum(std::size_t nodes) noexcept -> std::size_t {
     return nodes / 2 + 1;

@@ -60,3 +60,21 @@ TEST_SUITE("extreme options") {
         CHECK(locks.release(*held));
     }
 }
+
+TEST_SUITE("extreme options") {
+    // An extend's deadline is computed like an acquisition's: a TTL of 10^13 ms would
+    // overflow steady_clock's nanoseconds and wrap into the past, so it is refused.
+    TEST_CASE_FIXTURE(cluster, "an extend by three centuries is refused and the lock stays valid") {
+        auto locks = make_client();
+        auto held = locks.acquire("orders:42");
+        REQUIRE(held);
+
+        auto extended = locks.extend(*held, std::chrono::milliseconds{10'000'000'000'000});
+
+        REQUIRE_FALSE(extended);
+        CHECK(extended.error().code == redlock::errc::invalid_argument);
+        CHECK(extended.error().message.find("2147483647") != std::string::npos);
+        CHECK(held->valid());
+        CHECK(locks.release(*held));
+    }
+}
