@@ -2,24 +2,108 @@
 # The README's second command: install what is missing, build with warnings as
 # errors, run every test (unit and integration, against real redis-server
 # processes the tests start themselves), then check that an installed copy
-# works with find_package(redlock).
+# works with find_package(redlock). Then the same suites under sanitizers, and
+# a minute of fuzzing per target:
+#   - ASan + UBSan (leaks included): unit and integration tests (CMakePresets.json: asan-ubsan);
+#   - TSan: the integration tests, where the client's loop thread meets the callers' threads
+#     (CMakePresets.json: tsan);
+#   - libFuzzer (clang): each target in fuzz/ for 60 s, from its seeds in fuzz/corpus/.
+# Any sanitizer report fails the run, as does a crash found by a fuzzer.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-scripts/install-deps.sh
+REDLOCK_WITH_CLANG=1 scripts/install-deps.sh
 command -v redis-server >/dev/null || { echo "test: redis-server is missing" >&2; exit 1; }
+jobs=$(nproc)
+stage() {
+  echo "test: [$SECONDS s] $1"
+}
 
+stage "plain build (Debug, -Werror) and every test"
 build=build/test
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_WERROR=ON >/dev/null
-cmake --build "$build" -j"$(nproc)"
-(cd "$build" && ctest --output-on-failure -j"$(nproc)" --timeout 300)
+cmake --build "$build" -j"$jobs"
+(cd "$build" && ctest --output-on-failure -j"$jobs" --timeout 300)
 
-# Install to a scratch prefix and build a consumer against it.
+stage "install, and a consumer built with find_package(redlock)"
 prefix=$root/$build/install-tree
 rm -rf "$prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 cmake -S tests/consumer -B "$build/consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$build/consumer" >/dev/null
 "$build/consumer/redlock_consumer"
-echo "test: all passed"
+
+stage "AddressSanitizer + UndefinedBehaviorSanitizer: unit and integration tests"
+cmake --preset asan-ubsan >/dev/null
+cmake --build --preset asan-ubsan -j"$jobs"
+# The preset sets ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 and
+# UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 and selects -L "unit|integration".
+ctest --preset asan-ubsan -j"$jobs"
+
+stage "ThreadSanitizer: the library's integration tests"
+# Every one of them drives a client whose loop thread meets the test's own threads (or an
+# attached loop), which is what TSan is for. They run as one process per shard, in
+# parallel; `ctest --preset tsan` runs every integration-labelled test instead.
+cmake --preset tsan >/dev/null
+cmake --build --preset tsan -j"$jobs" --target redlock_integration_tests
+tsan_tests=build/tsan/tests/redlock_integration_tests
+count=$("$tsan_tests" --count | sed -n 's/.*filters: \([0-9][0-9]*\).*/\1/p')
+[[ -n $count && $count -gt 0 ]] || { echo "test: no TSan test cases found" >&2; exit 1; }
+pids=()
+ranges=()
+for ((shard = 0; shard < jobs; shard++)); do
+  first=$((count * shard / jobs + 1))
+  last=$((count * (shard + 1) / jobs))
+  ranges+=("$first-$last")
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    timeout 600 "$tsan_tests" --first="$first" --last="$last" \
+    >"build/tsan/shard-$shard.log" 2>&1 &
+  pids+=($!)
+done
+failed=0
+for shard in "${!pids[@]}"; do
+  if wait "${pids[$shard]}"; then
+    # doctest's summary counts every case; the shard ran cases ${ranges[$shard]} of $count.
+    echo "tsan: shard $shard (cases ${ranges[$shard]} of $count):" \
+      "$(grep -E '^\[doctest\] assertions' "build/tsan/shard-$shard.log")"
+  else
+    failed=1
+    echo "tsan: shard $shard FAILED; its log follows" >&2
+    grep -vE '^(\[doctest\] (doctest version|run with)|=+)$' "build/tsan/shard-$shard.log" |
+      tail -150 >&2
+  fi
+done
+[[ $failed -eq 0 ]] || exit 1
+
+stage "libFuzzer: 60 s per target"
+fuzz=build/fuzz
+CC=clang CXX=clang++ cmake -S . -B "$fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DREDLOCK_BUILD_FUZZ=ON -DREDLOCK_BUILD_TESTS=OFF -DREDLOCK_BUILD_BENCH=OFF \
+  -DREDLOCK_BUILD_EXAMPLES=OFF -DREDLOCK_BUILD_CLI=OFF -DREDLOCK_WERROR=OFF >/dev/null
+cmake --build "$fuzz" -j"$jobs"
+mkdir -p "$fuzz/artifacts"
+pids=()
+targets=(fuzz_config fuzz_reply fuzz_quorum)
+for target in "${targets[@]}"; do
+  # New inputs go to the working corpus under build/, never into the seeds in fuzz/corpus/.
+  mkdir -p "$fuzz/corpus/$target"
+  "$fuzz/fuzz/$target" -max_total_time=60 -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$fuzz/artifacts/$target-" \
+    "$fuzz/corpus/$target" "fuzz/corpus/$target" >"$fuzz/$target.log" 2>&1 &
+  pids+=($!)
+done
+failed=0
+for i in "${!targets[@]}"; do
+  if wait "${pids[$i]}"; then
+    echo "fuzz: ${targets[$i]}: $(grep -E '^#[0-9]+[[:space:]]+DONE' "$fuzz/${targets[$i]}.log" | tail -1)"
+  else
+    failed=1
+    echo "fuzz: ${targets[$i]} FAILED; the input is in $fuzz/artifacts/, the log follows" >&2
+    tail -60 "$fuzz/${targets[$i]}.log" >&2
+  fi
+done
+[[ $failed -eq 0 ]] || exit 1
+
+stage "done"
+echo "test: all passed in $SECONDS s"

@@ -51,12 +51,6 @@ auto ms(std::chrono::milliseconds d) noexcept -> std::uint64_t {
     return static_cast<std::uint64_t>(std::max<std::int64_t>(d.count(), 0));
 }
 
-auto make_reader() -> redisReader* {
-    redisReader* r = redisReaderCreate();
-    if (r == nullptr) std::terminate();  // out of memory at start-up
-    return r;
-}
-
 }  // namespace
 
 node_connection::node_connection(uv_loop_t* loop, node_address address, const client_config& config,
@@ -66,8 +60,7 @@ node_connection::node_connection(uv_loop_t* loop, node_address address, const cl
       name_{address_.to_string()},
       config_{config},
       rng_{rng},
-      counters_{counters},
-      reader_{make_reader()} {
+      counters_{counters} {
     uv_timer_init(loop_, &connect_timer_);
     uv_timer_init(loop_, &deadline_timer_);
     uv_prepare_init(loop_, &prepare_);
@@ -79,9 +72,7 @@ node_connection::node_connection(uv_loop_t* loop, node_address address, const cl
     open_handles_ = 4;
 }
 
-node_connection::~node_connection() {
-    if (reader_ != nullptr) redisReaderFree(reader_);
-}
+node_connection::~node_connection() {}
 
 auto node_connection::stream() noexcept -> uv_stream_t* {
     return reinterpret_cast<uv_stream_t*>(&stream_);
@@ -358,8 +349,7 @@ void node_connection::disconnect(std::string cause) {
     if (resolving_) uv_cancel(reinterpret_cast<uv_req_t*>(&resolve_req_));
 
     out_.clear();
-    redisReaderFree(reader_);
-    reader_ = make_reader();
+    reader_.reset();
     fail_pending(request_status::unreachable, last_error_);
 
     if (stream_open_) {
@@ -521,27 +511,25 @@ void node_connection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t
 }
 
 void node_connection::feed(const char* data, std::size_t len) {
-    if (redisReaderFeed(reader_, data, len) != REDIS_OK) {
-        disconnect(std::string{"protocol error: "} + reader_->errstr);
+    if (!reader_.feed(data, len)) {
+        disconnect("protocol error: " + reader_.error());
         return;
     }
     // No reply of ours comes anywhere near this; a node that sends more in one
     // reply is broken or hostile, and must not make us buffer without bound
     // (hiredis 0.14's reader has no limit of its own).
-    constexpr std::size_t max_reply_bytes = 16 * 1024 * 1024;
-    if (reader_->len - reader_->pos > max_reply_bytes) {
+    if (reader_.unparsed() > reply_reader::max_bytes) {
         disconnect("protocol error: a reply larger than 16 MiB");
         return;
     }
     const std::uint64_t epoch = epoch_;
     while (epoch == epoch_) {
-        void* raw = nullptr;
-        if (redisReaderGetReply(reader_, &raw) != REDIS_OK) {
-            disconnect(std::string{"protocol error: "} + reader_->errstr);
+        redisReply* reply = nullptr;
+        if (!reader_.next(&reply)) {
+            disconnect("protocol error: " + reader_.error());
             return;
         }
-        if (raw == nullptr) return;  // need more bytes
-        auto* reply = static_cast<redisReply*>(raw);
+        if (reply == nullptr) return;  // need more bytes
         if (!channel_.empty()) {
             if (const redisReply* payload = pushed_message(reply)) {
                 // Pushed, not a reply: it takes no slot in the FIFO.

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "detail/reply_reader.hpp"
 #include "redlock/config.hpp"
 
 #include <hiredis/hiredis.h>
@@ -195,7 +196,7 @@ private:
     bool identity_warned_ = false;
     std::chrono::steady_clock::time_point quarantined_until_{};
 
-    redisReader* reader_ = nullptr;
+    reply_reader reader_;
     std::deque<request> pending_;
     std::deque<deferred_failure> deferred_;
     std::string out_;          // encoded commands not yet handed to the kernel

@@ -2,8 +2,6 @@
 // fuzz target fuzz/fuzz_reply does) while requests are pending. No network: the connection
 // is never started, so requests wait in its queue for the bytes fed here.
 //
-// One case is a KNOWN LIBRARY BUG, marked should_fail so that the suite passes while it
-// stands; doctest reports it as failing once it is fixed: then drop the decorator.
 
 #include "detail/node_connection.hpp"
 #include "detail/random.hpp"
@@ -140,20 +138,14 @@ TEST_SUITE("node_connection replies") {
                       outcomes[1]->cause);
     }
 
-    // KNOWN LIBRARY BUG, found by fuzz/fuzz_reply (libFuzzer: "out-of-memory
-    // (malloc(17179869176))" on the 13 bytes "*2147483647\r\n"). hiredis 0.14's reader callocs
-    // the element array as soon as it reads an array header, and node_connection creates its
-    // reader with the default functions (redisReaderCreate), so one header makes the client
-    // allocate 8 bytes per announced element: up to 16 GiB. Glibc hands out untouched pages,
-    // so it is mostly address space; under ASan it is 2 GiB of shadow memory at once; with
-    // vm.overcommit_memory=2 or little RAM the calloc fails and the connection drops.
-    // Expected once fixed (e.g. redisReaderCreateWithFunctions with a createArray that
-    // refuses more elements than any lock command is answered with): the header is refused
-    // at once as a protocol error. 16 Mi elements (128 MiB) stands for any absurd count.
+    // Found by fuzz/fuzz_reply (libFuzzer: "out-of-memory (malloc(17179869176))" on the 13
+    // bytes "*2147483647\r\n"): hiredis 0.14's reader callocs the element table as soon as it
+    // reads an array header, so one header made the client allocate 8 bytes per announced
+    // element. reply_reader now refuses a reply announcing more than 65536 elements before
+    // the allocation. 16 Mi elements (128 MiB) stands for any absurd count.
     TEST_CASE(
         "an array header announcing 16 million elements is refused at once as a protocol "
-        "error" *
-        doctest::should_fail()) {
+        "error") {
         queued_requests node{1};
 
         node.feed("*16777216\r\n");
@@ -163,6 +155,38 @@ TEST_SUITE("node_connection replies") {
         CHECK(outcomes[0]->status == request_status::unreachable);
         CHECK_MESSAGE(outcomes[0]->cause.find("protocol error") != std::string::npos,
                       outcomes[0]->cause);
+    }
+
+    // Nested headers multiply: two arrays of 40 000 announce 80 000 slots in one reply.
+    TEST_CASE("nested array headers that together announce more than 65536 elements are refused") {
+        queued_requests node{1};
+
+        node.feed("*2\r\n*40000\r\n");
+        for (int i = 0; i < 40000; ++i) node.feed(":1\r\n");
+        node.feed("*40000\r\n");
+
+        const auto& outcomes = node.finish();
+        REQUIRE(outcomes[0]);
+        CHECK(outcomes[0]->status == request_status::unreachable);
+        CHECK_MESSAGE(
+            outcomes[0]->cause.find("more than 65536 array elements") != std::string::npos,
+            outcomes[0]->cause);
+    }
+
+    // The limit is per reply: a budget that did not start afresh would refuse the second.
+    TEST_CASE("two replies of 40000 elements each are both accepted") {
+        queued_requests node{2};
+        std::string reply = "*40000\r\n";
+        for (int i = 0; i < 40000; ++i) reply += ":1\r\n";
+
+        node.feed(reply);
+        node.feed(reply);
+
+        const auto& outcomes = node.finish();
+        REQUIRE(outcomes[0]);
+        CHECK(outcomes[0]->status == request_status::reply);
+        REQUIRE(outcomes[1]);
+        CHECK_MESSAGE(outcomes[1]->status == request_status::reply, outcomes[1]->cause);
     }
 
     // A node must not make the client buffer without bound: hiredis 0.14's reader has no
