@@ -2,6 +2,7 @@
 
 #include "detail/scripts.hpp"
 #include "load/phase.hpp"
+#include "redlock/config.hpp"
 
 #include <hiredis/hiredis.h>
 
@@ -42,6 +43,7 @@ struct cycle_plan {
 struct raw_cycle {
     std::string key;
     std::string fence_key;
+    std::string queue_key;
     std::string value;
     std::string token;
     std::uint64_t max_counter = 0;
@@ -72,15 +74,29 @@ private:
     std::uint64_t state_;
 };
 
-/// The arguments of round `kind` of `c` (views into `c` and `ttl`).
+/// Every in-flight cycle's keys, named as the library names them.
+[[nodiscard]] inline auto make_cycles(const client_config& config, const workload& load)
+    -> std::vector<raw_cycle> {
+    std::vector<raw_cycle> cycles(static_cast<std::size_t>(load.concurrency));
+    for (std::size_t i = 0; i < cycles.size(); ++i) {
+        const std::string resource = load.resource_prefix + std::to_string(i);
+        cycles[i].key = config.key_prefix + resource;
+        cycles[i].fence_key = config.fence_prefix + resource;
+        cycles[i].queue_key = config.queue_prefix + resource;
+    }
+    return cycles;
+}
+
+/// The arguments of round `kind` of `c` (views into `c`, `ttl` and `wake_prefix`).
 struct round_argv {
-    const char* argv[8];
-    std::size_t lens[8];
+    const char* argv[10];
+    std::size_t lens[10];
     int argc = 0;
 };
 
 [[nodiscard]] inline auto round_arguments(round_kind kind, const raw_cycle& c,
-                                          const std::string& ttl) -> round_argv {
+                                          const std::string& ttl, const std::string& wake_prefix)
+    -> round_argv {
     round_argv a;
     const auto args = [&](std::initializer_list<std::string_view> list) {
         for (const std::string_view s : list) {
@@ -105,18 +121,22 @@ struct round_argv {
             args({"EVALSHA", detail::extend_script().sha, "1", c.key, c.value, ttl});
             break;
         case round_kind::release:
-            args({"EVALSHA", detail::release_script().sha, "1", c.key, c.value});
+            // A single resource's release also wakes its first waiter ("1"), so the
+            // library sends this script even when nobody waits: so does the ceiling.
+            args({"EVALSHA", detail::release_wake_script().sha, "2", c.key, c.queue_key, c.value,
+                  "1", wake_prefix, ""});
             break;
     }
     return a;
 }
 
-/// RESP-encodes round `kind` of `c` with hiredis's formatter (as the library
-/// does); the caller frees `*out` with std::free. Returns the length.
-[[nodiscard]] inline auto format_round(char** out, round_kind kind, const raw_cycle& c,
-                                       const std::string& ttl) -> int {
-    round_argv a = round_arguments(kind, c, ttl);
-    return redisFormatCommandArgv(out, a.argc, a.argv, a.lens);
+/// RESP-encodes round `kind` of `c` with the hiredis formatter the library uses;
+/// the caller frees `*out` with redisFreeSdsCommand. Returns the length.
+[[nodiscard]] inline auto format_round(sds* out, round_kind kind, const raw_cycle& c,
+                                       const std::string& ttl, const std::string& wake_prefix)
+    -> int {
+    round_argv a = round_arguments(kind, c, ttl, wake_prefix);
+    return redisFormatSdsCommandArgv(out, a.argc, a.argv, a.lens);
 }
 
 /// Checks one reply to round `kind` and folds in what the next round needs

@@ -117,14 +117,9 @@ raw_driver::raw_driver(const client_config& config, const workload& load)
       plan_{cycle_plan::of(load.kind)},
       ttl_text_{std::to_string(load.ttl.count())},
       quorum_{config.nodes.size() / 2 + 1},
-      values_{static_cast<std::uint64_t>(::getpid()) << 32} {
-    cycles_.resize(static_cast<std::size_t>(load_.concurrency));
-    for (std::size_t i = 0; i < cycles_.size(); ++i) {
-        const std::string resource = load_.resource_prefix + std::to_string(i);
-        cycles_[i].key = config.key_prefix + resource;
-        cycles_[i].fence_key = config.fence_prefix + resource;
-    }
-}
+      wake_prefix_{config.queue_prefix + "wake:"},
+      cycles_{make_cycles(config, load)},
+      values_{static_cast<std::uint64_t>(::getpid()) << 32} {}
 
 auto raw_driver::connect_all(const client_config& config) -> bool {
     epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
@@ -228,8 +223,8 @@ void raw_driver::send_round(std::uint32_t index) {
     raw_cycle& c = cycles_[index];
     const round_kind kind = plan_.rounds[c.round];
     if (kind == round_kind::confirm) c.token = std::to_string(c.max_counter + 1);
-    char* cmd = nullptr;
-    const int len = format_round(&cmd, kind, c, ttl_text_);
+    sds cmd = nullptr;
+    const int len = format_round(&cmd, kind, c, ttl_text_, wake_prefix_);
     if (len < 0) std::abort();  // out of memory
     for (auto& n : nodes_) {
         n.out.append(cmd, static_cast<std::size_t>(len));
@@ -237,7 +232,7 @@ void raw_driver::send_round(std::uint32_t index) {
         ++requests_;
         n.dirty = true;
     }
-    std::free(cmd);  // NOLINT: hiredis 0.14 allocates with malloc
+    redisFreeSdsCommand(cmd);
 }
 
 void raw_driver::on_reply(const redisReply* reply, pending p) {

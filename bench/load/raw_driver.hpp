@@ -76,6 +76,7 @@ private:
     std::string ttl_text_;
     std::size_t quorum_;
     std::vector<node> nodes_;
+    std::string wake_prefix_;  // queue_prefix + "wake:", an argument of the release
     std::vector<raw_cycle> cycles_;
     value_sequence values_;
     int epoll_fd_ = -1;

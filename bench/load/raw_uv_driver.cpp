@@ -20,13 +20,9 @@ raw_uv_driver::raw_uv_driver(const client_config& config, const workload& load)
       plan_{cycle_plan::of(load.kind)},
       ttl_text_{std::to_string(load.ttl.count())},
       quorum_{config.nodes.size() / 2 + 1},
+      wake_prefix_{config.queue_prefix + "wake:"},
+      cycles_{make_cycles(config, load)},
       values_{(static_cast<std::uint64_t>(::getpid()) << 32) + 0x80000000ULL} {
-    cycles_.resize(static_cast<std::size_t>(load_.concurrency));
-    for (std::size_t i = 0; i < cycles_.size(); ++i) {
-        const std::string resource = load_.resource_prefix + std::to_string(i);
-        cycles_[i].key = config.key_prefix + resource;
-        cycles_[i].fence_key = config.fence_prefix + resource;
-    }
     for (std::uint32_t i = 0; i < cycles_.size(); ++i) {
         for (std::uint32_t r = 0; r < plan_.rounds.size(); ++r) tags_.push_back(tag{this, i, r});
     }
@@ -129,7 +125,7 @@ void raw_uv_driver::send_round(std::uint32_t index) {
     const round_kind kind = plan_.rounds[c.round];
     if (kind == round_kind::confirm) c.token = std::to_string(c.max_counter + 1);
     // hiredis's asynchronous API formats the command once per node.
-    round_argv a = round_arguments(kind, c, ttl_text_);
+    round_argv a = round_arguments(kind, c, ttl_text_, wake_prefix_);
     tag* t = &tags_[index * plan_.rounds.size() + c.round];
     for (redisAsyncContext* ctx : contexts_) {
         redisAsyncCommandArgv(ctx, &raw_uv_driver::on_command, t, a.argc, a.argv, a.lens);

@@ -55,6 +55,7 @@ private:
     cycle_plan plan_;
     std::string ttl_text_;
     std::size_t quorum_;
+    std::string wake_prefix_;  // queue_prefix + "wake:", an argument of the release
     std::vector<raw_cycle> cycles_;
     std::vector<tag> tags_;  // one per (cycle, round): the privdata of its commands
     value_sequence values_;

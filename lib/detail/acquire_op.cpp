@@ -74,9 +74,9 @@ acquire_op::acquire_op(client_core& core, std::vector<std::string> resources, lo
     // budget alone they retry after retry.delay + jitter, as asked.
     waiting_ = options_.max_wait.has_value() && state_->resources.size() == 1 &&
                wait_mode_ != wait_mode::poll;
-    if (!state_->resources.empty()) queue_key_ = config.queue_prefix + state_->resources.front();
-    wake_prefix_ = config.queue_prefix + "wake:";
-    liveness_text_ = std::to_string(config.lock.waiter_ttl.count());
+    if (state_->resources.size() == 1) {
+        state_->queue_key = config.queue_prefix + state_->resources.front();
+    }
 }
 
 auto acquire_op::check_arguments() const -> std::string {
@@ -85,8 +85,9 @@ auto acquire_op::check_arguments() const -> std::string {
     for (const auto& r : state_->resources) {
         if (r.empty()) return "a resource name is empty";
     }
-    if (std::set<std::string>(state_->resources.begin(), state_->resources.end()).size() !=
-        state_->resources.size()) {
+    if (state_->resources.size() > 1 &&
+        std::set<std::string>(state_->resources.begin(), state_->resources.end()).size() !=
+            state_->resources.size()) {
         return "a resource is named twice";
     }
     if (state_->ttl <= milliseconds{0}) return "ttl must be greater than 0 ms";
@@ -116,13 +117,15 @@ void acquire_op::start() {
         });
         return;
     }
-    state_->value = core_.rng().lock_value();
-    waiter_id_ = core_.client_id() + ":" + std::to_string(ticket_);
-    // Queue position: the wall clock only orders waiters (it decides nothing
-    // about safety), and it is the same on every node.
-    arrival_text_ = std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(
-                                       std::chrono::system_clock::now().time_since_epoch())
-                                       .count());
+    if (waiting_) {
+        waiter_id_ = core_.client_id() + ":" + std::to_string(ticket_);
+        // Queue position: the wall clock only orders waiters (it decides nothing
+        // about safety), and it is the same on every node.
+        arrival_text_ = std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(
+                                           std::chrono::system_clock::now().time_since_epoch())
+                                           .count());
+        liveness_text_ = std::to_string(core_.config().lock.waiter_ttl.count());
+    }
     begin_attempt();
 }
 
@@ -138,8 +141,9 @@ void acquire_op::begin_attempt() {
     const std::size_t n = core_.node_count();
     tally_ = quorum_tally{n};
     max_counter_ = 0;
-    holder_ttl_.assign(n, -2);
+    if (waiting_) holder_ttl_.assign(n, -2);
     reports_.clear();
+    reports_.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
         reports_.push_back(node_report{core_.node(i).name(), node_status::cancelled, "no answer"});
     }
@@ -148,32 +152,34 @@ void acquire_op::begin_attempt() {
     // Registered before the first request: the script queues us on a node at
     // once, and a release there may notify us before this attempt has failed.
     if (waiting_ && attempt_ == 1) core_.add_waiter(waiter_id_, this);
-    for (std::size_t i = 0; i < n; ++i) send_grant(i, false);
+    const encoded_command grant = grant_command(false);
+    for (std::size_t i = 0; i < n; ++i) send(i, grant, make_tag(attempt_, grant_kind(false), i));
+}
+
+auto acquire_op::grant_kind(bool eval) const noexcept -> kind {
+    if (!waiting_ && !scripted_) return set_kind;
+    return eval ? script_eval_kind : script_sha_kind;
+}
+
+auto acquire_op::grant_command(bool eval) const -> encoded_command {
+    if (waiting_) {
+        return script_call(wait_acquire_script(), eval,
+                           {state_->keys.front(), state_->fence_key, state_->queue_key},
+                           {state_->value, ttl_text_, waiter_id_, liveness_text_,
+                            wait_mode_ == wait_mode::fair ? "f" : "t", arrival_text_});
+    }
+    if (!scripted_) return {"SET", state_->keys.front(), state_->value, "NX", "PX", ttl_text_};
+    if (fencing_) {
+        return script_call(acquire_script(), eval, {state_->keys.front(), state_->fence_key},
+                           {state_->value, ttl_text_, "1"});
+    }
+    // The key list varies in length: build it here.
+    const std::vector<std::string_view> keys{state_->keys.begin(), state_->keys.end()};
+    return script_call(acquire_script(), eval, keys, {state_->value, ttl_text_, "0"});
 }
 
 void acquire_op::send_grant(std::size_t node, bool eval) {
-    if (waiting_) {
-        send_script(node, wait_acquire_script(), eval,
-                    {state_->keys.front(), state_->fence_key, queue_key_},
-                    {state_->value, ttl_text_, waiter_id_, liveness_text_,
-                     wait_mode_ == wait_mode::fair ? "f" : "t", arrival_text_},
-                    make_tag(attempt_, eval ? script_eval_kind : script_sha_kind, node));
-        return;
-    }
-    if (!scripted_) {
-        send(node, {"SET", state_->keys.front(), state_->value, "NX", "PX", ttl_text_},
-             make_tag(attempt_, set_kind, node));
-        return;
-    }
-    const std::uint32_t tag = make_tag(attempt_, eval ? script_eval_kind : script_sha_kind, node);
-    if (fencing_) {
-        send_script(node, acquire_script(), eval, {state_->keys.front(), state_->fence_key},
-                    {state_->value, ttl_text_, "1"}, tag);
-        return;
-    }
-    // The key list varies in length: build it here.
-    std::vector<std::string_view> keys{state_->keys.begin(), state_->keys.end()};
-    send_script(node, acquire_script(), eval, keys, {state_->value, ttl_text_, "0"}, tag);
+    send(node, grant_command(eval), make_tag(attempt_, grant_kind(eval), node));
 }
 
 void acquire_op::handle(std::uint32_t tag, const reply_event& event) {
@@ -210,8 +216,10 @@ void acquire_op::handle(std::uint32_t tag, const reply_event& event) {
 
 auto acquire_op::outcome_report(std::size_t node, const reply_event& event, bool confirm) const
     -> node_report {
-    node_report r = transport_report(event);
-    if (event.status == request_status::reply && !is_error(event.reply)) {
+    node_report r;
+    if (event.status != request_status::reply || is_error(event.reply)) {
+        r = transport_report(event);
+    } else {
         std::optional<long long> yes;
         if (confirm) {
             yes = integer_of(event.reply);
@@ -301,15 +309,21 @@ void acquire_op::decide_grant(quorum_tally::verdict verdict) {
     token_text_ = std::to_string(token_);
     phase_ = phase::confirming;
     confirm_tally_ = quorum_tally{core_.node_count()};
-    for (std::size_t i = 0; i < core_.node_count(); ++i) send_confirm(i, false);
+    const encoded_command confirm = confirm_command(false);
+    for (std::size_t i = 0; i < core_.node_count(); ++i)
+        send(i, confirm, make_tag(attempt_, confirm_sha_kind, i));
 }
 
 // ---- round 2: fencing confirm --------------------------------------------------------------
 
+auto acquire_op::confirm_command(bool eval) const -> encoded_command {
+    return script_call(fence_confirm_script(), eval, {state_->keys.front(), state_->fence_key},
+                       {state_->value, token_text_});
+}
+
 void acquire_op::send_confirm(std::size_t node, bool eval) {
-    send_script(node, fence_confirm_script(), eval, {state_->keys.front(), state_->fence_key},
-                {state_->value, token_text_},
-                make_tag(attempt_, eval ? confirm_eval_kind : confirm_sha_kind, node));
+    send(node, confirm_command(eval),
+         make_tag(attempt_, eval ? confirm_eval_kind : confirm_sha_kind, node));
 }
 
 void acquire_op::on_confirm(std::size_t node, const reply_event& event) {
@@ -410,13 +424,18 @@ void acquire_op::release_everywhere() {
     // on the same connection undoes it. A definite "held by another owner"
     // needs no release. Where the outcome is unknown, the release may run long
     // after we stopped waiting for it, so it goes as EVAL: a NOSCRIPT there
-    // would go unseen.
+    // would go unseen. Each form is encoded once, for every node it goes to.
+    std::optional<encoded_command> by_sha;
+    std::optional<encoded_command> by_eval;
     for (std::size_t i = 0; i < core_.node_count(); ++i) {
         const node_status s = reports_[i].status;
         if (s == node_status::refused) continue;
         const bool unknown = s == node_status::timeout || s == node_status::cancelled ||
                              s == node_status::unreachable;
-        send_release(i, unknown);
+        std::optional<encoded_command>& command = unknown ? by_eval : by_sha;
+        if (!command) command.emplace(release_command(unknown));
+        ++releases_pending_;
+        send(i, *command, make_tag(attempt_, unknown ? release_eval_kind : release_sha_kind, i));
     }
 }
 
@@ -483,27 +502,23 @@ void acquire_op::leave_queue(bool everywhere) {
     core_.remove_waiter(waiter_id_);
     if (!queued_) return;  // no node ever refused us, so none queued us
     // The grant itself left the queue on the nodes that granted.
+    const encoded_command dequeue =
+        script_call(dequeue_script(), true, {state_->queue_key}, {waiter_id_});
     for (std::size_t i = 0; i < core_.node_count(); ++i) {
         if (!everywhere && reports_[i].status == node_status::ok) continue;
         ++releases_pending_;  // cleanup, awaited like a release before a failure is reported
-        send_script(i, dequeue_script(), true, {queue_key_}, {waiter_id_},
-                    make_tag(attempt_, dequeue_kind, i));
+        send(i, dequeue, make_tag(attempt_, dequeue_kind, i));
     }
+}
+
+auto acquire_op::release_command(bool eval) const -> encoded_command {
+    return release_call(*state_, eval, core_.wake_prefix(), {});
 }
 
 void acquire_op::send_release(std::size_t node, bool eval) {
     ++releases_pending_;
-    if (state_->keys.size() == 1) {
-        // Our partial grant may be what a waiter is blocked on: tell it.
-        const std::string_view wake{&state_->wake, 1};
-        send_script(node, release_wake_script(), eval, {state_->keys.front(), queue_key_},
-                    {state_->value, wake, wake_prefix_, std::string_view{}},
-                    make_tag(attempt_, eval ? release_eval_kind : release_sha_kind, node));
-        return;
-    }
-    std::vector<std::string_view> keys{state_->keys.begin(), state_->keys.end()};
-    send_script(node, release_script(), eval, keys, {state_->value},
-                make_tag(attempt_, eval ? release_eval_kind : release_sha_kind, node));
+    send(node, release_command(eval),
+         make_tag(attempt_, eval ? release_eval_kind : release_sha_kind, node));
 }
 
 void acquire_op::finish_failure() {

@@ -34,7 +34,9 @@ public:
     void cancel(errc why) override;
     /// A release notification for this waiter: try again now.
     void wake(std::string_view released);
-    [[nodiscard]] auto ticket() const noexcept -> client::acquire_ticket { return ticket_; }
+    [[nodiscard]] auto ticket() const noexcept -> client::acquire_ticket override {
+        return ticket_;
+    }
 
 private:
     enum kind : std::uint32_t {
@@ -52,7 +54,10 @@ private:
     void handle(std::uint32_t tag, const reply_event& event) override;
     [[nodiscard]] auto check_arguments() const -> std::string;
     void begin_attempt();
+    [[nodiscard]] auto grant_kind(bool eval) const noexcept -> kind;
+    [[nodiscard]] auto grant_command(bool eval) const -> encoded_command;
     void send_grant(std::size_t node, bool eval);
+    [[nodiscard]] auto confirm_command(bool eval) const -> encoded_command;
     void send_confirm(std::size_t node, bool eval);
     [[nodiscard]] auto outcome_report(std::size_t node, const reply_event& event,
                                       bool confirm) const -> node_report;
@@ -67,6 +72,7 @@ private:
     void release_everywhere();
     [[nodiscard]] auto wait_delay(errc reason) const -> std::chrono::milliseconds;
     void leave_queue(bool everywhere);
+    [[nodiscard]] auto release_command(bool eval) const -> encoded_command;
     void send_release(std::size_t node, bool eval);
     void finish_success(std::chrono::milliseconds validity,
                         std::chrono::steady_clock::time_point decided_at);
@@ -91,10 +97,8 @@ private:
     bool queued_ = false;       // some node refused, and so queued us
     std::string last_release_;  // the release we last woke up for
     std::string waiter_id_;
-    std::string queue_key_;
     std::string liveness_text_;
-    std::string arrival_text_;  // queue score: the same on every node
-    std::string wake_prefix_;
+    std::string arrival_text_;           // queue score: the same on every node
     std::vector<long long> holder_ttl_;  // per node, from the last attempt (-2: no key)
 
     std::uint32_t attempt_ = 0;

@@ -65,6 +65,7 @@ client_core::client_core(client_config config, uv_loop_t* external)
     }
     for (auto& n : nodes_) n->start();
     client_id_ = rng_.lock_value().substr(0, 16);
+    wake_prefix_ = config_.queue_prefix + "wake:";
 }
 
 void client_core::add_waiter(const std::string& id, operation* op) {
@@ -90,7 +91,7 @@ void client_core::remove_waiter(const std::string& id) {
 }
 
 void client_core::open_subscribers() {
-    const std::string channel = config_.queue_prefix + "wake:" + client_id_;
+    const std::string channel = wake_prefix_ + client_id_;
     for (const auto& address : config_.nodes) {
         auto s = std::make_unique<node_connection>(loop_.loop(), address, config_, rng_,
                                                    subscriber_counters_);
@@ -126,7 +127,17 @@ void client_core::on_wake(std::string_view message) {
     static_cast<acquire_op*>(it->second)->wake(released);
 }
 
-client_core::~client_core() = default;
+client_core::~client_core() {
+    delete_ops();
+}
+
+void client_core::delete_ops() noexcept {
+    while (ops_ != nullptr) {
+        operation* op = ops_;
+        ops_ = op->next_;
+        delete op;  // NOLINT: the registry owns its operations
+    }
+}
 
 // ---- entering the loop --------------------------------------------------------------------
 
@@ -166,15 +177,15 @@ void client_core::complete_later(std::function<void()> completion) {
 }
 
 void client_core::start_op(std::unique_ptr<operation> op) {
-    ops_.push_back(std::move(op));
-    operation& started = *ops_.back();
-    started.self_ = std::prev(ops_.end());
+    operation& started = *op.release();
+    started.next_ = ops_;
+    if (ops_ != nullptr) ops_->prev_ = &started;
+    ops_ = &started;
     started.start();
 }
 
 void client_core::retire(operation* op) noexcept {
-    if (auto* acquisition = dynamic_cast<acquire_op*>(op)) {
-        acquisitions_.erase(acquisition->ticket());
+    if (op->ticket() != 0 && !waiters_.empty()) {
         for (auto it = waiters_.begin(); it != waiters_.end(); ++it) {
             if (it->second == op) {
                 waiters_.erase(it);
@@ -183,57 +194,80 @@ void client_core::retire(operation* op) noexcept {
             }
         }
     }
-    ops_.erase(op->self_);
-    if (stopping_ && ops_.empty()) close_everything();
+    (op->prev_ != nullptr ? op->prev_->next_ : ops_) = op->next_;
+    if (op->next_ != nullptr) op->next_->prev_ = op->prev_;
+    delete op;  // NOLINT: the registry owns its operations
+    if (stopping_ && ops_ == nullptr) close_everything();
 }
 
 auto client_core::acquire(std::vector<std::string> resources, lock_options options,
                           client::acquire_callback done) -> client::acquire_ticket {
     counters_.acquire_calls.fetch_add(1, std::memory_order_relaxed);
     const client::acquire_ticket ticket = next_ticket_.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (on_loop_thread() && !stopping_) {
+        // From a completion callback: no hop, and nothing to allocate for one.
+        start_acquire(ticket, std::move(resources), std::move(options), std::move(done));
+        return ticket;
+    }
     auto shared_done = std::make_shared<client::acquire_callback>(std::move(done));
     const auto reject = [shared_done] {
         if (*shared_done) (*shared_done)(failure{stopped_error()});
     };
-    const bool accepted =
-        run_on_loop([this, ticket, resources = std::move(resources), options = std::move(options),
-                     shared_done, reject]() mutable {
-            if (stopping_) {
-                complete_later(reject);
-                return;
-            }
-            auto op = std::make_unique<acquire_op>(*this, std::move(resources), std::move(options),
-                                                   std::move(*shared_done), ticket);
-            acquisitions_.emplace(ticket, op.get());
-            start_op(std::move(op));
-        });
+    const bool accepted = run_on_loop([this, ticket, resources = std::move(resources),
+                                       options = std::move(options), shared_done,
+                                       reject]() mutable {
+        if (stopping_) {
+            complete_later(reject);
+            return;
+        }
+        start_acquire(ticket, std::move(resources), std::move(options), std::move(*shared_done));
+    });
     if (!accepted) complete_later(reject);
     return ticket;
 }
 
+void client_core::start_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
+                                lock_options options, client::acquire_callback done) {
+    start_op(std::make_unique<acquire_op>(*this, std::move(resources), std::move(options),
+                                          std::move(done), ticket));
+}
+
+void client_core::start_release(std::shared_ptr<lock_state> state, client::release_callback done) {
+    watchdog_.forget(state.get());
+    start_op(std::make_unique<release_op>(*this, std::move(state), std::move(done)));
+}
+
 void client_core::cancel(client::acquire_ticket ticket) {
     run_on_loop([this, ticket] {
-        const auto it = acquisitions_.find(ticket);
-        if (it != acquisitions_.end()) it->second->cancel(errc::cancelled);
+        // A scan: cancelling is rare, and a ticket index would cost every acquisition.
+        for (operation* op = ops_; op != nullptr; op = op->next_) {
+            if (op->ticket() == ticket) {
+                op->cancel(errc::cancelled);
+                return;
+            }
+        }
     });
 }
 
 void client_core::release(std::shared_ptr<lock_state> state, client::release_callback done) {
     counters_.releases.fetch_add(1, std::memory_order_relaxed);
     if (state) state->released.store(true, std::memory_order_release);
+    if (on_loop_thread() && !stopping_) {
+        start_release(std::move(state), std::move(done));
+        return;
+    }
     auto shared_done = std::make_shared<client::release_callback>(std::move(done));
     const auto reject = [shared_done] {
         if (*shared_done) (*shared_done)(failure{stopped_error()});
     };
-    const bool accepted = run_on_loop([this, state = std::move(state), shared_done,
-                                       reject]() mutable {
-        if (stopping_ && closing_) {
-            complete_later(reject);
-            return;
-        }
-        watchdog_.forget(state.get());
-        start_op(std::make_unique<release_op>(*this, std::move(state), std::move(*shared_done)));
-    });
+    const bool accepted =
+        run_on_loop([this, state = std::move(state), shared_done, reject]() mutable {
+            if (stopping_ && closing_) {
+                complete_later(reject);
+                return;
+            }
+            start_release(std::move(state), std::move(*shared_done));
+        });
     if (!accepted) complete_later(reject);
 }
 
@@ -330,10 +364,9 @@ void client_core::begin_shutdown() {
     stopping_ = true;
     watchdog_.forget_all();  // renewals stop with the client; the keys expire by TTL
     std::vector<operation*> live;
-    live.reserve(ops_.size());
-    for (auto& op : ops_) live.push_back(op.get());
+    for (operation* op = ops_; op != nullptr; op = op->next_) live.push_back(op);
     for (operation* op : live) op->cancel(errc::client_stopped);  // may retire ops
-    if (ops_.empty()) {
+    if (ops_ == nullptr) {
         close_everything();
         return;
     }
@@ -356,8 +389,7 @@ void client_core::close_everything() {
     for (auto& s : subscribers_) s->close([this] { on_handle_closed(); });
     for (auto& s : closing_subscribers_) s->close([this] { on_handle_closed(); });
     timers_.close([this] { on_handle_closed(); });
-    acquisitions_.clear();
-    ops_.clear();
+    delete_ops();
     loop_.close([this] { on_handle_closed(); });
 }
 

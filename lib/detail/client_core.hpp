@@ -59,6 +59,8 @@ public:
     void retire(operation* op) noexcept;
     /// This client's random id: names its waiters and its wake-up channel.
     [[nodiscard]] auto client_id() const noexcept -> const std::string& { return client_id_; }
+    /// queue_prefix + "wake:": the prefix of every client's notification channel.
+    [[nodiscard]] auto wake_prefix() const noexcept -> const std::string& { return wake_prefix_; }
     /// A waiting acquisition, to be woken by a release notification. Opens the
     /// subscriber connections while anyone waits.
     void add_waiter(const std::string& id, operation* op);
@@ -96,6 +98,10 @@ private:
     /// Delivers a completion later on the loop thread, never inside the caller.
     void complete_later(std::function<void()> completion);
     void start_op(std::unique_ptr<operation> op);
+    void start_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
+                       lock_options options, client::acquire_callback done);
+    void start_release(std::shared_ptr<lock_state> state, client::release_callback done);
+    void delete_ops() noexcept;
     void begin_shutdown();
     void close_everything();
     void on_handle_closed();
@@ -111,11 +117,11 @@ private:
     counters counters_;
     timer_queue timers_;
     std::vector<std::unique_ptr<node_connection>> nodes_;
-    std::list<std::unique_ptr<operation>> ops_;
-    std::unordered_map<client::acquire_ticket, operation*> acquisitions_;  // for cancel()
+    operation* ops_ = nullptr;  // live operations, owned: an intrusive list (operation::next_)
     std::atomic<client::acquire_ticket> next_ticket_{0};
     watchdog watchdog_{*this};
     std::string client_id_;
+    std::string wake_prefix_;
     std::unordered_map<std::string, operation*> waiters_;
     std::vector<std::unique_ptr<node_connection>> subscribers_;  // one per node while anyone waits
     std::list<std::unique_ptr<node_connection>> closing_subscribers_;

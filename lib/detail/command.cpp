@@ -1,17 +1,12 @@
 #include "detail/command.hpp"
 
 #include <array>
-#include <cstdlib>
 #include <new>
 #include <vector>
 
 namespace redlock::detail {
 
-void append_command(std::string& out, std::initializer_list<std::string_view> argv) {
-    append_command(out, std::span<const std::string_view>{argv.begin(), argv.size()});
-}
-
-void append_command(std::string& out, std::span<const std::string_view> argv) {
+encoded_command::encoded_command(std::span<const std::string_view> argv) {
     // Common commands fit on the stack; a lock over many resources does not.
     constexpr std::size_t on_stack = 16;
     std::array<const char*, on_stack> ptr_buf{};
@@ -30,11 +25,21 @@ void append_command(std::string& out, std::span<const std::string_view> argv) {
         ptrs[i] = argv[i].data();
         lens[i] = argv[i].size();
     }
-    char* encoded = nullptr;
-    const int len = redisFormatCommandArgv(&encoded, static_cast<int>(argv.size()), ptrs, lens);
+    // The sds variant: one allocation of the exact size, and hiredis's own
+    // integer formatting instead of sprintf (about twice as fast).
+    sds encoded = nullptr;
+    const int len = redisFormatSdsCommandArgv(&encoded, static_cast<int>(argv.size()), ptrs, lens);
     if (len < 0) throw std::bad_alloc{};
-    out.append(encoded, static_cast<std::size_t>(len));
-    std::free(encoded);  // NOLINT: hiredis 0.14 allocates with malloc and has no redisFreeCommand
+    data_ = encoded;
+    size_ = static_cast<std::size_t>(len);
+}
+
+encoded_command::~encoded_command() {
+    if (data_ != nullptr) redisFreeSdsCommand(data_);
+}
+
+void append_command(std::string& out, std::initializer_list<std::string_view> argv) {
+    out.append(encoded_command{argv}.bytes());
 }
 
 auto describe_reply(const redisReply* r) -> std::string {

@@ -8,12 +8,37 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace redlock::detail {
 
-/// Appends one RESP-encoded command to `out`, encoded by hiredis's formatter.
+/// One command in RESP, encoded once by hiredis's formatter and then sent as is
+/// to any number of nodes: a fan-out to N nodes costs one encoding, not N.
+class encoded_command {
+public:
+    explicit encoded_command(std::span<const std::string_view> argv);
+    encoded_command(std::initializer_list<std::string_view> argv)
+        : encoded_command{std::span<const std::string_view>{argv.begin(), argv.size()}} {}
+    encoded_command(encoded_command&& other) noexcept
+        : data_{std::exchange(other.data_, nullptr)}, size_{std::exchange(other.size_, 0)} {}
+    auto operator=(encoded_command&& other) noexcept -> encoded_command& {
+        std::swap(data_, other.data_);
+        std::swap(size_, other.size_);
+        return *this;
+    }
+    encoded_command(const encoded_command&) = delete;
+    auto operator=(const encoded_command&) -> encoded_command& = delete;
+    ~encoded_command();
+
+    [[nodiscard]] auto bytes() const noexcept -> std::string_view { return {data_, size_}; }
+
+private:
+    char* data_ = nullptr;  // an sds string owned by hiredis's allocator
+    std::size_t size_ = 0;
+};
+
+/// Appends one RESP-encoded command to `out`.
 void append_command(std::string& out, std::initializer_list<std::string_view> argv);
-void append_command(std::string& out, std::span<const std::string_view> argv);
 
 /// Reply predicates. The only place outside node_connection that knows
 /// hiredis's reply layout (hiredis 0.14 and 1.x agree on these fields).

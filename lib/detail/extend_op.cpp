@@ -57,13 +57,17 @@ void extend_op::start() {
     open_ = true;
     missing_.assign(n, false);
     start_ = steady_clock::now();
-    for (std::size_t i = 0; i < n; ++i) send_extend(i, false);
+    const encoded_command extend = extend_command(false);
+    for (std::size_t i = 0; i < n; ++i) send(i, extend, make_tag(0, sha_kind, i));
+}
+
+auto extend_op::extend_command(bool eval) const -> encoded_command {
+    const std::vector<std::string_view> keys{state_->keys.begin(), state_->keys.end()};
+    return script_call(extend_script(), eval, keys, {state_->value, ttl_text_});
 }
 
 void extend_op::send_extend(std::size_t node, bool eval) {
-    std::vector<std::string_view> keys{state_->keys.begin(), state_->keys.end()};
-    send_script(node, extend_script(), eval, keys, {state_->value, ttl_text_},
-                make_tag(0, eval ? eval_kind : sha_kind, node));
+    send(node, extend_command(eval), make_tag(0, eval ? eval_kind : sha_kind, node));
 }
 
 void extend_op::fail_later(errc code, std::string message) {
@@ -181,9 +185,9 @@ void extend_op::send_repair(std::size_t node) {
              make_tag(0, repair_kind, node));
         return;
     }
-    std::vector<std::string_view> keys{state_->keys.begin(), state_->keys.end()};
-    send_script(node, acquire_script(), true, keys, {state_->value, ttl_text_, "0"},
-                make_tag(0, repair_kind, node));
+    const std::vector<std::string_view> keys{state_->keys.begin(), state_->keys.end()};
+    send(node, script_call(acquire_script(), true, keys, {state_->value, ttl_text_, "0"}),
+         make_tag(0, repair_kind, node));
 }
 
 void extend_op::fail(errc code, std::string why) {

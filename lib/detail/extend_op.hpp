@@ -29,6 +29,7 @@ private:
     enum kind : std::uint32_t { sha_kind, eval_kind, repair_kind };
 
     void handle(std::uint32_t tag, const reply_event& event) override;
+    [[nodiscard]] auto extend_command(bool eval) const -> encoded_command;
     void send_extend(std::size_t node, bool eval);
     void fail_later(errc code, std::string message);
     void decide(quorum_tally::verdict verdict);

@@ -21,6 +21,7 @@ struct lock_state {
     std::vector<std::string> resources;
     std::vector<std::string> keys;  ///< key_prefix + resource, same order
     std::string fence_key;          ///< fence_prefix + resource; fencing locks only
+    std::string queue_key;          ///< queue_prefix + resource; single-resource locks only
     std::string value;              ///< proof of ownership
     std::chrono::milliseconds ttl{0};
     std::optional<std::uint64_t> fence;

@@ -392,13 +392,17 @@ void node_connection::schedule_reconnect() {
 
 void node_connection::send(std::span<const std::string_view> argv, reply_sink* sink,
                            std::uint32_t tag) {
+    send(encoded_command{argv}.bytes(), sink, tag);
+}
+
+void node_connection::send(std::string_view encoded, reply_sink* sink, std::uint32_t tag) {
     counters_.requests.fetch_add(1, std::memory_order_relaxed);
     switch (state_) {
         case state::ready:
         case state::connecting:
         case state::resolving:
         case state::idle: {
-            append_command(out_, argv);
+            out_.append(encoded);
             // Queued while connecting, a request also waits for the connection
             // (and its handshake): a fresh client's first attempt is not lost to
             // the connect time. A node that refuses fails at once regardless.

@@ -81,8 +81,10 @@ public:
     /// Starts connecting (asynchronous DNS for host names).
     void start();
 
-    /// Queues one command. `sink->on_reply(tag, ...)` runs exactly once.
-    /// A null sink discards the outcome.
+    /// Queues one command, already encoded (see encoded_command).
+    /// `sink->on_reply(tag, ...)` runs exactly once. A null sink discards the outcome.
+    void send(std::string_view encoded, reply_sink* sink, std::uint32_t tag);
+    /// Encodes `argv` and queues it.
     void send(std::span<const std::string_view> argv, reply_sink* sink, std::uint32_t tag);
 
     /// The read path: parses `len` bytes received from the node and completes

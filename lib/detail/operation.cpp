@@ -2,32 +2,53 @@
 
 #include "detail/client_core.hpp"
 #include "detail/guarded.hpp"
+#include "detail/lock_state.hpp"
 #include "detail/scripts.hpp"
 
-#include <string>
+#include <array>
+#include <charconv>
 #include <vector>
 
 namespace redlock::detail {
 
-void operation::send(std::size_t node, std::initializer_list<std::string_view> argv,
-                     std::uint32_t tag) {
+void operation::send(std::size_t node, const encoded_command& command, std::uint32_t tag) {
     ++outstanding_;
-    core_.node(node).send(std::span<const std::string_view>{argv.begin(), argv.size()}, this, tag);
+    core_.node(node).send(command.bytes(), this, tag);
 }
 
-void operation::send_script(std::size_t node, const script& s, bool eval,
-                            std::span<const std::string_view> keys,
-                            std::initializer_list<std::string_view> args, std::uint32_t tag) {
-    std::vector<std::string_view> argv(3 + keys.size() + args.size());
-    const std::string key_count = std::to_string(keys.size());
+auto operation::script_call(const script& s, bool eval, std::span<const std::string_view> keys,
+                            std::initializer_list<std::string_view> args) -> encoded_command {
+    // The usual call fits on the stack; a lock over many resources does not.
+    constexpr std::size_t on_stack = 16;
+    const std::size_t argc = 3 + keys.size() + args.size();
+    std::array<std::string_view, on_stack> small{};
+    std::vector<std::string_view> large;
+    std::span<std::string_view> argv{small.data(), argc};
+    if (argc > on_stack) {
+        large.resize(argc);
+        argv = large;
+    }
+    std::array<char, 24> count_text{};
+    const auto count =
+        std::to_chars(count_text.data(), count_text.data() + count_text.size(), keys.size());
     std::size_t n = 0;
     argv[n++] = eval ? "EVAL" : "EVALSHA";
     argv[n++] = eval ? s.source : std::string_view{s.sha};
-    argv[n++] = key_count;
+    argv[n++] = std::string_view{count_text.data(), count.ptr};
     for (const auto k : keys) argv[n++] = k;
     for (const auto a : args) argv[n++] = a;
-    ++outstanding_;
-    core_.node(node).send(argv, this, tag);
+    return encoded_command{std::span<const std::string_view>{argv.data(), argv.size()}};
+}
+
+auto operation::release_call(const lock_state& lock, bool eval, std::string_view wake_prefix,
+                             std::string_view waiter_id) -> encoded_command {
+    if (lock.keys.size() == 1) {
+        const std::string_view wake{&lock.wake, 1};
+        return script_call(release_wake_script(), eval, {lock.keys.front(), lock.queue_key},
+                           {lock.value, wake, wake_prefix, waiter_id});
+    }
+    const std::vector<std::string_view> keys{lock.keys.begin(), lock.keys.end()};
+    return script_call(release_script(), eval, keys, {lock.value});
 }
 
 void operation::on_reply(std::uint32_t tag, const reply_event& event) noexcept {

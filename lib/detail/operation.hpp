@@ -1,5 +1,6 @@
 #pragma once
 
+#include "detail/command.hpp"
 #include "detail/guarded.hpp"
 #include "detail/node_connection.hpp"
 #include "redlock/error.hpp"
@@ -7,7 +8,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <list>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -16,6 +16,7 @@
 namespace redlock::detail {
 
 class client_core;
+struct lock_state;
 struct script;
 
 /// One acquire, release or extend in flight: a small state machine fed with
@@ -35,7 +36,13 @@ public:
     /// Ends the operation early (shutdown, user cancel). Idempotent.
     virtual void cancel(errc why) = 0;
 
-    std::list<std::unique_ptr<operation>>::iterator self_;  // position in the core's registry
+    /// The acquisition ticket of an acquire_op; 0 for every other operation.
+    [[nodiscard]] virtual auto ticket() const noexcept -> std::uint64_t { return 0; }
+
+    // Links in the core's registry of live operations: intrusive, so that
+    // registering an operation allocates nothing.
+    operation* prev_ = nullptr;
+    operation* next_ = nullptr;
 
 protected:
     /// Tags carry (attempt, kind, node) so a reply finds its context.
@@ -53,19 +60,29 @@ protected:
         return tag & 0xFF;
     }
 
-    void send(std::size_t node, std::initializer_list<std::string_view> argv, std::uint32_t tag);
-    /// Runs `s` on `node` with KEYS = `keys` and ARGV = `args`: EVALSHA, or EVAL
-    /// (which also caches the script there) when `eval` is set. An operation
-    /// that gets NOSCRIPT back calls this again with `eval`.
-    void send_script(std::size_t node, const script& s, bool eval,
-                     std::span<const std::string_view> keys,
-                     std::initializer_list<std::string_view> args, std::uint32_t tag);
-    void send_script(std::size_t node, const script& s, bool eval,
-                     std::initializer_list<std::string_view> keys,
-                     std::initializer_list<std::string_view> args, std::uint32_t tag) {
-        send_script(node, s, eval, std::span<const std::string_view>{keys.begin(), keys.size()},
-                    args, tag);
+    /// Queues `command` on `node`; handle() hears of it exactly once. A fan-out
+    /// encodes its command once and sends the same bytes to every node.
+    void send(std::size_t node, const encoded_command& command, std::uint32_t tag);
+    /// A call of `s` with KEYS = `keys` and ARGV = `args`: EVALSHA, or EVAL
+    /// (which also caches the script on the node) when `eval` is set. An
+    /// operation that gets NOSCRIPT back sends the EVAL form to that node.
+    [[nodiscard]] static auto script_call(const script& s, bool eval,
+                                          std::span<const std::string_view> keys,
+                                          std::initializer_list<std::string_view> args)
+        -> encoded_command;
+    [[nodiscard]] static auto script_call(const script& s, bool eval,
+                                          std::initializer_list<std::string_view> keys,
+                                          std::initializer_list<std::string_view> args)
+        -> encoded_command {
+        return script_call(s, eval, std::span<const std::string_view>{keys.begin(), keys.size()},
+                           args);
     }
+    /// The compare-and-delete of `lock` on one node. A single resource's also
+    /// wakes its waiters there (as the lock's wait mode says) and removes
+    /// `waiter_id`'s entry from the queue.
+    [[nodiscard]] static auto release_call(const lock_state& lock, bool eval,
+                                           std::string_view wake_prefix, std::string_view waiter_id)
+        -> encoded_command;
     virtual void handle(std::uint32_t tag, const reply_event& event) = 0;
 
     /// Hands the result to the user's callback, once; the callback is consumed.

@@ -14,12 +14,7 @@ namespace redlock::detail {
 
 release_op::release_op(client_core& core, std::shared_ptr<lock_state> state,
                        client::release_callback done)
-    : operation{core}, state_{std::move(state)}, done_{std::move(done)} {
-    if (state_ && !state_->resources.empty()) {
-        queue_key_ = core_.config().queue_prefix + state_->resources.front();
-        wake_prefix_ = core_.config().queue_prefix + "wake:";
-    }
-}
+    : operation{core}, state_{std::move(state)}, done_{std::move(done)} {}
 
 void release_op::start() {
     const std::size_t n = core_.node_count();
@@ -39,22 +34,14 @@ void release_op::start() {
         });
         return;
     }
-    for (std::size_t i = 0; i < n; ++i) send_release(i, false);
+    const encoded_command release =
+        release_call(*state_, false, core_.wake_prefix(), state_->waiter_id);
+    for (std::size_t i = 0; i < n; ++i) send(i, release, make_tag(0, sha_kind, i));
 }
 
 void release_op::send_release(std::size_t node, bool eval) {
-    if (state_->keys.size() == 1) {
-        // Also wakes the resource's first live waiter on this node (or all of
-        // them, or nobody, as the lock's wait mode says).
-        const std::string_view wake{&state_->wake, 1};
-        send_script(node, release_wake_script(), eval, {state_->keys.front(), queue_key_},
-                    {state_->value, wake, wake_prefix_, state_->waiter_id},
-                    make_tag(0, eval ? eval_kind : sha_kind, node));
-        return;
-    }
-    std::vector<std::string_view> keys{state_->keys.begin(), state_->keys.end()};
-    send_script(node, release_script(), eval, keys, {state_->value},
-                make_tag(0, eval ? eval_kind : sha_kind, node));
+    send(node, release_call(*state_, eval, core_.wake_prefix(), state_->waiter_id),
+         make_tag(0, eval ? eval_kind : sha_kind, node));
 }
 
 void release_op::handle(std::uint32_t tag, const reply_event& event) {

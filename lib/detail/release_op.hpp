@@ -31,8 +31,6 @@ private:
     client::release_callback done_;
     release_report report_;
     std::size_t answered_ = 0;
-    std::string queue_key_;
-    std::string wake_prefix_;
 };
 
 }  // namespace redlock::detail
