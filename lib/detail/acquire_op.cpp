@@ -7,6 +7,8 @@
 #include "detail/timing.hpp"
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <set>
 #include <string>
 #include <utility>
@@ -17,18 +19,18 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
-auto transport_report(const reply_event& event) -> node_report {
+auto transport_outcome(const reply_event& event) -> node_outcome {
     switch (event.status) {
         case request_status::timeout:
-            return {{}, node_status::timeout, std::string{event.cause}};
+            return {node_status::timeout, std::string{event.cause}};
         case request_status::unreachable:
-            return {{}, node_status::unreachable, std::string{event.cause}};
+            return {node_status::unreachable, std::string{event.cause}};
         case request_status::stopped:
-            return {{}, node_status::cancelled, std::string{event.cause}};
+            return {node_status::cancelled, std::string{event.cause}};
         case request_status::reply:
             break;
     }
-    return {{}, node_status::error, describe_reply(event.reply)};
+    return {node_status::error, describe_reply(event.reply)};
 }
 
 }  // namespace
@@ -37,46 +39,43 @@ acquire_op::acquire_op(client_core& core, std::vector<std::string> resources, lo
                        client::acquire_callback done, client::acquire_ticket ticket)
     : operation{core},
       state_{std::make_shared<lock_state>()},
-      options_{std::move(options)},
       done_{std::move(done)},
+      max_wait_{options.max_wait},
       ticket_{ticket} {
     const client_config& config = core_.config();
     state_->resources = std::move(resources);
     for (const auto& r : state_->resources) state_->keys.push_back(config.key_prefix + r);
-    state_->ttl = options_.ttl.value_or(config.lock.ttl);
-    state_->auto_renew = options_.auto_renew.value_or(config.lock.auto_renew);
-    state_->on_lost = std::move(options_.on_lost);
-    fencing_ = options_.fencing.value_or(config.lock.fencing);
-    wait_mode_ = options_.wait.value_or(config.lock.wait);
+    state_->ttl = options.ttl.value_or(config.lock.ttl);
+    state_->auto_renew = options.auto_renew.value_or(config.lock.auto_renew);
+    if (state_->auto_renew) state_->lost_source = std::stop_source{};
+    if (options.on_lost) {
+        state_->on_lost = std::make_unique<std::function<void(const lock&, const error&)>>(
+            std::move(options.on_lost));
+    }
+    fencing_ = options.fencing.value_or(config.lock.fencing);
+    wait_mode_ = options.wait.value_or(config.lock.wait);
     state_->wake = wait_mode_ == wait_mode::broadcast ? 'a'
                    : wait_mode_ == wait_mode::poll    ? '0'
                                                       : '1';
-    if (fencing_ && state_->resources.size() == 1) {
-        state_->fence_key = config.fence_prefix + state_->resources.front();
-    }
     scripted_ = fencing_ || state_->resources.size() > 1;
     min_validity_ = config.lock.min_validity;
-    ttl_text_ = std::to_string(state_->ttl.count());
-    if (options_.max_wait) {
+    if (max_wait_) {
         // Saturating: a wait of milliseconds::max() means "as long as it takes",
         // and now() + max_wait must not overflow the clock's nanoseconds.
         const auto now = steady_clock::now();
         const auto room =
             std::chrono::duration_cast<milliseconds>(steady_clock::time_point::max() - now);
-        wait_deadline_ =
-            *options_.max_wait >= room ? steady_clock::time_point::max() : now + *options_.max_wait;
+        wait_deadline_ = *max_wait_ >= room ? steady_clock::time_point::max() : now + *max_wait_;
     }
     // With only a wait deadline, keep trying until it passes.
-    max_attempts_ = options_.attempts.value_or(options_.max_wait ? 0 : config.retry.attempts);
+    max_attempts_ = options.attempts.value_or(max_wait_ ? 0 : config.retry.attempts);
     // Queue and notifications serve a single resource that may be retried.
     // Acquisitions given a wait deadline wait for the holder: sleeping until
     // its key could expire, woken early by its release. With an attempt
     // budget alone they retry after retry.delay + jitter, as asked.
-    waiting_ = options_.max_wait.has_value() && state_->resources.size() == 1 &&
-               wait_mode_ != wait_mode::poll;
-    if (state_->resources.size() == 1) {
-        state_->queue_key = config.queue_prefix + state_->resources.front();
-    }
+    waiting_ =
+        max_wait_.has_value() && state_->resources.size() == 1 && wait_mode_ != wait_mode::poll;
+    if (waiting_) wait_ = std::make_unique<wait_fields>();
 }
 
 auto acquire_op::check_arguments() const -> std::string {
@@ -93,8 +92,7 @@ auto acquire_op::check_arguments() const -> std::string {
     if (state_->ttl <= milliseconds{0}) return "ttl must be greater than 0 ms";
     if (state_->ttl > max_ttl) return "ttl must be at most 2147483647 ms";
     if (max_attempts_ < 0) return "attempts must be at least 1";
-    if (options_.max_wait && *options_.max_wait < milliseconds{0})
-        return "max_wait must not be negative";
+    if (max_wait_ && *max_wait_ < milliseconds{0}) return "max_wait must not be negative";
     if (fencing_ && state_->resources.size() > 1) {
         return "fencing tokens are available for a single resource only";
     }
@@ -107,7 +105,8 @@ auto acquire_op::check_arguments() const -> std::string {
 
 void acquire_op::start() {
     if (std::string problem = check_arguments(); !problem.empty()) {
-        final_error_ = error{make_error_code(errc::invalid_argument), std::move(problem), {}, 0};
+        final_error_ = std::make_unique<error>(
+            error{make_error_code(errc::invalid_argument), std::move(problem), {}, 0});
         // Never inside the caller: deliver on a later loop turn.
         timer_pending_ = true;
         retry_timer_ = core_.timers().schedule(milliseconds{0}, [this] {
@@ -118,13 +117,14 @@ void acquire_op::start() {
         return;
     }
     if (waiting_) {
-        waiter_id_ = core_.client_id() + ":" + std::to_string(ticket_);
+        wait_->waiter_id = core_.client_id() + ":" + std::to_string(ticket_);
         // Queue position: the wall clock only orders waiters (it decides nothing
         // about safety), and it is the same on every node.
-        arrival_text_ = std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(
-                                           std::chrono::system_clock::now().time_since_epoch())
-                                           .count());
-        liveness_text_ = std::to_string(core_.config().lock.waiter_ttl.count());
+        wait_->arrival_text =
+            std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count());
+        wait_->liveness_text = std::to_string(core_.config().lock.waiter_ttl.count());
     }
     begin_attempt();
 }
@@ -141,17 +141,13 @@ void acquire_op::begin_attempt() {
     const std::size_t n = core_.node_count();
     tally_ = quorum_tally{n};
     max_counter_ = 0;
-    if (waiting_) holder_ttl_.assign(n, -2);
-    reports_.clear();
-    reports_.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        reports_.push_back(node_report{core_.node(i).name(), node_status::cancelled, "no answer"});
-    }
+    if (waiting_) wait_->holder_ttl.assign(n, -2);
+    reports_.reset(n);
     phase_ = phase::granting;
     attempt_start_ = steady_clock::now();
     // Registered before the first request: the script queues us on a node at
     // once, and a release there may notify us before this attempt has failed.
-    if (waiting_ && attempt_ == 1) core_.add_waiter(waiter_id_, this);
+    if (waiting_ && attempt_ == 1) core_.add_waiter(wait_->waiter_id, this);
     const encoded_command grant = grant_command(false);
     for (std::size_t i = 0; i < n; ++i) send(i, grant, make_tag(attempt_, grant_kind(false), i));
 }
@@ -162,20 +158,30 @@ auto acquire_op::grant_kind(bool eval) const noexcept -> kind {
 }
 
 auto acquire_op::grant_command(bool eval) const -> encoded_command {
+    // Text made here rather than kept: a thousand acquisitions in flight hold
+    // a thousand of this object.
+    std::array<char, 24> ttl_buf{};
+    const std::string_view ttl_text{
+        ttl_buf.data(),
+        static_cast<std::size_t>(
+            std::to_chars(ttl_buf.data(), ttl_buf.data() + ttl_buf.size(), state_->ttl.count())
+                .ptr -
+            ttl_buf.data())};
     if (waiting_) {
+        const std::string fence = fencing_ ? fence_key() : std::string{};  // empty: no counter
         return script_call(wait_acquire_script(), eval,
-                           {state_->keys.front(), state_->fence_key, state_->queue_key},
-                           {state_->value, ttl_text_, waiter_id_, liveness_text_,
-                            wait_mode_ == wait_mode::fair ? "f" : "t", arrival_text_});
+                           {state_->keys.front(), fence, queue_key(*state_)},
+                           {state_->value, ttl_text, wait_->waiter_id, wait_->liveness_text,
+                            wait_mode_ == wait_mode::fair ? "f" : "t", wait_->arrival_text});
     }
-    if (!scripted_) return {"SET", state_->keys.front(), state_->value, "NX", "PX", ttl_text_};
+    if (!scripted_) return {"SET", state_->keys.front(), state_->value, "NX", "PX", ttl_text};
     if (fencing_) {
-        return script_call(acquire_script(), eval, {state_->keys.front(), state_->fence_key},
-                           {state_->value, ttl_text_, "1"});
+        return script_call(acquire_script(), eval, {state_->keys.front(), fence_key()},
+                           {state_->value, ttl_text, "1"});
     }
     // The key list varies in length: build it here.
     const std::vector<std::string_view> keys{state_->keys.begin(), state_->keys.end()};
-    return script_call(acquire_script(), eval, keys, {state_->value, ttl_text_, "0"});
+    return script_call(acquire_script(), eval, keys, {state_->value, ttl_text, "0"});
 }
 
 void acquire_op::send_grant(std::size_t node, bool eval) {
@@ -210,15 +216,14 @@ void acquire_op::handle(std::uint32_t tag, const reply_event& event) {
     } else if (phase_ == phase::decided && final_error_ && !finished_) {
         // A straggler of the failed last attempt, answering before its release
         // (same connection, in order): keep the failure report complete.
-        reports_[node] = outcome_report(node, event, confirm);
+        reports_.set(node, outcome_of(event, confirm));
     }
 }
 
-auto acquire_op::outcome_report(std::size_t node, const reply_event& event, bool confirm) const
-    -> node_report {
-    node_report r;
+auto acquire_op::outcome_of(const reply_event& event, bool confirm) const -> node_outcome {
+    node_outcome r;
     if (event.status != request_status::reply || is_error(event.reply)) {
-        r = transport_report(event);
+        r = transport_outcome(event);
     } else {
         std::optional<long long> yes;
         if (confirm) {
@@ -231,23 +236,20 @@ auto acquire_op::outcome_report(std::size_t node, const reply_event& event, bool
             yes = 0;
         }
         if (yes == 1) {
-            r = {{}, node_status::ok, {}};
+            r = {node_status::ok, {}};
         } else if (yes == 0) {
-            r = {{},
-                 node_status::refused,
-                 confirm ? "no longer holds our value at the fencing round"
-                         : "held by another owner"};
+            r = {node_status::refused, confirm ? "no longer holds our value at the fencing round"
+                                               : "held by another owner"};
         } else {
-            r = {{}, node_status::error, describe_reply(event.reply)};
+            r = {node_status::error, describe_reply(event.reply)};
         }
     }
-    r.node = core_.node(node).name();
     return r;
 }
 
 void acquire_op::on_grant(std::size_t node, const reply_event& event) {
     if (waiting_ && event.status == request_status::reply) {
-        holder_ttl_[node] = array_integer(event.reply, 2).value_or(-2);
+        wait_->holder_ttl[node] = array_integer(event.reply, 2).value_or(-2);
         if (array_integer(event.reply, 0) == 0) queued_ = true;  // a refusal enqueues us there
     }
     if (scripted_ && event.status == request_status::reply) {
@@ -257,9 +259,9 @@ void acquire_op::on_grant(std::size_t node, const reply_event& event) {
             max_counter_ = std::max(max_counter_, static_cast<std::uint64_t>(*counter));
         }
     }
-    reports_[node] = outcome_report(node, event, false);
+    reports_.set(node, outcome_of(event, false));
     discount_if_quarantined(node);
-    const node_status status = reports_[node].status;
+    const node_status status = reports_.status(node);
     quorum_tally::verdict verdict = quorum_tally::verdict::pending;
     if (status == node_status::ok) {
         verdict = tally_.yes();
@@ -272,16 +274,15 @@ void acquire_op::on_grant(std::size_t node, const reply_event& event) {
 }
 
 void acquire_op::discount_if_quarantined(std::size_t node) {
-    node_report& r = reports_[node];
-    if (r.status != node_status::ok || core_.node(node).grants_count()) return;
+    if (reports_.status(node) != node_status::ok || core_.node(node).grants_count()) return;
     // It said yes, but it restarted without persisting every write and may have
     // forgotten a lock another client holds: its yes is not counted (the key it
     // set is released with the rest if the attempt fails).
     const auto left =
         std::chrono::ceil<milliseconds>(core_.node(node).quarantined_until() - steady_clock::now());
-    r.status = node_status::error;
-    r.detail = "restarted without persisting every write; its grants count again in " +
-               std::to_string(left.count()) + " ms";
+    reports_.set(node, {node_status::error,
+                        "restarted without persisting every write; its grants count again in " +
+                            std::to_string(left.count()) + " ms"});
 }
 
 auto acquire_op::failed_majority(const quorum_tally& tally) const noexcept -> errc {
@@ -306,7 +307,6 @@ void acquire_op::decide_grant(quorum_tally::verdict verdict) {
     // Round 2: every counter seen so far only raises the token, and every node
     // is raised to it, so a later holder's round 1 reads at least this value.
     token_ = max_counter_ + 1;
-    token_text_ = std::to_string(token_);
     phase_ = phase::confirming;
     confirm_tally_ = quorum_tally{core_.node_count()};
     const encoded_command confirm = confirm_command(false);
@@ -316,9 +316,13 @@ void acquire_op::decide_grant(quorum_tally::verdict verdict) {
 
 // ---- round 2: fencing confirm --------------------------------------------------------------
 
+auto acquire_op::fence_key() const -> std::string {
+    return core_.config().fence_prefix + state_->resources.front();
+}
+
 auto acquire_op::confirm_command(bool eval) const -> encoded_command {
-    return script_call(fence_confirm_script(), eval, {state_->keys.front(), state_->fence_key},
-                       {state_->value, token_text_});
+    return script_call(fence_confirm_script(), eval, {state_->keys.front(), fence_key()},
+                       {state_->value, std::to_string(token_)});
 }
 
 void acquire_op::send_confirm(std::size_t node, bool eval) {
@@ -327,9 +331,9 @@ void acquire_op::send_confirm(std::size_t node, bool eval) {
 }
 
 void acquire_op::on_confirm(std::size_t node, const reply_event& event) {
-    reports_[node] = outcome_report(node, event, true);
+    reports_.set(node, outcome_of(event, true));
     discount_if_quarantined(node);
-    const node_status status = reports_[node].status;
+    const node_status status = reports_.status(node);
     quorum_tally::verdict verdict = quorum_tally::verdict::pending;
     if (status == node_status::ok) {
         verdict = confirm_tally_.yes();
@@ -369,12 +373,13 @@ void acquire_op::conclude(steady_clock::time_point now) {
 void acquire_op::finish_success(milliseconds validity, steady_clock::time_point decided_at) {
     state_->set_valid_until(decided_at + validity);
     finished_ = true;
+    reports_.release_memory();  // only a failure is described; stragglers are ignored
     core_.op_counters().acquired.fetch_add(1, std::memory_order_relaxed);
     if (state_->auto_renew) core_.watch(state_);
     // Still queued where the grant came late? The release takes us out there.
     if (waiting_) {
-        core_.remove_waiter(waiter_id_);
-        state_->waiter_id = waiter_id_;
+        core_.remove_waiter(wait_->waiter_id);
+        state_->waiter_id = wait_->waiter_id;
     }
     deliver(done_, lock_state::handle(state_));
 }
@@ -411,7 +416,8 @@ void acquire_op::give_up(errc reason, std::optional<milliseconds> validity) {
     const errc code = cancelled_.value_or(reason);
     std::string note;
     if (validity) note = "validity left: " + std::to_string(validity->count()) + " ms";
-    final_error_ = error{make_error_code(code), std::move(note), {}, static_cast<int>(attempt_)};
+    final_error_ = std::make_unique<error>(
+        error{make_error_code(code), std::move(note), {}, static_cast<int>(attempt_)});
     leave_queue(true);
     // The caller learns of the failure once the releases have been answered, so
     // that no key of this attempt is left behind when it does.
@@ -428,7 +434,7 @@ void acquire_op::release_everywhere() {
     std::optional<encoded_command> by_sha;
     std::optional<encoded_command> by_eval;
     for (std::size_t i = 0; i < core_.node_count(); ++i) {
-        const node_status s = reports_[i].status;
+        const node_status s = reports_.status(i);
         if (s == node_status::refused) continue;
         const bool unknown = s == node_status::timeout || s == node_status::cancelled ||
                              s == node_status::unreachable;
@@ -455,8 +461,8 @@ auto acquire_op::wait_delay(errc reason) const -> milliseconds {
     // another owner now, plus those whose holder's key expires first.
     std::vector<long long> held;
     for (std::size_t i = 0; i < reports_.size(); ++i) {
-        if (reports_[i].status == node_status::refused && holder_ttl_[i] > 0)
-            held.push_back(holder_ttl_[i]);
+        if (reports_.status(i) == node_status::refused && wait_->holder_ttl[i] > 0)
+            held.push_back(wait_->holder_ttl[i]);
     }
     std::sort(held.begin(), held.end());
     // Free now: nodes that granted us (released since) or answered with no key
@@ -464,8 +470,8 @@ auto acquire_op::wait_delay(errc reason) const -> milliseconds {
     // free: counting it so would make a waiter spin while a holder's node is out.
     std::size_t free_now = 0;
     for (std::size_t i = 0; i < reports_.size(); ++i) {
-        if (reports_[i].status == node_status::ok ||
-            (reports_[i].status == node_status::refused && holder_ttl_[i] == -2)) {
+        if (reports_.status(i) == node_status::ok ||
+            (reports_.status(i) == node_status::refused && wait_->holder_ttl[i] == -2)) {
             ++free_now;
         }
     }
@@ -482,13 +488,12 @@ auto acquire_op::wait_delay(errc reason) const -> milliseconds {
     return std::min(longest, milliseconds{held[k - 1] + 1});
 }
 
-void acquire_op::wake(std::string_view released) {
+void acquire_op::wake() {
     if (finished_ || cancelled_) return;
     // Every node that runs the release tells us. The first notice can arrive
     // before the release has run on a majority, so a later notice of the same
     // release is not ignored: it retries what may have been too early. While an
     // attempt is in flight, notices only ask for one retry after it.
-    last_release_ = std::string{released};
     if (timer_pending_ && core_.timers().cancel(retry_timer_)) {
         timer_pending_ = false;
         begin_attempt();  // our turn (or the holder let go): try at once
@@ -499,20 +504,20 @@ void acquire_op::wake(std::string_view released) {
 
 void acquire_op::leave_queue(bool everywhere) {
     if (!waiting_) return;
-    core_.remove_waiter(waiter_id_);
+    core_.remove_waiter(wait_->waiter_id);
     if (!queued_) return;  // no node ever refused us, so none queued us
     // The grant itself left the queue on the nodes that granted.
     const encoded_command dequeue =
-        script_call(dequeue_script(), true, {state_->queue_key}, {waiter_id_});
+        script_call(dequeue_script(), true, {queue_key(*state_)}, {wait_->waiter_id});
     for (std::size_t i = 0; i < core_.node_count(); ++i) {
-        if (!everywhere && reports_[i].status == node_status::ok) continue;
+        if (!everywhere && reports_.status(i) == node_status::ok) continue;
         ++releases_pending_;  // cleanup, awaited like a release before a failure is reported
         send(i, dequeue, make_tag(attempt_, dequeue_kind, i));
     }
 }
 
 auto acquire_op::release_command(bool eval) const -> encoded_command {
-    return release_call(*state_, eval, core_.wake_prefix(), {});
+    return release_call(*state_, eval, {});
 }
 
 void acquire_op::send_release(std::size_t node, bool eval) {
@@ -531,7 +536,7 @@ void acquire_op::finish_failure() {
         std::string note = std::move(e.message);
         e.message = describe_failure(static_cast<errc>(e.code.value()));
         if (!note.empty()) e.message += " (" + note + ")";
-        e.nodes = reports_;
+        e.nodes = reports_.to_reports([this](std::size_t i) { return core_.node(i).name(); });
     }
     deliver(done_, result<lock>{failure{std::move(e)}});
 }
@@ -539,7 +544,7 @@ void acquire_op::finish_failure() {
 void acquire_op::cancel(errc why) {
     if (finished_ || cancelled_) return;
     cancelled_ = why;
-    if (waiting_) core_.remove_waiter(waiter_id_);
+    if (waiting_) core_.remove_waiter(wait_->waiter_id);
     if (timer_pending_ && core_.timers().cancel(retry_timer_)) {
         timer_pending_ = false;
         if (final_error_) {
@@ -555,9 +560,7 @@ void acquire_op::cancel(errc why) {
 }
 
 auto acquire_op::granted_count() const noexcept -> std::size_t {
-    return static_cast<std::size_t>(
-        std::count_if(reports_.begin(), reports_.end(),
-                      [](const node_report& r) { return r.status == node_status::ok; }));
+    return static_cast<std::size_t>(reports_.count(node_status::ok));
 }
 
 auto acquire_op::describe_failure(errc reason) const -> std::string {
@@ -592,10 +595,10 @@ auto acquire_op::describe_failure(errc reason) const -> std::string {
                           std::to_string(core_.node_count()) + " nodes " +
                           (fencing_ ? "granted or confirmed, " : "granted, ") +
                           std::to_string(quorum(core_.node_count())) + " needed";
-    for (const auto& r : reports_) {
-        if (r.status == node_status::ok) continue;
-        message += "; " + r.node + " " + to_string(r.status);
-        if (!r.detail.empty()) message += ": " + r.detail;
+    for (std::size_t i = 0; i < reports_.size(); ++i) {
+        if (reports_.status(i) == node_status::ok) continue;
+        message += "; " + core_.node(i).name() + " " + to_string(reports_.status(i));
+        if (!reports_.detail(i).empty()) message += ": " + std::string{reports_.detail(i)};
     }
     message += ")";
     return message;

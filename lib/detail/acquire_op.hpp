@@ -1,5 +1,6 @@
 #pragma once
 
+#include "detail/node_outcomes.hpp"
 #include "detail/operation.hpp"
 #include "detail/quorum_tally.hpp"
 #include "detail/timer_queue.hpp"
@@ -33,7 +34,7 @@ public:
     void start() override;
     void cancel(errc why) override;
     /// A release notification for this waiter: try again now.
-    void wake(std::string_view released);
+    void wake();
     [[nodiscard]] auto ticket() const noexcept -> client::acquire_ticket override {
         return ticket_;
     }
@@ -57,10 +58,10 @@ private:
     [[nodiscard]] auto grant_kind(bool eval) const noexcept -> kind;
     [[nodiscard]] auto grant_command(bool eval) const -> encoded_command;
     void send_grant(std::size_t node, bool eval);
+    [[nodiscard]] auto fence_key() const -> std::string;
     [[nodiscard]] auto confirm_command(bool eval) const -> encoded_command;
     void send_confirm(std::size_t node, bool eval);
-    [[nodiscard]] auto outcome_report(std::size_t node, const reply_event& event,
-                                      bool confirm) const -> node_report;
+    [[nodiscard]] auto outcome_of(const reply_event& event, bool confirm) const -> node_outcome;
     void on_grant(std::size_t node, const reply_event& event);
     void discount_if_quarantined(std::size_t node);
     void on_confirm(std::size_t node, const reply_event& event);
@@ -81,39 +82,42 @@ private:
     [[nodiscard]] auto granted_count() const noexcept -> std::size_t;
     [[nodiscard]] auto describe_failure(errc reason) const -> std::string;
 
-    std::shared_ptr<lock_state> state_;
-    lock_options options_;
-    client::acquire_callback done_;
-    client::acquire_ticket ticket_;
-    bool scripted_ = false;  // several resources, or fencing
-    bool fencing_ = false;
-    int max_attempts_ = 1;  // 0: unlimited (a wait deadline bounds it)
-    std::optional<std::chrono::steady_clock::time_point> wait_deadline_;
-    std::chrono::milliseconds min_validity_{1};
-    std::string ttl_text_;
-    wait_mode wait_mode_ = wait_mode::targeted;
-    bool waiting_ = false;      // queued per node and woken by notifications
-    bool woken_ = false;        // woken while an attempt was in flight
-    bool queued_ = false;       // some node refused, and so queued us
-    std::string last_release_;  // the release we last woke up for
-    std::string waiter_id_;
-    std::string liveness_text_;
-    std::string arrival_text_;           // queue score: the same on every node
-    std::vector<long long> holder_ttl_;  // per node, from the last attempt (-2: no key)
+    // Used by waiting acquisitions only (see waiting_).
+    struct wait_fields {
+        std::string waiter_id;
+        std::string liveness_text;
+        std::string arrival_text;           // queue score: the same on every node
+        std::vector<long long> holder_ttl;  // per node, from the last attempt (-2: no key)
+    };
 
-    std::uint32_t attempt_ = 0;
-    phase phase_ = phase::decided;
-    std::chrono::steady_clock::time_point attempt_start_;
+    // Ordered by size, and what only some acquisitions need is behind a pointer:
+    // a thousand locks in flight are a thousand of these.
+    std::shared_ptr<lock_state> state_;
+    client::acquire_callback done_;
+    node_outcomes reports_;  // per node, for the current attempt
     quorum_tally tally_{0};
     quorum_tally confirm_tally_{0};
+    std::unique_ptr<wait_fields> wait_;
+    std::unique_ptr<error> final_error_;
+    std::optional<std::chrono::milliseconds> max_wait_;
+    std::optional<std::chrono::steady_clock::time_point> wait_deadline_;
+    std::chrono::steady_clock::time_point attempt_start_;
+    std::chrono::milliseconds min_validity_{1};
+    client::acquire_ticket ticket_;
     std::uint64_t max_counter_ = 0;
     std::uint64_t token_ = 0;
-    std::string token_text_;
-    std::vector<node_report> reports_;
-    std::size_t releases_pending_ = 0;
-    std::optional<error> final_error_;
-    std::optional<errc> cancelled_;
     timer_queue::key retry_timer_{};
+    std::size_t releases_pending_ = 0;
+    std::optional<errc> cancelled_;
+    int max_attempts_ = 1;  // 0: unlimited (a wait deadline bounds it)
+    std::uint32_t attempt_ = 0;
+    phase phase_ = phase::decided;
+    wait_mode wait_mode_ = wait_mode::targeted;
+    bool scripted_ = false;  // several resources, or fencing
+    bool fencing_ = false;
+    bool waiting_ = false;  // queued per node and woken by notifications
+    bool woken_ = false;    // woken while an attempt was in flight
+    bool queued_ = false;   // some node refused, and so queued us
 };
 
 }  // namespace redlock::detail

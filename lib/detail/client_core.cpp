@@ -118,13 +118,12 @@ void client_core::close_subscribers() {
 }
 
 void client_core::on_wake(std::string_view message) {
-    const auto bar = message.find('|');
-    const std::string_view waiter = message.substr(0, bar);
-    const std::string_view released =
-        bar == std::string_view::npos ? std::string_view{} : message.substr(bar + 1);
+    // "<waiter>|<released value>": which release it was does not matter, only
+    // that one ran.
+    const std::string_view waiter = message.substr(0, message.find('|'));
     const auto it = waiters_.find(std::string{waiter});
     if (it == waiters_.end()) return;  // finished meanwhile, or another client's stale entry
-    static_cast<acquire_op*>(it->second)->wake(released);
+    static_cast<acquire_op*>(it->second)->wake();
 }
 
 client_core::~client_core() {

@@ -20,8 +20,6 @@ struct lock_state {
     // Set before the handle is handed out, immutable afterwards.
     std::vector<std::string> resources;
     std::vector<std::string> keys;  ///< key_prefix + resource, same order
-    std::string fence_key;          ///< fence_prefix + resource; fencing locks only
-    std::string queue_key;          ///< queue_prefix + resource; single-resource locks only
     std::string value;              ///< proof of ownership
     std::chrono::milliseconds ttl{0};
     std::optional<std::uint64_t> fence;
@@ -35,13 +33,16 @@ struct lock_state {
     /// unknown here, so extend does not check it locally (the nodes' compare
     /// on the value is the check) and counts the new one from scratch.
     bool adopted = false;
-    std::function<void(const lock&, const error&)> on_lost;
+    /// Behind a pointer: few locks have one, and every lock in flight holds this.
+    std::unique_ptr<std::function<void(const lock&, const error&)>> on_lost;
 
     // Shared with other threads.
     std::atomic<std::int64_t> valid_until_ns{0};  ///< steady_clock, since its epoch
     std::atomic<bool> released{false};
     std::atomic<bool> lost{false};
-    std::stop_source lost_source;
+    /// Only an auto-renewed lock can be lost, so only it gets a stop state
+    /// (an allocation); the others hand out tokens that are never requested.
+    std::stop_source lost_source{std::nostopstate};
 
     void set_valid_until(std::chrono::steady_clock::time_point t) noexcept {
         valid_until_ns.store(

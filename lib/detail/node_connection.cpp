@@ -410,7 +410,12 @@ void node_connection::send(std::string_view encoded, reply_sink* sink, std::uint
             const std::uint64_t deadline = uv_now(loop_) + setup + ms(config_.request_timeout);
             pending_.push_back(request{sink, tag, false, deadline});
             arm_deadline(deadline);
-            if (state_ == state::ready) mark_dirty();
+            if (state_ == state::ready) {
+                mark_dirty();
+                // A burst is handed to the kernel as it grows, so the bytes
+                // waiting here stay bounded however many locks are in flight.
+                if (out_.size() >= eager_write_bytes && !writing_) write_eagerly();
+            }
             return;
         }
         case state::backoff:
@@ -457,6 +462,15 @@ void node_connection::deliver_deferred() {
     }
 }
 
+void node_connection::write_eagerly() {
+    uv_buf_t buf = uv_buf_init(out_.data(), static_cast<unsigned>(out_.size()));
+    counters_.writes.fetch_add(1, std::memory_order_relaxed);
+    const int written = uv_try_write(stream(), &buf, 1);
+    // An error is left for the hook's flush to meet again: a disconnect here
+    // would fail requests inside send().
+    if (written > 0) out_.erase(0, static_cast<std::size_t>(written));
+}
+
 void node_connection::flush() {
     if (state_ != state::ready || writing_ || out_.empty()) return;
     uv_buf_t buf = uv_buf_init(out_.data(), static_cast<unsigned>(out_.size()));
@@ -471,7 +485,8 @@ void node_connection::flush() {
         return;
     }
     // The kernel took part of it (or nothing): hand the rest to libuv.
-    writing_buf_.assign(out_, written > 0 ? static_cast<std::size_t>(written) : 0);
+    writing_buf_.swap(out_);
+    if (written > 0) writing_buf_.erase(0, static_cast<std::size_t>(written));
     out_.clear();
     writing_ = true;
     counters_.writes.fetch_add(1, std::memory_order_relaxed);
@@ -487,7 +502,13 @@ void node_connection::flush() {
 void node_connection::on_write(uv_write_t* req, int status) {
     auto& self = *static_cast<node_connection*>(req->data);
     self.writing_ = false;
-    self.writing_buf_.clear();
+    // Only a burst the kernel could not take at once comes here: give its
+    // memory back rather than keep the largest burst's size for good.
+    if (self.writing_buf_.capacity() > eager_write_bytes) {
+        std::string{}.swap(self.writing_buf_);
+    } else {
+        self.writing_buf_.clear();
+    }
     if (status == UV_ECANCELED) return;  // the stream is closing
     if (status != 0) {
         self.disconnect(std::string{"write failed: "} + uv_strerror(status));

@@ -138,6 +138,7 @@ private:
 
     void mark_dirty();
     void flush();
+    void write_eagerly();
     void deliver_deferred();
     void arm_deadline(std::uint64_t deadline);
     void on_deadline();
@@ -201,9 +202,11 @@ private:
     reply_reader reader_;
     std::deque<request> pending_;
     std::deque<deferred_failure> deferred_;
+    static constexpr std::size_t eager_write_bytes = 32 * 1024;
     std::string out_;          // encoded commands not yet handed to the kernel
     std::string writing_buf_;  // bytes of the uv_write in flight
-    char read_buf_[64 * 1024];
+    // hiredis's reader copies what is read, and its buffer grows to the largest read.
+    char read_buf_[16 * 1024];
 };
 
 }  // namespace redlock::detail

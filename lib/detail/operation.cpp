@@ -40,12 +40,16 @@ auto operation::script_call(const script& s, bool eval, std::span<const std::str
     return encoded_command{std::span<const std::string_view>{argv.data(), argv.size()}};
 }
 
-auto operation::release_call(const lock_state& lock, bool eval, std::string_view wake_prefix,
-                             std::string_view waiter_id) -> encoded_command {
+auto operation::queue_key(const lock_state& lock) const -> std::string {
+    return core_.config().queue_prefix + lock.resources.front();
+}
+
+auto operation::release_call(const lock_state& lock, bool eval, std::string_view waiter_id) const
+    -> encoded_command {
     if (lock.keys.size() == 1) {
         const std::string_view wake{&lock.wake, 1};
-        return script_call(release_wake_script(), eval, {lock.keys.front(), lock.queue_key},
-                           {lock.value, wake, wake_prefix, waiter_id});
+        return script_call(release_wake_script(), eval, {lock.keys.front(), queue_key(lock)},
+                           {lock.value, wake, core_.wake_prefix(), waiter_id});
     }
     const std::vector<std::string_view> keys{lock.keys.begin(), lock.keys.end()};
     return script_call(release_script(), eval, keys, {lock.value});

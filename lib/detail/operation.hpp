@@ -80,9 +80,11 @@ protected:
     /// The compare-and-delete of `lock` on one node. A single resource's also
     /// wakes its waiters there (as the lock's wait mode says) and removes
     /// `waiter_id`'s entry from the queue.
-    [[nodiscard]] static auto release_call(const lock_state& lock, bool eval,
-                                           std::string_view wake_prefix, std::string_view waiter_id)
-        -> encoded_command;
+    [[nodiscard]] auto release_call(const lock_state& lock, bool eval,
+                                    std::string_view waiter_id) const -> encoded_command;
+    /// queue_prefix + the lock's first resource: made when needed rather than
+    /// kept in every lock.
+    [[nodiscard]] auto queue_key(const lock_state& lock) const -> std::string;
     virtual void handle(std::uint32_t tag, const reply_event& event) = 0;
 
     /// Hands the result to the user's callback, once; the callback is consumed.

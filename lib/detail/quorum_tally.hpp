@@ -3,6 +3,7 @@
 #include "detail/timing.hpp"
 
 #include <cstddef>
+#include <cstdint>
 
 namespace redlock::detail {
 
@@ -12,8 +13,9 @@ class quorum_tally {
 public:
     enum class verdict { pending, won, lost };
 
+    /// `nodes` is at most 255 (a config never names more).
     constexpr explicit quorum_tally(std::size_t nodes) noexcept
-        : nodes_{nodes}, needed_{quorum(nodes)} {}
+        : nodes_{static_cast<count>(nodes)}, needed_{static_cast<count>(quorum(nodes))} {}
 
     /// A node said yes (granted, extended, confirmed).
     constexpr auto yes() noexcept -> verdict {
@@ -33,12 +35,13 @@ public:
 
     [[nodiscard]] constexpr auto current() const noexcept -> verdict {
         if (yes_ >= needed_) return verdict::won;
-        if (yes_ + pending() < needed_) return verdict::lost;  // a majority is now impossible
+        if (static_cast<std::size_t>(yes_) + pending() < needed_)
+            return verdict::lost;  // a majority is now impossible
         return verdict::pending;
     }
 
     [[nodiscard]] constexpr auto pending() const noexcept -> std::size_t {
-        return nodes_ - yes_ - refused_ - failed_;
+        return static_cast<std::size_t>(nodes_) - yes_ - refused_ - failed_;
     }
     [[nodiscard]] constexpr auto yes_count() const noexcept -> std::size_t { return yes_; }
     [[nodiscard]] constexpr auto refused_count() const noexcept -> std::size_t { return refused_; }
@@ -46,15 +49,17 @@ public:
     [[nodiscard]] constexpr auto needed() const noexcept -> std::size_t { return needed_; }
     /// Nodes that answered with a definite yes or no.
     [[nodiscard]] constexpr auto answered() const noexcept -> std::size_t {
-        return yes_ + refused_;
+        return static_cast<std::size_t>(yes_) + refused_;
     }
 
 private:
-    std::size_t nodes_;
-    std::size_t needed_;
-    std::size_t yes_ = 0;
-    std::size_t refused_ = 0;
-    std::size_t failed_ = 0;
+    // Small: a thousand acquisitions in flight hold two each.
+    using count = std::uint16_t;
+    count nodes_;
+    count needed_;
+    count yes_ = 0;
+    count refused_ = 0;
+    count failed_ = 0;
 };
 
 }  // namespace redlock::detail

@@ -18,8 +18,7 @@ release_op::release_op(client_core& core, std::shared_ptr<lock_state> state,
 
 void release_op::start() {
     const std::size_t n = core_.node_count();
-    report_.quorum = quorum(n);
-    report_.nodes.assign(n, node_report{{}, node_status::cancelled, {}});
+    outcomes_.reset(n);
     if (!state_ || state_->value.empty()) {
         finished_ = true;
         timer_pending_ = true;
@@ -34,13 +33,12 @@ void release_op::start() {
         });
         return;
     }
-    const encoded_command release =
-        release_call(*state_, false, core_.wake_prefix(), state_->waiter_id);
+    const encoded_command release = release_call(*state_, false, state_->waiter_id);
     for (std::size_t i = 0; i < n; ++i) send(i, release, make_tag(0, sha_kind, i));
 }
 
 void release_op::send_release(std::size_t node, bool eval) {
-    send(node, release_call(*state_, eval, core_.wake_prefix(), state_->waiter_id),
+    send(node, release_call(*state_, eval, state_->waiter_id),
          make_tag(0, eval ? eval_kind : sha_kind, node));
 }
 
@@ -51,13 +49,12 @@ void release_op::handle(std::uint32_t tag, const reply_event& event) {
         send_release(node, true);  // restarted or flushed node: EVAL loads the script again
         return;
     }
-    node_report& r = report_.nodes[node];
-    r.node = core_.node(node).name();
+    node_outcome r;
     switch (event.status) {
         case request_status::reply:
             if (integer_of(event.reply).value_or(0) > 0) {
                 r.status = node_status::ok;
-                ++report_.deleted;
+                ++deleted_;
             } else if (is_integer(event.reply, 0)) {
                 r.status = node_status::refused;
                 r.detail = "not held with this value (expired, or taken over)";
@@ -67,24 +64,26 @@ void release_op::handle(std::uint32_t tag, const reply_event& event) {
             }
             break;
         case request_status::timeout:
-            r.status = node_status::timeout;
-            r.detail = event.cause;
+            r = {node_status::timeout, std::string{event.cause}};
             break;
         case request_status::unreachable:
-            r.status = node_status::unreachable;
-            r.detail = event.cause;
+            r = {node_status::unreachable, std::string{event.cause}};
             break;
         case request_status::stopped:
-            r.status = node_status::cancelled;
-            r.detail = event.cause;
+            r = {node_status::cancelled, std::string{event.cause}};
             break;
     }
-    if (++answered_ == report_.nodes.size()) finish();
+    outcomes_.set(node, std::move(r));
+    if (++answered_ == outcomes_.size()) finish();
 }
 
 void release_op::finish() {
     finished_ = true;
-    deliver(done_, result<release_report>{std::move(report_)});
+    release_report report;
+    report.deleted = deleted_;
+    report.quorum = quorum(outcomes_.size());
+    report.nodes = outcomes_.to_reports([this](std::size_t i) { return core_.node(i).name(); });
+    deliver(done_, result<release_report>{std::move(report)});
 }
 
 void release_op::cancel(errc) {

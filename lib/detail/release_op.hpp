@@ -1,5 +1,6 @@
 #pragma once
 
+#include "detail/node_outcomes.hpp"
 #include "detail/operation.hpp"
 #include "redlock/client.hpp"
 
@@ -29,8 +30,9 @@ private:
 
     std::shared_ptr<lock_state> state_;
     client::release_callback done_;
-    release_report report_;
+    node_outcomes outcomes_;  // the report is built from these when every node answered
     std::size_t answered_ = 0;
+    std::size_t deleted_ = 0;
 };
 
 }  // namespace redlock::detail

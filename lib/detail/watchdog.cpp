@@ -121,10 +121,10 @@ void watchdog::mark_lost(const lock_state* key, error why) {
     state->lost.store(true, std::memory_order_release);
     state->lost_source.request_stop();
     core_.op_counters().locks_lost.fetch_add(1, std::memory_order_relaxed);
-    if (state->on_lost) {
+    if (state->on_lost && *state->on_lost) {
         auto on_lost = std::move(state->on_lost);
         const lock handle = lock_state::handle(state);
-        call_guarded([&] { on_lost(handle, why); });
+        call_guarded([&] { (*on_lost)(handle, why); });
     }
 }
 
