@@ -23,6 +23,7 @@
 // exactly when its status is `reply`; close() completes; the loop ends with no handle open.
 
 #include "detail/command.hpp"
+#include "detail/flush_hooks.hpp"
 #include "detail/node_connection.hpp"
 #include "detail/random.hpp"
 #include "detail/scripts.hpp"
@@ -177,8 +178,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     connection_counters counters;
     recorder sink{4};
     {
+        redlock::detail::flush_hooks hooks{&loop};
         auto connection =
-            std::make_unique<node_connection>(&loop, config.nodes[0], config, rng, counters);
+            std::make_unique<node_connection>(&loop, hooks, config.nodes[0], config, rng, counters);
         std::size_t messages = 0;
         if (subscriber) {
             connection->subscribe("redlock:wake:fuzz", [&messages](std::string_view payload) {
@@ -216,6 +218,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         connection->close([&closed] { closed = true; });
         uv_run(&loop, UV_RUN_DEFAULT);
         if (!closed) __builtin_trap();
+        connection.reset();
+        hooks.close(nullptr);
+        uv_run(&loop, UV_RUN_DEFAULT);
         if (!sink.each_completed_once()) __builtin_trap();
         if (counters.connected.load() != 0) __builtin_trap();
         if (!subscriber && messages != 0) __builtin_trap();

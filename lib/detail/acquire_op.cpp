@@ -170,7 +170,7 @@ auto acquire_op::grant_command(bool eval) const -> encoded_command {
     if (waiting_) {
         const std::string fence = fencing_ ? fence_key() : std::string{};  // empty: no counter
         return script_call(wait_acquire_script(), eval,
-                           {state_->keys.front(), fence, queue_key(*state_)},
+                           {state_->keys.front(), fence, queue_key(*state_).view()},
                            {state_->value, ttl_text, wait_->waiter_id, wait_->liveness_text,
                             wait_mode_ == wait_mode::fair ? "f" : "t", wait_->arrival_text});
     }
@@ -508,7 +508,7 @@ void acquire_op::leave_queue(bool everywhere) {
     if (!queued_) return;  // no node ever refused us, so none queued us
     // The grant itself left the queue on the nodes that granted.
     const encoded_command dequeue =
-        script_call(dequeue_script(), true, {queue_key(*state_)}, {wait_->waiter_id});
+        script_call(dequeue_script(), true, {queue_key(*state_).view()}, {wait_->waiter_id});
     for (std::size_t i = 0; i < core_.node_count(); ++i) {
         if (!everywhere && reports_.status(i) == node_status::ok) continue;
         ++releases_pending_;  // cleanup, awaited like a release before a failure is reported

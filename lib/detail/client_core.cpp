@@ -57,11 +57,11 @@ auto client_core::create(client_config config, uv_loop_t* external)
 }
 
 client_core::client_core(client_config config, uv_loop_t* external)
-    : config_{std::move(config)}, loop_{external}, timers_{loop_.loop()} {
+    : config_{std::move(config)}, loop_{external}, timers_{loop_.loop()}, hooks_{loop_.loop()} {
     nodes_.reserve(config_.nodes.size());
     for (const auto& address : config_.nodes) {
-        nodes_.push_back(std::make_unique<node_connection>(loop_.loop(), address, config_, rng_,
-                                                           connection_counters_));
+        nodes_.push_back(std::make_unique<node_connection>(loop_.loop(), hooks_, address, config_,
+                                                           rng_, connection_counters_));
     }
     for (auto& n : nodes_) n->start();
     client_id_ = rng_.lock_value().substr(0, 16);
@@ -93,7 +93,7 @@ void client_core::remove_waiter(const std::string& id) {
 void client_core::open_subscribers() {
     const std::string channel = wake_prefix_ + client_id_;
     for (const auto& address : config_.nodes) {
-        auto s = std::make_unique<node_connection>(loop_.loop(), address, config_, rng_,
+        auto s = std::make_unique<node_connection>(loop_.loop(), hooks_, address, config_, rng_,
                                                    subscriber_counters_);
         s->subscribe(channel, [this](std::string_view waiter) { on_wake(waiter); });
         s->start();
@@ -381,13 +381,14 @@ void client_core::close_everything() {
     closing_ = true;
     waiters_.clear();
     closes_pending_ =
-        2 + static_cast<int>(nodes_.size() + subscribers_.size() + closing_subscribers_.size());
+        3 + static_cast<int>(nodes_.size() + subscribers_.size() + closing_subscribers_.size());
     // Closing a connection fails its pending requests at once, so after this no
     // request refers to an operation any more, and none can be left waiting.
     for (auto& n : nodes_) n->close([this] { on_handle_closed(); });
     for (auto& s : subscribers_) s->close([this] { on_handle_closed(); });
     for (auto& s : closing_subscribers_) s->close([this] { on_handle_closed(); });
     timers_.close([this] { on_handle_closed(); });
+    hooks_.close([this] { on_handle_closed(); });
     delete_ops();
     loop_.close([this] { on_handle_closed(); });
 }

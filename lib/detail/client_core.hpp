@@ -1,6 +1,7 @@
 #pragma once
 
 #include "detail/event_loop.hpp"
+#include "detail/flush_hooks.hpp"
 #include "detail/node_connection.hpp"
 #include "detail/operation.hpp"
 #include "detail/probe_op.hpp"
@@ -116,6 +117,7 @@ private:
     connection_counters subscriber_counters_;  // kept apart: stats() describes the lock nodes
     counters counters_;
     timer_queue timers_;
+    flush_hooks hooks_;  // shared by every connection; declared before them
     std::vector<std::unique_ptr<node_connection>> nodes_;
     operation* ops_ = nullptr;  // live operations, owned: an intrusive list (operation::next_)
     std::atomic<client::acquire_ticket> next_ticket_{0};

@@ -1,6 +1,7 @@
 #include "detail/node_connection.hpp"
 
 #include "detail/command.hpp"
+#include "detail/flush_hooks.hpp"
 #include "detail/random.hpp"
 #include "detail/scripts.hpp"
 
@@ -53,9 +54,11 @@ auto ms(std::chrono::milliseconds d) noexcept -> std::uint64_t {
 
 }  // namespace
 
-node_connection::node_connection(uv_loop_t* loop, node_address address, const client_config& config,
-                                 random_source& rng, connection_counters& counters)
+node_connection::node_connection(uv_loop_t* loop, flush_hooks& hooks, node_address address,
+                                 const client_config& config, random_source& rng,
+                                 connection_counters& counters)
     : loop_{loop},
+      hooks_{hooks},
       address_{std::move(address)},
       name_{address_.to_string()},
       config_{config},
@@ -63,16 +66,14 @@ node_connection::node_connection(uv_loop_t* loop, node_address address, const cl
       counters_{counters} {
     uv_timer_init(loop_, &connect_timer_);
     uv_timer_init(loop_, &deadline_timer_);
-    uv_prepare_init(loop_, &prepare_);
-    uv_check_init(loop_, &check_);
     connect_timer_.data = this;
     deadline_timer_.data = this;
-    prepare_.data = this;
-    check_.data = this;
-    open_handles_ = 4;
+    open_handles_ = 2;
 }
 
-node_connection::~node_connection() {}
+node_connection::~node_connection() {
+    hooks_.forget(*this);
+}
 
 auto node_connection::stream() noexcept -> uv_stream_t* {
     return reinterpret_cast<uv_stream_t*>(&stream_);
@@ -432,19 +433,13 @@ void node_connection::send(std::string_view encoded, reply_sink* sink, std::uint
 void node_connection::mark_dirty() {
     if (dirty_ || state_ == state::stopped) return;
     dirty_ = true;
-    // Both hooks: prepare runs before the loop blocks for I/O, check right after
-    // I/O callbacks. Whichever comes first flushes everything queued this turn.
-    uv_prepare_start(&prepare_, [](uv_prepare_t* h) { on_flush_hook(as_handle(h)); });
-    uv_check_start(&check_, [](uv_check_t* h) { on_flush_hook(as_handle(h)); });
+    hooks_.request(*this);  // everything queued this turn leaves in one write
 }
 
-void node_connection::on_flush_hook(uv_handle_t* handle) {
-    auto& self = *static_cast<node_connection*>(handle->data);
-    self.dirty_ = false;
-    uv_prepare_stop(&self.prepare_);
-    uv_check_stop(&self.check_);
-    self.flush();
-    self.deliver_deferred();
+void node_connection::on_flush() {
+    dirty_ = false;
+    flush();
+    deliver_deferred();
 }
 
 void node_connection::deliver_deferred() {
@@ -666,8 +661,6 @@ void node_connection::close(std::function<void()> done) {
     };
     uv_close(as_handle(&connect_timer_), closed);
     uv_close(as_handle(&deadline_timer_), closed);
-    uv_close(as_handle(&prepare_), closed);
-    uv_close(as_handle(&check_), closed);
     if (stream_open_ && uv_is_closing(as_handle(stream())) == 0) {
         uv_close(as_handle(stream()), [](uv_handle_t* h) {
             static_cast<node_connection*>(h->data)->on_stream_closed();

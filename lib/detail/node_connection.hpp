@@ -17,6 +17,7 @@
 
 namespace redlock::detail {
 
+class flush_hooks;
 class random_source;
 
 /// How a request ended.
@@ -67,8 +68,9 @@ struct connection_counters {
 /// is down, requests fail at once (on the next loop turn) instead of waiting.
 class node_connection : private reply_sink {
 public:
-    node_connection(uv_loop_t* loop, node_address address, const client_config& config,
-                    random_source& rng, connection_counters& counters);
+    /// `hooks` flushes what is queued once per loop turn; it outlives the connection.
+    node_connection(uv_loop_t* loop, flush_hooks& hooks, node_address address,
+                    const client_config& config, random_source& rng, connection_counters& counters);
 
     /// Makes this a subscriber connection: on every (re)connect it subscribes
     /// to `channel` instead of loading scripts, and each pub/sub message that
@@ -91,6 +93,10 @@ public:
     /// the requests they answer. Public so that fuzz targets can drive reply
     /// handling without a socket; the connection calls it for every read.
     void feed(const char* data, std::size_t len);
+
+    /// Called by the flush hooks: writes what was queued this turn, then
+    /// delivers the failures that were deferred.
+    void on_flush();
 
     /// Fails what is pending with `stopped`, closes every handle, then calls
     /// `done` (the object may be destroyed from then on).
@@ -152,9 +158,9 @@ private:
     static void on_write(uv_write_t* req, int status);
     static void on_connect(uv_connect_t* req, int status);
     static void on_resolved(uv_getaddrinfo_t* req, int status, addrinfo* result);
-    static void on_flush_hook(uv_handle_t* handle);
 
     uv_loop_t* loop_;
+    flush_hooks& hooks_;
     node_address address_;
     std::string name_;
     const client_config& config_;
@@ -179,8 +185,6 @@ private:
     uv_timer_t connect_timer_{};  // connect timeout, then reconnect back-off
     uv_timer_t deadline_timer_{};
     std::uint64_t deadline_armed_ = 0;
-    uv_prepare_t prepare_{};
-    uv_check_t check_{};
     bool dirty_ = false;
     int open_handles_ = 0;
     std::function<void()> on_closed_;

@@ -5,6 +5,7 @@
 #include "detail/lock_state.hpp"
 #include "detail/scripts.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <vector>
@@ -40,15 +41,26 @@ auto operation::script_call(const script& s, bool eval, std::span<const std::str
     return encoded_command{std::span<const std::string_view>{argv.data(), argv.size()}};
 }
 
-auto operation::queue_key(const lock_state& lock) const -> std::string {
-    return core_.config().queue_prefix + lock.resources.front();
+operation::joined_text::joined_text(std::string_view a, std::string_view b) {
+    if (a.size() + b.size() <= small_.size()) {
+        std::copy(b.begin(), b.end(), std::copy(a.begin(), a.end(), small_.begin()));
+        view_ = std::string_view{small_.data(), a.size() + b.size()};
+        return;
+    }
+    large_.reserve(a.size() + b.size());
+    large_.append(a).append(b);
+    view_ = large_;
+}
+
+auto operation::queue_key(const lock_state& lock) const -> joined_text {
+    return joined_text{core_.config().queue_prefix, lock.resources.front()};
 }
 
 auto operation::release_call(const lock_state& lock, bool eval, std::string_view waiter_id) const
     -> encoded_command {
     if (lock.keys.size() == 1) {
         const std::string_view wake{&lock.wake, 1};
-        return script_call(release_wake_script(), eval, {lock.keys.front(), queue_key(lock)},
+        return script_call(release_wake_script(), eval, {lock.keys.front(), queue_key(lock).view()},
                            {lock.value, wake, core_.wake_prefix(), waiter_id});
     }
     const std::vector<std::string_view> keys{lock.keys.begin(), lock.keys.end()};

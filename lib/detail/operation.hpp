@@ -5,11 +5,13 @@
 #include "detail/node_connection.hpp"
 #include "redlock/error.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -82,9 +84,24 @@ protected:
     /// `waiter_id`'s entry from the queue.
     [[nodiscard]] auto release_call(const lock_state& lock, bool eval,
                                     std::string_view waiter_id) const -> encoded_command;
+    /// Two strings joined, on the stack when short (the usual key): a key made
+    /// for one command costs no allocation.
+    class joined_text {
+    public:
+        joined_text(std::string_view a, std::string_view b);
+        joined_text(const joined_text&) = delete;
+        auto operator=(const joined_text&) -> joined_text& = delete;
+        ~joined_text() = default;
+        [[nodiscard]] auto view() const noexcept -> std::string_view { return view_; }
+
+    private:
+        std::array<char, 192> small_;
+        std::string large_;
+        std::string_view view_;
+    };
     /// queue_prefix + the lock's first resource: made when needed rather than
     /// kept in every lock.
-    [[nodiscard]] auto queue_key(const lock_state& lock) const -> std::string;
+    [[nodiscard]] auto queue_key(const lock_state& lock) const -> joined_text;
     virtual void handle(std::uint32_t tag, const reply_event& event) = 0;
 
     /// Hands the result to the user's callback, once; the callback is consumed.

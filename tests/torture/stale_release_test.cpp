@@ -1,18 +1,16 @@
 // A release sent by a failed attempt, delivered late on an old connection, must not
 // delete the key a later attempt of the same acquisition set on the same node.
 //
-// Every attempt of one acquisition uses the same value (acquire_op::start draws it once),
-// and a failed attempt releases by that value on every node whose outcome is unknown.
+// A failed attempt releases by its value on every node whose outcome is unknown.
 // Connections are independent paths: what an old connection carried can reach the node
 // after what a new one carried (a slow path, retransmission after a partition; here the
 // fault proxy's latency, lowered before the client reconnects). The late compare-and-
 // delete then matches the later attempt's key, and a lock counted on a majority is held
 // on a minority while its holder believes it valid.
 //
-// KNOWN LIBRARY BUG, open when this test was written (it failed 20 runs out of 20): the
-// value is drawn once per acquisition in acquire_op::start() (lib/detail/acquire_op.cpp)
-// and reused by every attempt. Drawing a fresh value per attempt (begin_attempt) makes a
-// late release match only the key of the failed attempt that sent it.
+// Found by this test (it failed 20 runs out of 20) and fixed in 3279b6d: the value used to
+// be drawn once per acquisition and reused by every attempt. acquire_op::begin_attempt()
+// now draws a fresh one, so a late release matches only the failed attempt that sent it.
 #include "support/fault_proxy.hpp"
 #include "support/log_capture.hpp"
 #include "support/redis_server.hpp"

@@ -3,6 +3,7 @@
 // is never started, so requests wait in its queue for the bytes fed here.
 //
 
+#include "detail/flush_hooks.hpp"
 #include "detail/node_connection.hpp"
 #include "detail/random.hpp"
 
@@ -36,8 +37,9 @@ public:
         config_.request_timeout = 10s;
         config_.logger = [](redlock::log_level, std::string_view) {};
         REQUIRE(uv_loop_init(&loop_) == 0);
-        connection_ = std::make_unique<redlock::detail::node_connection>(&loop_, config_.nodes[0],
-                                                                         config_, rng_, counters_);
+        hooks_ = std::make_unique<redlock::detail::flush_hooks>(&loop_);
+        connection_ = std::make_unique<redlock::detail::node_connection>(
+            &loop_, *hooks_, config_.nodes[0], config_, rng_, counters_);
         for (std::size_t i = 0; i < requests; ++i) send_get(i);
     }
     queued_requests(const queued_requests&) = delete;
@@ -64,6 +66,8 @@ public:
             uv_run(&loop_, UV_RUN_DEFAULT);
             CHECK(closed);
             connection_.reset();
+            hooks_->close(nullptr);
+            uv_run(&loop_, UV_RUN_DEFAULT);
         }
         return outcomes_;
     }
@@ -86,6 +90,7 @@ private:
     uv_loop_t loop_{};
     redlock::detail::random_source rng_;
     redlock::detail::connection_counters counters_;
+    std::unique_ptr<redlock::detail::flush_hooks> hooks_;
     std::unique_ptr<redlock::detail::node_connection> connection_;
     std::vector<std::optional<outcome>> outcomes_;
 };
