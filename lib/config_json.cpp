@@ -210,7 +210,8 @@ auto describe(const json& value) -> std::string {
     return value.dump();
 }
 
-constexpr std::array<std::string_view, 13> top_level_keys{"nodes",
+constexpr std::array<std::string_view, 14> top_level_keys{"nodes",
+                                                          "max_concurrent_acquisitions",
                                                           "queue_prefix",
                                                           "restart_quarantine_ms",
                                                           "key_prefix",
@@ -439,6 +440,8 @@ private:
               read_string(root, "queue_prefix", "", config.queue_prefix, true) &&
               read_ms(root, "connect_timeout_ms", "", config.connect_timeout) &&
               read_ms(root, "request_timeout_ms", "", config.request_timeout) &&
+              read_int(root, "max_concurrent_acquisitions", "", config.max_concurrent_acquisitions,
+                       "must be at least 0") &&
               read_number(root, "clock_drift_factor", "", config.clock_drift_factor) &&
               read_ms(root, "clock_drift_floor_ms", "", config.clock_drift_floor)))
             return false;

@@ -139,6 +139,9 @@ auto validate_config(const client_config& config, std::string_view source)
     if (!(renew > 0.0 && renew < 1.0))
         return reject("/lock/renew_fraction",
                       "must be greater than 0 and less than 1 (got " + format(renew) + ")");
+    if (config.max_concurrent_acquisitions < 0)
+        return reject("/max_concurrent_acquisitions",
+                      "must be at least 0 (0: no limit)" + got(config.max_concurrent_acquisitions));
     if (config.retry.attempts < 1)
         return reject("/retry/attempts", "must be at least 1" + got(config.retry.attempts));
 

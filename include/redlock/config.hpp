@@ -58,6 +58,13 @@ struct client_config {
     /// Per-request deadline. Small against the TTL: a node that has not answered
     /// by then counts as failed for this attempt.
     milliseconds request_timeout{50};
+    /// Back-pressure: at most this many acquisitions without a wait deadline
+    /// run at once; more wait in the client, in order, and start as others
+    /// finish. Beyond a few hundred in flight the nodes' queues only grow,
+    /// and a request's deadline would measure the queue in front of it
+    /// instead of the node. 0: no limit. Acquisitions given a max_wait are
+    /// not held back (they may wait for a holder for a long time).
+    int max_concurrent_acquisitions = 256;
     /// drift = ceil(ttl * clock_drift_factor) + clock_drift_floor
     double clock_drift_factor = 0.01;
     milliseconds clock_drift_floor{2};

@@ -373,6 +373,7 @@ void acquire_op::conclude(steady_clock::time_point now) {
 void acquire_op::finish_success(milliseconds validity, steady_clock::time_point decided_at) {
     state_->set_valid_until(decided_at + validity);
     finished_ = true;
+    if (limited_) core_.acquisition_finished();
     reports_.release_memory();  // only a failure is described; stragglers are ignored
     core_.op_counters().acquired.fetch_add(1, std::memory_order_relaxed);
     if (state_->auto_renew) core_.watch(state_);
@@ -529,6 +530,7 @@ void acquire_op::send_release(std::size_t node, bool eval) {
 void acquire_op::finish_failure() {
     if (finished_) return;
     finished_ = true;
+    if (limited_) core_.acquisition_finished();
     core_.op_counters().acquire_failures.fetch_add(1, std::memory_order_relaxed);
     error& e = *final_error_;
     if (e.code != errc::invalid_argument) {

@@ -35,6 +35,8 @@ public:
     void cancel(errc why) override;
     /// A release notification for this waiter: try again now.
     void wake();
+    /// Counted against max_concurrent_acquisitions: tells the core when done.
+    void count_against_limit() noexcept { limited_ = true; }
     [[nodiscard]] auto ticket() const noexcept -> client::acquire_ticket override {
         return ticket_;
     }
@@ -118,6 +120,7 @@ private:
     bool waiting_ = false;  // queued per node and woken by notifications
     bool woken_ = false;    // woken while an attempt was in flight
     bool queued_ = false;   // some node refused, and so queued us
+    bool limited_ = false;  // counted against max_concurrent_acquisitions
 };
 
 }  // namespace redlock::detail

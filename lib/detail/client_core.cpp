@@ -227,8 +227,55 @@ auto client_core::acquire(std::vector<std::string> resources, lock_options optio
 
 void client_core::start_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
                                 lock_options options, client::acquire_callback done) {
-    start_op(std::make_unique<acquire_op>(*this, std::move(resources), std::move(options),
-                                          std::move(done), ticket));
+    // Acquisitions with a wait deadline are never held back: they can wait
+    // for a holder for long, and would starve the others of their places.
+    const bool limited = !options.max_wait.has_value() && config_.max_concurrent_acquisitions > 0;
+    if (limited &&
+        (limited_running_ >= static_cast<std::size_t>(config_.max_concurrent_acquisitions) ||
+         !admission_.empty())) {
+        admission_.push_back(
+            held_back{ticket, std::move(resources), std::move(options), std::move(done)});
+        return;
+    }
+    auto op = std::make_unique<acquire_op>(*this, std::move(resources), std::move(options),
+                                           std::move(done), ticket);
+    if (limited) {
+        op->count_against_limit();
+        ++limited_running_;
+    }
+    start_op(std::move(op));
+}
+
+void client_core::acquisition_finished() {
+    --limited_running_;
+    const auto limit = static_cast<std::size_t>(config_.max_concurrent_acquisitions);
+    while (!stopping_ && !admission_.empty() && limited_running_ < limit) {
+        held_back next = std::move(admission_.front());
+        admission_.pop_front();
+        auto op =
+            std::make_unique<acquire_op>(*this, std::move(next.resources), std::move(next.options),
+                                         std::move(next.done), next.ticket);
+        op->count_against_limit();
+        ++limited_running_;
+        start_op(std::move(op));
+    }
+}
+
+void client_core::refuse(client::acquire_callback done, errc why) {
+    // Delivered on a later turn, like every completion.
+    complete_later([done = std::move(done), why]() mutable {
+        if (!done) return;
+        const char* what =
+            why == errc::cancelled ? "the acquisition was cancelled" : "the client was shut down";
+        call_guarded([&] {
+            done(failure{error{make_error_code(why),
+                               std::string{"not locked: "} + what +
+                                   " while it waited for its turn to start "
+                                   "(max_concurrent_acquisitions)",
+                               {},
+                               0}});
+        });
+    });
 }
 
 void client_core::start_release(std::shared_ptr<lock_state> state, client::release_callback done) {
@@ -244,6 +291,12 @@ void client_core::cancel(client::acquire_ticket ticket) {
                 op->cancel(errc::cancelled);
                 return;
             }
+        }
+        for (auto it = admission_.begin(); it != admission_.end(); ++it) {
+            if (it->ticket != ticket) continue;
+            refuse(std::move(it->done), errc::cancelled);
+            admission_.erase(it);
+            return;
         }
     });
 }
@@ -362,6 +415,7 @@ void client_core::begin_shutdown() {
     if (stopping_) return;
     stopping_ = true;
     watchdog_.forget_all();  // renewals stop with the client; the keys expire by TTL
+    for (auto& h : std::exchange(admission_, {})) refuse(std::move(h.done), errc::client_stopped);
     std::vector<operation*> live;
     for (operation* op = ops_; op != nullptr; op = op->next_) live.push_back(op);
     for (operation* op : live) op->cancel(errc::client_stopped);  // may retire ops

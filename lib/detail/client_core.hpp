@@ -11,6 +11,7 @@
 #include "redlock/client.hpp"
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <list>
 #include <memory>
@@ -58,6 +59,9 @@ public:
     [[nodiscard]] auto timers() noexcept -> timer_queue& { return timers_; }
     [[nodiscard]] auto stopping() const noexcept -> bool { return stopping_; }
     void retire(operation* op) noexcept;
+    /// An acquisition counted against max_concurrent_acquisitions has delivered
+    /// its result: the next one held back may start.
+    void acquisition_finished();
     /// This client's random id: names its waiters and its wake-up channel.
     [[nodiscard]] auto client_id() const noexcept -> const std::string& { return client_id_; }
     /// queue_prefix + "wake:": the prefix of every client's notification channel.
@@ -103,6 +107,7 @@ private:
                        lock_options options, client::acquire_callback done);
     void start_release(std::shared_ptr<lock_state> state, client::release_callback done);
     void delete_ops() noexcept;
+    void refuse(client::acquire_callback done, errc why);
     void begin_shutdown();
     void close_everything();
     void on_handle_closed();
@@ -120,6 +125,16 @@ private:
     flush_hooks hooks_;  // shared by every connection; declared before them
     std::vector<std::unique_ptr<node_connection>> nodes_;
     operation* ops_ = nullptr;  // live operations, owned: an intrusive list (operation::next_)
+    // Back-pressure (config.max_concurrent_acquisitions): acquisitions waiting
+    // for their turn to start, in order, and how many limited ones run.
+    struct held_back {
+        client::acquire_ticket ticket;
+        std::vector<std::string> resources;
+        lock_options options;
+        client::acquire_callback done;
+    };
+    std::deque<held_back> admission_;
+    std::size_t limited_running_ = 0;
     std::atomic<client::acquire_ticket> next_ticket_{0};
     watchdog watchdog_{*this};
     std::string client_id_;

@@ -134,6 +134,7 @@ TEST_CASE("config: defaults of a minimal document") {
     CHECK(config.key_prefix == "redlock:");
     CHECK(config.connect_timeout == milliseconds{200});
     CHECK(config.request_timeout == milliseconds{50});
+    CHECK(config.max_concurrent_acquisitions == 256);
     CHECK(config.clock_drift_factor == doctest::Approx(0.01));
     CHECK(config.clock_drift_floor == milliseconds{2});
     CHECK(config.lock.ttl == milliseconds{10'000});
@@ -158,6 +159,17 @@ TEST_CASE("config: defaults of a minimal document") {
     CHECK(config.lock.ttl == defaults.lock.ttl);
     CHECK(config.retry.attempts == defaults.retry.attempts);
     CHECK(config.reconnect.max_delay == defaults.reconnect.max_delay);
+}
+
+TEST_CASE("config: max_concurrent_acquisitions is read, 0 means no limit, negative is refused") {
+    CHECK(parse_ok(with(minimal(), "/max_concurrent_acquisitions", 1024).dump())
+              .max_concurrent_acquisitions == 1024);
+    CHECK(parse_ok(with(minimal(), "/max_concurrent_acquisitions", 0).dump())
+              .max_concurrent_acquisitions == 0);
+    const auto negative = parse_error(with(minimal(), "/max_concurrent_acquisitions", -1).dump());
+    CHECK(std::string{negative.what()}.find("/max_concurrent_acquisitions") != std::string::npos);
+    const auto text = parse_error(with(minimal(), "/max_concurrent_acquisitions", "many").dump());
+    CHECK(std::string{text.what()}.find("must be an integer") != std::string::npos);
 }
 
 TEST_CASE("config: default port, empty objects and empty key prefix") {

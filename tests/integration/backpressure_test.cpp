@@ -1,0 +1,202 @@
+// Back-pressure: config.max_concurrent_acquisitions bounds how many acquisitions without a
+// wait deadline run at once. The others are held in the client, in order, and start as
+// running ones deliver their results. Shown by order of completion against a rival that
+// keeps one acquisition busy retrying: a held-back acquisition of a free resource cannot
+// finish before it.
+
+#include "support/cluster.hpp"
+#include "support/wait.hpp"
+
+#include <doctest/doctest.h>
+#include <redlock/client.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace std::chrono_literals;
+using redlock_test::cluster;
+
+namespace {
+
+/// Completion order of several acquire_async calls. Declare it before the client, so that
+/// it outlives any callback.
+struct completions {
+    explicit completions(std::size_t expected) : all{expected} {}
+
+    auto callback(std::string name) -> redlock::client::acquire_callback {
+        return [this, name = std::move(name)](redlock::result<redlock::lock> r) {
+            {
+                std::lock_guard guard{mutex};
+                order.push_back(name);
+                outcomes.emplace_back(name, std::move(r));
+            }
+            all.count_down();
+        };
+    }
+    [[nodiscard]] auto position(const std::string& name) -> std::size_t {
+        std::lock_guard guard{mutex};
+        return static_cast<std::size_t>(std::find(order.begin(), order.end(), name) -
+                                        order.begin());
+    }
+    [[nodiscard]] auto outcome(const std::string& name) -> redlock::result<redlock::lock> {
+        std::lock_guard guard{mutex};
+        for (auto& [n, r] : outcomes) {
+            if (n == name) return r;
+        }
+        FAIL("no outcome for " << name);
+        return redlock::failure{redlock::error{}};
+    }
+
+    redlock_test::countdown all;
+    std::mutex mutex;
+    std::vector<std::string> order;
+    std::vector<std::pair<std::string, redlock::result<redlock::lock>>> outcomes;
+};
+
+/// Retries against a held resource for a while: three attempts, 300 ms apart.
+auto slow_failure() -> redlock::lock_options {
+    redlock::lock_options o;
+    o.attempts = 3;
+    return o;
+}
+
+}  // namespace
+
+TEST_SUITE("back-pressure") {
+    TEST_CASE_FIXTURE(cluster,
+                      "with a limit of one, an acquisition of a free resource waits for the "
+                      "running one to finish") {
+        completions done{2};
+        auto settings = config();
+        settings.max_concurrent_acquisitions = 1;
+        settings.retry.delay = 300ms;
+        settings.retry.jitter = 0ms;
+        auto owner = make_client();
+        auto locks = make_client(settings);
+        auto held = owner.acquire("busy");
+        REQUIRE(held);
+
+        locks.acquire_async("busy", slow_failure(), done.callback("busy"));
+        locks.acquire_async("free", {}, done.callback("free"));
+
+        REQUIRE(done.all.wait_for(10s));
+        CHECK(done.position("busy") == 0);
+        CHECK(done.position("free") == 1);
+        CHECK(done.outcome("busy").error().code == redlock::errc::contended);
+        REQUIRE(done.outcome("free"));
+        CHECK(locks.release(*done.outcome("free")));
+    }
+
+    TEST_CASE_FIXTURE(cluster, "without a limit, the free resource is locked first") {
+        // The control for the case above: the same calls, max_concurrent_acquisitions = 0.
+        completions done{2};
+        auto settings = config();
+        settings.max_concurrent_acquisitions = 0;
+        settings.retry.delay = 300ms;
+        settings.retry.jitter = 0ms;
+        auto owner = make_client();
+        auto locks = make_client(settings);
+        auto held = owner.acquire("busy");
+        REQUIRE(held);
+
+        locks.acquire_async("busy", slow_failure(), done.callback("busy"));
+        locks.acquire_async("free", {}, done.callback("free"));
+
+        REQUIRE(done.all.wait_for(10s));
+        CHECK(done.position("free") == 0);
+        CHECK(done.position("busy") == 1);
+        REQUIRE(done.outcome("free"));
+        CHECK(locks.release(*done.outcome("free")));
+    }
+
+    TEST_CASE_FIXTURE(cluster, "held-back acquisitions start in the order they were made") {
+        completions done{5};
+        auto settings = config();
+        settings.max_concurrent_acquisitions = 1;
+        auto locks = make_client(settings);
+        const std::vector<std::string> names{"a", "b", "c", "d", "e"};
+
+        for (const auto& name : names) locks.acquire_async(name, {}, done.callback(name));
+
+        REQUIRE(done.all.wait_for(10s));
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            CHECK(done.position(names[i]) == i);
+            auto r = done.outcome(names[i]);
+            REQUIRE(r);
+            CHECK(locks.release(*r));
+        }
+    }
+
+    TEST_CASE_FIXTURE(cluster, "an acquisition with a wait deadline is never held back") {
+        completions done{2};
+        auto settings = config();
+        settings.max_concurrent_acquisitions = 1;
+        settings.retry.delay = 300ms;
+        settings.retry.jitter = 0ms;
+        auto owner = make_client();
+        auto locks = make_client(settings);
+        auto held = owner.acquire("busy");
+        REQUIRE(held);
+        redlock::lock_options waits;
+        waits.max_wait = 5s;
+
+        locks.acquire_async("busy", slow_failure(), done.callback("busy"));
+        locks.acquire_async("free", waits, done.callback("free"));
+
+        REQUIRE(done.all.wait_for(10s));
+        CHECK(done.position("free") == 0);
+        REQUIRE(done.outcome("free"));
+        CHECK(locks.release(*done.outcome("free")));
+    }
+
+    TEST_CASE_FIXTURE(cluster,
+                      "a held-back acquisition can be cancelled before it starts, and sends "
+                      "nothing") {
+        completions done{2};
+        auto settings = config();
+        settings.max_concurrent_acquisitions = 1;
+        settings.retry.delay = 300ms;
+        settings.retry.jitter = 0ms;
+        auto owner = make_client();
+        auto locks = make_client(settings);
+        auto held = owner.acquire("busy");
+        REQUIRE(held);
+
+        locks.acquire_async("busy", slow_failure(), done.callback("busy"));
+        const auto ticket = locks.acquire_async("free", {}, done.callback("free"));
+        locks.cancel(ticket);
+
+        REQUIRE(done.all.wait_for(10s));
+        CHECK(done.position("free") == 0);  // at once, not after "busy"
+        const auto cancelled = done.outcome("free");
+        REQUIRE_FALSE(cancelled);
+        CHECK(cancelled.error().code == redlock::errc::cancelled);
+        CHECK(count_holding(key_of("free")) == 0);
+    }
+
+    TEST_CASE_FIXTURE(cluster, "held-back acquisitions are refused when the client stops") {
+        completions done{2};
+        auto settings = config();
+        settings.max_concurrent_acquisitions = 1;
+        settings.retry.delay = 300ms;
+        settings.retry.jitter = 0ms;
+        auto owner = make_client();
+        auto held = owner.acquire("busy");
+        REQUIRE(held);
+        {
+            auto locks = make_client(settings);
+            locks.acquire_async("busy", slow_failure(), done.callback("busy"));
+            locks.acquire_async("free", {}, done.callback("free"));
+        }  // destroyed: shutdown
+
+        REQUIRE(done.all.wait_for(10s));
+        const auto stopped = done.outcome("free");
+        REQUIRE_FALSE(stopped);
+        CHECK(stopped.error().code == redlock::errc::client_stopped);
+        CHECK(count_holding(key_of("free")) == 0);
+    }
+}
