@@ -129,8 +129,6 @@ auto moved_from() -> error {
 
 auto client::adopt(std::string resource, std::string value) const -> lock {
     auto state = std::make_shared<detail::lock_state>();
-    const std::string prefix = core_ ? core_->config().key_prefix : std::string{};
-    state->keys.push_back(prefix + resource);
     state->resources.push_back(std::move(resource));
     state->value = std::move(value);
     state->ttl = core_ ? core_->config().lock.ttl : std::chrono::milliseconds{0};

@@ -44,7 +44,6 @@ acquire_op::acquire_op(client_core& core, std::vector<std::string> resources, lo
       ticket_{ticket} {
     const client_config& config = core_.config();
     state_->resources = std::move(resources);
-    for (const auto& r : state_->resources) state_->keys.push_back(config.key_prefix + r);
     state_->ttl = options.ttl.value_or(config.lock.ttl);
     state_->auto_renew = options.auto_renew.value_or(config.lock.auto_renew);
     if (state_->auto_renew) state_->lost_source = std::stop_source{};
@@ -167,21 +166,20 @@ auto acquire_op::grant_command(bool eval) const -> encoded_command {
             std::to_chars(ttl_buf.data(), ttl_buf.data() + ttl_buf.size(), state_->ttl.count())
                 .ptr -
             ttl_buf.data())};
+    const lock_keys keys = keys_of(*state_);
     if (waiting_) {
         const std::string fence = fencing_ ? fence_key() : std::string{};  // empty: no counter
         return script_call(wait_acquire_script(), eval,
-                           {state_->keys.front(), fence, queue_key(*state_).view()},
+                           {keys.front(), fence, queue_key(*state_).view()},
                            {state_->value, ttl_text, wait_->waiter_id, wait_->liveness_text,
                             wait_mode_ == wait_mode::fair ? "f" : "t", wait_->arrival_text});
     }
-    if (!scripted_) return {"SET", state_->keys.front(), state_->value, "NX", "PX", ttl_text};
+    if (!scripted_) return {"SET", keys.front(), state_->value, "NX", "PX", ttl_text};
     if (fencing_) {
-        return script_call(acquire_script(), eval, {state_->keys.front(), fence_key()},
+        return script_call(acquire_script(), eval, {keys.front(), fence_key()},
                            {state_->value, ttl_text, "1"});
     }
-    // The key list varies in length: build it here.
-    const std::vector<std::string_view> keys{state_->keys.begin(), state_->keys.end()};
-    return script_call(acquire_script(), eval, keys, {state_->value, ttl_text, "0"});
+    return script_call(acquire_script(), eval, keys.all(), {state_->value, ttl_text, "0"});
 }
 
 void acquire_op::send_grant(std::size_t node, bool eval) {
@@ -321,7 +319,8 @@ auto acquire_op::fence_key() const -> std::string {
 }
 
 auto acquire_op::confirm_command(bool eval) const -> encoded_command {
-    return script_call(fence_confirm_script(), eval, {state_->keys.front(), fence_key()},
+    const lock_keys keys = keys_of(*state_);
+    return script_call(fence_confirm_script(), eval, {keys.front(), fence_key()},
                        {state_->value, std::to_string(token_)});
 }
 

@@ -62,8 +62,8 @@ void extend_op::start() {
 }
 
 auto extend_op::extend_command(bool eval) const -> encoded_command {
-    const std::vector<std::string_view> keys{state_->keys.begin(), state_->keys.end()};
-    return script_call(extend_script(), eval, keys, {state_->value, ttl_text_});
+    const lock_keys keys = keys_of(*state_);
+    return script_call(extend_script(), eval, keys.all(), {state_->value, ttl_text_});
 }
 
 void extend_op::send_extend(std::size_t node, bool eval) {
@@ -180,13 +180,13 @@ void extend_op::repair_missing() {
 }
 
 void extend_op::send_repair(std::size_t node) {
-    if (state_->keys.size() == 1) {
-        send(node, {"SET", state_->keys.front(), state_->value, "NX", "PX", ttl_text_},
+    const lock_keys keys = keys_of(*state_);
+    if (state_->resources.size() == 1) {
+        send(node, {"SET", keys.front(), state_->value, "NX", "PX", ttl_text_},
              make_tag(0, repair_kind, node));
         return;
     }
-    const std::vector<std::string_view> keys{state_->keys.begin(), state_->keys.end()};
-    send(node, script_call(acquire_script(), true, keys, {state_->value, ttl_text_, "0"}),
+    send(node, script_call(acquire_script(), true, keys.all(), {state_->value, ttl_text_, "0"}),
          make_tag(0, repair_kind, node));
 }
 

@@ -19,8 +19,7 @@ namespace redlock::detail {
 struct lock_state {
     // Set before the handle is handed out, immutable afterwards.
     std::vector<std::string> resources;
-    std::vector<std::string> keys;  ///< key_prefix + resource, same order
-    std::string value;              ///< proof of ownership
+    std::string value;  ///< proof of ownership
     std::chrono::milliseconds ttl{0};
     std::optional<std::uint64_t> fence;
     bool auto_renew = false;

@@ -52,19 +52,35 @@ operation::joined_text::joined_text(std::string_view a, std::string_view b) {
     view_ = large_;
 }
 
+operation::lock_keys::lock_keys(std::string_view prefix, const std::vector<std::string>& resources)
+    : first_{prefix, resources.empty() ? std::string_view{} : std::string_view{resources.front()}},
+      single_{first_.view()} {
+    if (resources.size() <= 1) return;
+    more_.reserve(resources.size());
+    views_.reserve(resources.size());
+    for (const auto& r : resources) {
+        more_.push_back(std::string{prefix}.append(r));
+        views_.emplace_back(more_.back());
+    }
+}
+
+auto operation::keys_of(const lock_state& lock) const -> lock_keys {
+    return lock_keys{core_.config().key_prefix, lock.resources};
+}
+
 auto operation::queue_key(const lock_state& lock) const -> joined_text {
     return joined_text{core_.config().queue_prefix, lock.resources.front()};
 }
 
 auto operation::release_call(const lock_state& lock, bool eval, std::string_view waiter_id) const
     -> encoded_command {
-    if (lock.keys.size() == 1) {
+    const lock_keys keys = keys_of(lock);
+    if (lock.resources.size() == 1) {
         const std::string_view wake{&lock.wake, 1};
-        return script_call(release_wake_script(), eval, {lock.keys.front(), queue_key(lock).view()},
+        return script_call(release_wake_script(), eval, {keys.front(), queue_key(lock).view()},
                            {lock.value, wake, core_.wake_prefix(), waiter_id});
     }
-    const std::vector<std::string_view> keys{lock.keys.begin(), lock.keys.end()};
-    return script_call(release_script(), eval, keys, {lock.value});
+    return script_call(release_script(), eval, keys.all(), {lock.value});
 }
 
 void operation::on_reply(std::uint32_t tag, const reply_event& event) noexcept {

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -102,6 +103,27 @@ protected:
     /// queue_prefix + the lock's first resource: made when needed rather than
     /// kept in every lock.
     [[nodiscard]] auto queue_key(const lock_state& lock) const -> joined_text;
+    /// key_prefix + each of the lock's resources, made for one command: a
+    /// single key (the usual lock) on the stack.
+    class lock_keys {
+    public:
+        lock_keys(std::string_view prefix, const std::vector<std::string>& resources);
+        lock_keys(const lock_keys&) = delete;
+        auto operator=(const lock_keys&) -> lock_keys& = delete;
+        ~lock_keys() = default;
+        [[nodiscard]] auto front() const noexcept -> std::string_view { return first_.view(); }
+        [[nodiscard]] auto all() const noexcept -> std::span<const std::string_view> {
+            return more_.empty() ? std::span<const std::string_view>{&single_, 1}
+                                 : std::span<const std::string_view>{views_};
+        }
+
+    private:
+        joined_text first_;
+        std::string_view single_;
+        std::vector<std::string> more_;  // every key, when there are several
+        std::vector<std::string_view> views_;
+    };
+    [[nodiscard]] auto keys_of(const lock_state& lock) const -> lock_keys;
     virtual void handle(std::uint32_t tag, const reply_event& event) = 0;
 
     /// Hands the result to the user's callback, once; the callback is consumed.
