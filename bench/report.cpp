@@ -515,8 +515,10 @@ private:
         }
         if (const json* mem = r_.mode("mem-lib-c1024", "lib"); mem != nullptr) {
             const double per = num(mem, "rss_bytes_per_in_flight");
+            const double heap = num(mem, "heap_bytes_per_in_flight");
             t.row({"client memory per in-flight lock (RSS, 1024 in flight vs idle)", "≤ 1024 B",
-                   count(per) + " B", verdict(per <= 1024), command_of("mem-lib-c1024")});
+                   count(per) + " B (heap in use: " + count(heap) + " B)", verdict(per <= 1024),
+                   command_of("mem-lib-c1024")});
         }
         if (const double lib = instructions("lib"), raw = instructions("raw"); lib > 0 && raw > 0) {
             t.row({"client instructions per cycle: library ÷ raw (callgrind)", "≤ 1.50",
