@@ -1,32 +1,13 @@
 #include "exit_codes.hpp"
 
+#include <string_view>
+
 namespace redlock::cli {
 
 auto errc_name(std::error_code code) -> std::string {
     if (code.category() != redlock_category()) return code.category().name();
-    switch (static_cast<errc>(code.value())) {
-        case errc::contended:
-            return "contended";
-        case errc::quorum_unreachable:
-            return "quorum_unreachable";
-        case errc::validity_expired:
-            return "validity_expired";
-        case errc::not_held:
-            return "not_held";
-        case errc::cancelled:
-            return "cancelled";
-        case errc::invalid_argument:
-            return "invalid_argument";
-        case errc::invalid_config:
-            return "invalid_config";
-        case errc::client_stopped:
-            return "client_stopped";
-        case errc::would_deadlock:
-            return "would_deadlock";
-        case errc::lock_lost:
-            return "lock_lost";
-    }
-    return "error";  // a value from a newer library version
+    const std::string_view name = to_string(static_cast<errc>(code.value()));
+    return name == "unknown" ? "error" : std::string{name};  // "error": a newer library's value
 }
 
 auto classify(const error& e) -> failure_report {

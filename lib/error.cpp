@@ -43,6 +43,32 @@ auto redlock_category() noexcept -> const std::error_category& {
     return instance;
 }
 
+auto to_string(errc e) noexcept -> const char* {
+    switch (e) {
+        case errc::contended:
+            return "contended";
+        case errc::quorum_unreachable:
+            return "quorum_unreachable";
+        case errc::validity_expired:
+            return "validity_expired";
+        case errc::not_held:
+            return "not_held";
+        case errc::cancelled:
+            return "cancelled";
+        case errc::invalid_argument:
+            return "invalid_argument";
+        case errc::invalid_config:
+            return "invalid_config";
+        case errc::client_stopped:
+            return "client_stopped";
+        case errc::would_deadlock:
+            return "would_deadlock";
+        case errc::lock_lost:
+            return "lock_lost";
+    }
+    return "unknown";  // a value from a newer library version
+}
+
 auto to_string(node_status s) noexcept -> const char* {
     switch (s) {
         case node_status::ok:

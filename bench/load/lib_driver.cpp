@@ -8,29 +8,7 @@ namespace {
 
 auto errc_name(const std::error_code& code) -> std::string {
     if (code.category() != redlock_category()) return code.message();
-    switch (static_cast<errc>(code.value())) {
-        case errc::contended:
-            return "contended";
-        case errc::quorum_unreachable:
-            return "quorum_unreachable";
-        case errc::validity_expired:
-            return "validity_expired";
-        case errc::not_held:
-            return "not_held";
-        case errc::cancelled:
-            return "cancelled";
-        case errc::invalid_argument:
-            return "invalid_argument";
-        case errc::invalid_config:
-            return "invalid_config";
-        case errc::client_stopped:
-            return "client_stopped";
-        case errc::would_deadlock:
-            return "would_deadlock";
-        case errc::lock_lost:
-            return "lock_lost";
-    }
-    return "errc_" + std::to_string(code.value());
+    return to_string(static_cast<errc>(code.value()));
 }
 
 }  // namespace

@@ -74,6 +74,21 @@ private:
     std::uint64_t state_;
 };
 
+/// Starts cycle `c` afresh at `now`, with a new value.
+inline void restart_cycle(raw_cycle& c, steady::time_point now, value_sequence& values) {
+    c.t0 = now;
+    c.round = 0;
+    c.answered = 0;
+    c.max_counter = 0;
+    values.next(c.value);
+}
+
+/// What round `kind` needs before it is encoded: the fencing token, from the
+/// counters the previous round read.
+inline void prepare_round(raw_cycle& c, round_kind kind) {
+    if (kind == round_kind::confirm) c.token = std::to_string(c.max_counter + 1);
+}
+
 /// Every in-flight cycle's keys, named as the library names them.
 [[nodiscard]] inline auto make_cycles(const client_config& config, const workload& load)
     -> std::vector<raw_cycle> {

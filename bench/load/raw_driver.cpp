@@ -210,19 +210,14 @@ void raw_driver::begin(std::uint32_t index, steady::time_point now) {
         gate_->slot_done();
         return;
     }
-    raw_cycle& c = cycles_[index];
-    c.t0 = now;
-    c.round = 0;
-    c.answered = 0;
-    c.max_counter = 0;
-    values_.next(c.value);
+    restart_cycle(cycles_[index], now, values_);
     send_round(index);
 }
 
 void raw_driver::send_round(std::uint32_t index) {
     raw_cycle& c = cycles_[index];
     const round_kind kind = plan_.rounds[c.round];
-    if (kind == round_kind::confirm) c.token = std::to_string(c.max_counter + 1);
+    prepare_round(c, kind);
     sds cmd = nullptr;
     const int len = format_round(&cmd, kind, c, ttl_text_, wake_prefix_);
     if (len < 0) std::abort();  // out of memory

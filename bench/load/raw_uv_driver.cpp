@@ -111,19 +111,14 @@ void raw_uv_driver::begin(std::uint32_t index, steady::time_point now) {
         gate_->slot_done();
         return;
     }
-    raw_cycle& c = cycles_[index];
-    c.t0 = now;
-    c.round = 0;
-    c.answered = 0;
-    c.max_counter = 0;
-    values_.next(c.value);
+    restart_cycle(cycles_[index], now, values_);
     send_round(index);
 }
 
 void raw_uv_driver::send_round(std::uint32_t index) {
     raw_cycle& c = cycles_[index];
     const round_kind kind = plan_.rounds[c.round];
-    if (kind == round_kind::confirm) c.token = std::to_string(c.max_counter + 1);
+    prepare_round(c, kind);
     // hiredis's asynchronous API formats the command once per node.
     round_argv a = round_arguments(kind, c, ttl_text_, wake_prefix_);
     tag* t = &tags_[index * plan_.rounds.size() + c.round];

@@ -57,6 +57,9 @@ enum class node_status : std::uint8_t {
 };
 
 [[nodiscard]] auto to_string(node_status s) noexcept -> const char*;
+/// The enumerator's name ("contended", "quorum_unreachable", ...), for logs and
+/// machine-readable output; "unknown" for a value this version does not know.
+[[nodiscard]] auto to_string(errc e) noexcept -> const char*;
 
 struct node_report {
     std::string node;    ///< "host:port" or "unix:/path", as configured

@@ -64,21 +64,36 @@ auto slow_failure() -> redlock::lock_options {
     return o;
 }
 
+/// A cluster where another client holds "busy", and a client whose retry delay is fixed at
+/// 300 ms and which runs at most `limit` acquisitions at once.
+class busy_cluster : public cluster {
+protected:
+    [[nodiscard]] auto limited_client(int limit) const -> redlock::client {
+        auto settings = config();
+        settings.max_concurrent_acquisitions = limit;
+        settings.retry.delay = 300ms;
+        settings.retry.jitter = 0ms;
+        return make_client(settings);
+    }
+    void hold_busy() {
+        held_.emplace(owner_.acquire("busy"));
+        REQUIRE(*held_);
+    }
+
+private:
+    redlock::client owner_ = make_client();
+    std::optional<redlock::result<redlock::lock>> held_;
+};
+
 }  // namespace
 
 TEST_SUITE("back-pressure") {
-    TEST_CASE_FIXTURE(cluster,
+    TEST_CASE_FIXTURE(busy_cluster,
                       "with a limit of one, an acquisition of a free resource waits for the "
                       "running one to finish") {
         completions done{2};
-        auto settings = config();
-        settings.max_concurrent_acquisitions = 1;
-        settings.retry.delay = 300ms;
-        settings.retry.jitter = 0ms;
-        auto owner = make_client();
-        auto locks = make_client(settings);
-        auto held = owner.acquire("busy");
-        REQUIRE(held);
+        auto locks = limited_client(1);
+        hold_busy();
 
         locks.acquire_async("busy", slow_failure(), done.callback("busy"));
         locks.acquire_async("free", {}, done.callback("free"));
@@ -91,17 +106,11 @@ TEST_SUITE("back-pressure") {
         CHECK(locks.release(*done.outcome("free")));
     }
 
-    TEST_CASE_FIXTURE(cluster, "without a limit, the free resource is locked first") {
+    TEST_CASE_FIXTURE(busy_cluster, "without a limit, the free resource is locked first") {
         // The control for the case above: the same calls, max_concurrent_acquisitions = 0.
         completions done{2};
-        auto settings = config();
-        settings.max_concurrent_acquisitions = 0;
-        settings.retry.delay = 300ms;
-        settings.retry.jitter = 0ms;
-        auto owner = make_client();
-        auto locks = make_client(settings);
-        auto held = owner.acquire("busy");
-        REQUIRE(held);
+        auto locks = limited_client(0);
+        hold_busy();
 
         locks.acquire_async("busy", slow_failure(), done.callback("busy"));
         locks.acquire_async("free", {}, done.callback("free"));
@@ -113,11 +122,9 @@ TEST_SUITE("back-pressure") {
         CHECK(locks.release(*done.outcome("free")));
     }
 
-    TEST_CASE_FIXTURE(cluster, "held-back acquisitions start in the order they were made") {
+    TEST_CASE_FIXTURE(busy_cluster, "held-back acquisitions start in the order they were made") {
         completions done{5};
-        auto settings = config();
-        settings.max_concurrent_acquisitions = 1;
-        auto locks = make_client(settings);
+        auto locks = limited_client(1);
         const std::vector<std::string> names{"a", "b", "c", "d", "e"};
 
         for (const auto& name : names) locks.acquire_async(name, {}, done.callback(name));
@@ -131,16 +138,10 @@ TEST_SUITE("back-pressure") {
         }
     }
 
-    TEST_CASE_FIXTURE(cluster, "an acquisition with a wait deadline is never held back") {
+    TEST_CASE_FIXTURE(busy_cluster, "an acquisition with a wait deadline is never held back") {
         completions done{2};
-        auto settings = config();
-        settings.max_concurrent_acquisitions = 1;
-        settings.retry.delay = 300ms;
-        settings.retry.jitter = 0ms;
-        auto owner = make_client();
-        auto locks = make_client(settings);
-        auto held = owner.acquire("busy");
-        REQUIRE(held);
+        auto locks = limited_client(1);
+        hold_busy();
         redlock::lock_options waits;
         waits.max_wait = 5s;
 
@@ -153,18 +154,12 @@ TEST_SUITE("back-pressure") {
         CHECK(locks.release(*done.outcome("free")));
     }
 
-    TEST_CASE_FIXTURE(cluster,
+    TEST_CASE_FIXTURE(busy_cluster,
                       "a held-back acquisition can be cancelled before it starts, and sends "
                       "nothing") {
         completions done{2};
-        auto settings = config();
-        settings.max_concurrent_acquisitions = 1;
-        settings.retry.delay = 300ms;
-        settings.retry.jitter = 0ms;
-        auto owner = make_client();
-        auto locks = make_client(settings);
-        auto held = owner.acquire("busy");
-        REQUIRE(held);
+        auto locks = limited_client(1);
+        hold_busy();
 
         locks.acquire_async("busy", slow_failure(), done.callback("busy"));
         const auto ticket = locks.acquire_async("free", {}, done.callback("free"));
@@ -178,17 +173,11 @@ TEST_SUITE("back-pressure") {
         CHECK(count_holding(key_of("free")) == 0);
     }
 
-    TEST_CASE_FIXTURE(cluster, "held-back acquisitions are refused when the client stops") {
+    TEST_CASE_FIXTURE(busy_cluster, "held-back acquisitions are refused when the client stops") {
         completions done{2};
-        auto settings = config();
-        settings.max_concurrent_acquisitions = 1;
-        settings.retry.delay = 300ms;
-        settings.retry.jitter = 0ms;
-        auto owner = make_client();
-        auto held = owner.acquire("busy");
-        REQUIRE(held);
+        hold_busy();
         {
-            auto locks = make_client(settings);
+            auto locks = limited_client(1);
             locks.acquire_async("busy", slow_failure(), done.callback("busy"));
             locks.acquire_async("free", {}, done.callback("free"));
         }  // destroyed: shutdown

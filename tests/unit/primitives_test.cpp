@@ -1,6 +1,7 @@
 #include "detail/random.hpp"
 #include "detail/scripts.hpp"
 #include "detail/sha1.hpp"
+#include "redlock/error.hpp"
 
 #include <doctest/doctest.h>
 
@@ -61,5 +62,22 @@ TEST_SUITE("random_source") {
         }
         CHECK(seen.size() == 11);  // every value in 0..10 shows up
         CHECK(rng.jitter(0ms) == 0ms);
+    }
+}
+
+TEST_SUITE("error names") {
+    TEST_CASE("every errc has its enumerator's name, and an unknown value says so") {
+        using redlock::errc;
+        CHECK(std::string{redlock::to_string(errc::contended)} == "contended");
+        CHECK(std::string{redlock::to_string(errc::quorum_unreachable)} == "quorum_unreachable");
+        CHECK(std::string{redlock::to_string(errc::validity_expired)} == "validity_expired");
+        CHECK(std::string{redlock::to_string(errc::not_held)} == "not_held");
+        CHECK(std::string{redlock::to_string(errc::cancelled)} == "cancelled");
+        CHECK(std::string{redlock::to_string(errc::invalid_argument)} == "invalid_argument");
+        CHECK(std::string{redlock::to_string(errc::invalid_config)} == "invalid_config");
+        CHECK(std::string{redlock::to_string(errc::client_stopped)} == "client_stopped");
+        CHECK(std::string{redlock::to_string(errc::would_deadlock)} == "would_deadlock");
+        CHECK(std::string{redlock::to_string(errc::lock_lost)} == "lock_lost");
+        CHECK(std::string{redlock::to_string(static_cast<errc>(999))} == "unknown");
     }
 }
