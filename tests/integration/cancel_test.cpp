@@ -58,6 +58,7 @@ TEST_SUITE("cancel") {
         auto key = key_of("r");
         auto held = owner.acquire("r");
         REQUIRE(held);
+        REQUIRE(held_everywhere("r", held->value()));
         redlock::lock_options patient;
         patient.max_wait = 10s;
         auto ticket = rival.acquire_async("r", patient, waiting.callback());
@@ -130,6 +131,7 @@ TEST_SUITE("cancel") {
         auto rival = make_client();
         auto held = owner.acquire("r");
         REQUIRE(held);
+        REQUIRE(held_everywhere("r", held->value()));
         std::stop_source stop;
         redlock::lock_options patient;
         patient.max_wait = 10s;

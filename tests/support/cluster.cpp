@@ -1,5 +1,7 @@
 #include "support/cluster.hpp"
 
+#include "support/wait.hpp"
+
 #include <chrono>
 #include <stdexcept>
 #include <utility>
@@ -70,6 +72,13 @@ auto cluster::count_holding(const std::string& full_key, const std::string& valu
         if (answers(s) && s.get(full_key) == value) ++holding;
     }
     return holding;
+}
+
+auto cluster::held_everywhere(std::string_view resource, const std::string& value) const -> bool {
+    const std::string key = key_of(resource);
+    return redlock_test::wait_until(std::chrono::seconds{5}, [&] {
+        return count_holding(key, value) == static_cast<int>(servers_.size());
+    });
 }
 
 auto cluster::total_keys() const -> long long {

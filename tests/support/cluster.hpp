@@ -50,6 +50,11 @@ public:
     /// ... and with exactly `value`.
     [[nodiscard]] auto count_holding(const std::string& full_key, const std::string& value) const
         -> int;
+    /// Waits (at most 5 s) until every server holds `value` at the lock key of `resource`.
+    /// A lock is handed out once a majority granted it; the last SETs may still be on their
+    /// way, and a rival asking before they land can be granted (and release) a node between.
+    [[nodiscard]] auto held_everywhere(std::string_view resource, const std::string& value) const
+        -> bool;
     /// Sum of DBSIZE over the running, unfrozen servers.
     [[nodiscard]] auto total_keys() const -> long long;
 
