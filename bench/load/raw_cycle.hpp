@@ -102,6 +102,24 @@ inline void prepare_round(raw_cycle& c, round_kind kind) {
     return cycles;
 }
 
+/// What both raw drivers derive from the config and the workload.
+struct raw_setup {
+    raw_setup(const client_config& config, const workload& load, std::uint64_t seed)
+        : plan{cycle_plan::of(load.kind)},
+          ttl_text{std::to_string(load.ttl.count())},
+          quorum{config.nodes.size() / 2 + 1},
+          wake_prefix{config.queue_prefix + "wake:"},
+          cycles{make_cycles(config, load)},
+          values{seed} {}
+
+    cycle_plan plan;
+    std::string ttl_text;
+    std::size_t quorum;
+    std::string wake_prefix;  ///< queue_prefix + "wake:", an argument of the release
+    std::vector<raw_cycle> cycles;
+    value_sequence values;
+};
+
 /// The arguments of round `kind` of `c` (views into `c`, `ttl` and `wake_prefix`).
 struct round_argv {
     const char* argv[10];

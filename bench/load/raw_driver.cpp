@@ -113,13 +113,7 @@ auto raw_driver::create(const client_config& config, const workload& load)
 }
 
 raw_driver::raw_driver(const client_config& config, const workload& load)
-    : load_{load},
-      plan_{cycle_plan::of(load.kind)},
-      ttl_text_{std::to_string(load.ttl.count())},
-      quorum_{config.nodes.size() / 2 + 1},
-      wake_prefix_{config.queue_prefix + "wake:"},
-      cycles_{make_cycles(config, load)},
-      values_{static_cast<std::uint64_t>(::getpid()) << 32} {}
+    : load_{load}, run_{config, load, static_cast<std::uint64_t>(::getpid()) << 32} {}
 
 auto raw_driver::connect_all(const client_config& config) -> bool {
     epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
@@ -175,9 +169,9 @@ void raw_driver::finish() {
 // ---- the loop -----------------------------------------------------------------------------
 
 void raw_driver::run() {
-    active_ = static_cast<int>(cycles_.size());
+    active_ = static_cast<int>(run_.cycles.size());
     const auto now = steady::now();
-    for (std::uint32_t i = 0; i < cycles_.size(); ++i) begin(i, now);
+    for (std::uint32_t i = 0; i < run_.cycles.size(); ++i) begin(i, now);
     for (auto& n : nodes_) broken_ = broken_ || !flush(n);
 
     epoll_event events[16];
@@ -210,16 +204,16 @@ void raw_driver::begin(std::uint32_t index, steady::time_point now) {
         gate_->slot_done();
         return;
     }
-    restart_cycle(cycles_[index], now, values_);
+    restart_cycle(run_.cycles[index], now, run_.values);
     send_round(index);
 }
 
 void raw_driver::send_round(std::uint32_t index) {
-    raw_cycle& c = cycles_[index];
-    const round_kind kind = plan_.rounds[c.round];
+    raw_cycle& c = run_.cycles[index];
+    const round_kind kind = run_.plan.rounds[c.round];
     prepare_round(c, kind);
     sds cmd = nullptr;
-    const int len = format_round(&cmd, kind, c, ttl_text_, wake_prefix_);
+    const int len = format_round(&cmd, kind, c, run_.ttl_text, run_.wake_prefix);
     if (len < 0) std::abort();  // out of memory
     for (auto& n : nodes_) {
         n.out.append(cmd, static_cast<std::size_t>(len));
@@ -231,14 +225,15 @@ void raw_driver::send_round(std::uint32_t index) {
 }
 
 void raw_driver::on_reply(const redisReply* reply, pending p) {
-    raw_cycle& c = cycles_[p.cycle];
+    raw_cycle& c = run_.cycles[p.cycle];
     if (p.round != c.round) return;  // a straggler of a round already decided
-    if (const char* anomaly = absorb_reply(plan_.rounds[p.round], reply, c)) stats_->note(anomaly);
+    if (const char* anomaly = absorb_reply(run_.plan.rounds[p.round], reply, c))
+        stats_->note(anomaly);
     ++c.answered;
-    const bool last = c.round + 1 == plan_.rounds.size();
-    if (!last && c.answered == quorum_) {
+    const bool last = c.round + 1 == run_.plan.rounds.size();
+    if (!last && c.answered == run_.quorum) {
         const auto now = steady::now();
-        if (c.round == plan_.acquired_after) stats_->acquire.record(nanos_between(c.t0, now));
+        if (c.round == run_.plan.acquired_after) stats_->acquire.record(nanos_between(c.t0, now));
         ++c.round;
         c.answered = 0;
         send_round(p.cycle);

@@ -72,13 +72,8 @@ private:
     void poll_out(node& n, bool on);
 
     workload load_;
-    cycle_plan plan_;
-    std::string ttl_text_;
-    std::size_t quorum_;
     std::vector<node> nodes_;
-    std::string wake_prefix_;  // queue_prefix + "wake:", an argument of the release
-    std::vector<raw_cycle> cycles_;
-    value_sequence values_;
+    raw_setup run_;  // plan, keys and values of the cycles
     int epoll_fd_ = -1;
     int active_ = 0;
     bool broken_ = false;

@@ -17,14 +17,10 @@ auto raw_uv_driver::create(const client_config& config, const workload& load)
 
 raw_uv_driver::raw_uv_driver(const client_config& config, const workload& load)
     : load_{load},
-      plan_{cycle_plan::of(load.kind)},
-      ttl_text_{std::to_string(load.ttl.count())},
-      quorum_{config.nodes.size() / 2 + 1},
-      wake_prefix_{config.queue_prefix + "wake:"},
-      cycles_{make_cycles(config, load)},
-      values_{(static_cast<std::uint64_t>(::getpid()) << 32) + 0x80000000ULL} {
-    for (std::uint32_t i = 0; i < cycles_.size(); ++i) {
-        for (std::uint32_t r = 0; r < plan_.rounds.size(); ++r) tags_.push_back(tag{this, i, r});
+      run_{config, load, (static_cast<std::uint64_t>(::getpid()) << 32) + 0x80000000ULL} {
+    for (std::uint32_t i = 0; i < run_.cycles.size(); ++i) {
+        for (std::uint32_t r = 0; r < run_.plan.rounds.size(); ++r)
+            tags_.push_back(tag{this, i, r});
     }
 }
 
@@ -32,9 +28,9 @@ auto raw_uv_driver::connect_all(const client_config& config) -> bool {
     uv_loop_init(&loop_);
     uv_async_init(&loop_, &kick_, [](uv_async_t* h) {
         auto& self = *static_cast<raw_uv_driver*>(h->data);
-        self.active_ = static_cast<int>(self.cycles_.size());
+        self.active_ = static_cast<int>(self.run_.cycles.size());
         const auto now = steady::now();
-        for (std::uint32_t i = 0; i < self.cycles_.size(); ++i) self.begin(i, now);
+        for (std::uint32_t i = 0; i < self.run_.cycles.size(); ++i) self.begin(i, now);
     });
     kick_.data = this;
     uv_async_init(&loop_, &stop_,
@@ -111,17 +107,17 @@ void raw_uv_driver::begin(std::uint32_t index, steady::time_point now) {
         gate_->slot_done();
         return;
     }
-    restart_cycle(cycles_[index], now, values_);
+    restart_cycle(run_.cycles[index], now, run_.values);
     send_round(index);
 }
 
 void raw_uv_driver::send_round(std::uint32_t index) {
-    raw_cycle& c = cycles_[index];
-    const round_kind kind = plan_.rounds[c.round];
+    raw_cycle& c = run_.cycles[index];
+    const round_kind kind = run_.plan.rounds[c.round];
     prepare_round(c, kind);
     // hiredis's asynchronous API formats the command once per node.
-    round_argv a = round_arguments(kind, c, ttl_text_, wake_prefix_);
-    tag* t = &tags_[index * plan_.rounds.size() + c.round];
+    round_argv a = round_arguments(kind, c, run_.ttl_text, run_.wake_prefix);
+    tag* t = &tags_[index * run_.plan.rounds.size() + c.round];
     for (redisAsyncContext* ctx : contexts_) {
         redisAsyncCommandArgv(ctx, &raw_uv_driver::on_command, t, a.argc, a.argv, a.lens);
         ++requests_;
@@ -135,13 +131,14 @@ void raw_uv_driver::on_command(redisAsyncContext* /*c*/, void* reply, void* priv
 
 void raw_uv_driver::on_reply(const redisReply* reply, const tag& t) {
     if (reply == nullptr) return;  // disconnecting
-    raw_cycle& c = cycles_[t.cycle];
+    raw_cycle& c = run_.cycles[t.cycle];
     if (t.round != c.round) return;  // a straggler of a round already decided
-    if (const char* anomaly = absorb_reply(plan_.rounds[t.round], reply, c)) stats_->note(anomaly);
+    if (const char* anomaly = absorb_reply(run_.plan.rounds[t.round], reply, c))
+        stats_->note(anomaly);
     ++c.answered;
-    const bool last = c.round + 1 == plan_.rounds.size();
-    if (!last && c.answered == quorum_) {
-        if (c.round == plan_.acquired_after) {
+    const bool last = c.round + 1 == run_.plan.rounds.size();
+    if (!last && c.answered == run_.quorum) {
+        if (c.round == run_.plan.acquired_after) {
             stats_->acquire.record(nanos_between(c.t0, steady::now()));
         }
         ++c.round;

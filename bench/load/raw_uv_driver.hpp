@@ -52,13 +52,8 @@ private:
     static void on_command(redisAsyncContext* c, void* reply, void* privdata);
 
     workload load_;
-    cycle_plan plan_;
-    std::string ttl_text_;
-    std::size_t quorum_;
-    std::string wake_prefix_;  // queue_prefix + "wake:", an argument of the release
-    std::vector<raw_cycle> cycles_;
+    raw_setup run_;          // plan, keys and values of the cycles
     std::vector<tag> tags_;  // one per (cycle, round): the privdata of its commands
-    value_sequence values_;
     std::vector<redisAsyncContext*> contexts_;
     std::atomic<int> connected_{0};
     std::atomic<int> failed_{0};

@@ -19,20 +19,6 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
-auto transport_outcome(const reply_event& event) -> node_outcome {
-    switch (event.status) {
-        case request_status::timeout:
-            return {node_status::timeout, std::string{event.cause}};
-        case request_status::unreachable:
-            return {node_status::unreachable, std::string{event.cause}};
-        case request_status::stopped:
-            return {node_status::cancelled, std::string{event.cause}};
-        case request_status::reply:
-            break;
-    }
-    return {node_status::error, describe_reply(event.reply)};
-}
-
 }  // namespace
 
 acquire_op::acquire_op(client_core& core, std::vector<std::string> resources, lock_options options,
@@ -221,7 +207,7 @@ void acquire_op::handle(std::uint32_t tag, const reply_event& event) {
 auto acquire_op::outcome_of(const reply_event& event, bool confirm) const -> node_outcome {
     node_outcome r;
     if (event.status != request_status::reply || is_error(event.reply)) {
-        r = transport_outcome(event);
+        r = failed_outcome(event);
     } else {
         std::optional<long long> yes;
         if (confirm) {
@@ -596,11 +582,7 @@ auto acquire_op::describe_failure(errc reason) const -> std::string {
                           std::to_string(core_.node_count()) + " nodes " +
                           (fencing_ ? "granted or confirmed, " : "granted, ") +
                           std::to_string(quorum(core_.node_count())) + " needed";
-    for (std::size_t i = 0; i < reports_.size(); ++i) {
-        if (reports_.status(i) == node_status::ok) continue;
-        message += "; " + core_.node(i).name() + " " + to_string(reports_.status(i));
-        if (!reports_.detail(i).empty()) message += ": " + std::string{reports_.detail(i)};
-    }
+    reports_.append_problems(message, [this](std::size_t i) { return core_.node(i).name(); });
     message += ")";
     return message;
 }

@@ -237,6 +237,12 @@ void client_core::start_acquire(client::acquire_ticket ticket, std::vector<std::
             held_back{ticket, std::move(resources), std::move(options), std::move(done)});
         return;
     }
+    launch_acquire(ticket, std::move(resources), std::move(options), std::move(done), limited);
+}
+
+void client_core::launch_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
+                                 lock_options options, client::acquire_callback done,
+                                 bool limited) {
     auto op = std::make_unique<acquire_op>(*this, std::move(resources), std::move(options),
                                            std::move(done), ticket);
     if (limited) {
@@ -252,12 +258,8 @@ void client_core::acquisition_finished() {
     while (!stopping_ && !admission_.empty() && limited_running_ < limit) {
         held_back next = std::move(admission_.front());
         admission_.pop_front();
-        auto op =
-            std::make_unique<acquire_op>(*this, std::move(next.resources), std::move(next.options),
-                                         std::move(next.done), next.ticket);
-        op->count_against_limit();
-        ++limited_running_;
-        start_op(std::move(op));
+        launch_acquire(next.ticket, std::move(next.resources), std::move(next.options),
+                       std::move(next.done), true);
     }
 }
 

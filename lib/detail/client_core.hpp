@@ -107,6 +107,8 @@ private:
                        lock_options options, client::acquire_callback done);
     void start_release(std::shared_ptr<lock_state> state, client::release_callback done);
     void delete_ops() noexcept;
+    void launch_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
+                        lock_options options, client::acquire_callback done, bool limited);
     void refuse(client::acquire_callback done, errc why);
     void begin_shutdown();
     void close_everything();

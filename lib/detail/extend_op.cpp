@@ -52,7 +52,7 @@ void extend_op::start() {
     const std::size_t n = core_.node_count();
     tally_ = quorum_tally{n};
     for (std::size_t i = 0; i < n; ++i) {
-        reports_.push_back(node_report{core_.node(i).name(), node_status::cancelled, "no answer"});
+        reports_.reset(n);
     }
     open_ = true;
     missing_.assign(n, false);
@@ -98,39 +98,23 @@ void extend_op::handle(std::uint32_t tag, const reply_event& event) {
         send_extend(node, true);  // restarted or flushed node: EVAL loads the script again
         return;
     }
-    node_report& r = reports_[node];
+    const std::optional<long long> answer =
+        event.status == request_status::reply ? integer_of(event.reply) : std::nullopt;
     quorum_tally::verdict verdict = quorum_tally::verdict::pending;
-    switch (event.status) {
-        case request_status::reply:
-            if (integer_of(event.reply) == 1) {
-                r.status = node_status::ok;
-                r.detail.clear();
-                verdict = tally_.yes();
-            } else if (integer_of(event.reply) == 0) {
-                r.status = node_status::refused;
-                r.detail = "holds another value";
-                verdict = tally_.refused();
-            } else if (integer_of(event.reply) == -1) {
-                // Never counted, even if repaired below: a missing key is not ours.
-                r.status = node_status::refused;
-                r.detail = "the key is missing (restarted or evicted)";
-                missing_[node] = true;
-                verdict = tally_.refused();
-            } else {
-                r.status = node_status::error;
-                r.detail = describe_reply(event.reply);
-                verdict = tally_.failed();
-            }
-            break;
-        case request_status::timeout:
-        case request_status::unreachable:
-        case request_status::stopped:
-            r.status = event.status == request_status::timeout       ? node_status::timeout
-                       : event.status == request_status::unreachable ? node_status::unreachable
-                                                                     : node_status::cancelled;
-            r.detail = std::string{event.cause};
-            verdict = tally_.failed();
-            break;
+    if (answer == 1) {
+        reports_.set(node, {node_status::ok, {}});
+        verdict = tally_.yes();
+    } else if (answer == 0) {
+        reports_.set(node, {node_status::refused, "holds another value"});
+        verdict = tally_.refused();
+    } else if (answer == -1) {
+        // Never counted, even if repaired below: a missing key is not ours.
+        reports_.set(node, {node_status::refused, "the key is missing (restarted or evicted)"});
+        missing_[node] = true;
+        verdict = tally_.refused();
+    } else {
+        reports_.set(node, failed_outcome(event));
+        verdict = tally_.failed();
     }
     decide(verdict);
 }
@@ -194,19 +178,17 @@ void extend_op::fail(errc code, std::string why) {
     finished_ = true;
     std::string message = "cannot extend '" + state_->resources.front() + "': " + why +
                           "; it stays valid until its previous deadline" + describe_nodes();
-    deliver(done_, result<milliseconds>{
-                       failure{error{make_error_code(code), std::move(message), reports_, 0}}});
+    deliver(done_,
+            result<milliseconds>{failure{error{
+                make_error_code(code), std::move(message),
+                reports_.to_reports([this](std::size_t i) { return core_.node(i).name(); }), 0}}});
 }
 
 auto extend_op::describe_nodes() const -> std::string {
     std::string text = " (" + std::to_string(tally_.yes_count()) + " of " +
                        std::to_string(core_.node_count()) + " confirmed, " +
                        std::to_string(tally_.needed()) + " needed";
-    for (const auto& r : reports_) {
-        if (r.status == node_status::ok) continue;
-        text += "; " + r.node + " " + to_string(r.status);
-        if (!r.detail.empty()) text += ": " + r.detail;
-    }
+    reports_.append_problems(text, [this](std::size_t i) { return core_.node(i).name(); });
     return text + ")";
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "detail/node_outcomes.hpp"
 #include "detail/operation.hpp"
 #include "detail/quorum_tally.hpp"
 #include "detail/timer_queue.hpp"
@@ -44,7 +45,7 @@ private:
     client::extend_callback done_;
     std::chrono::steady_clock::time_point start_;
     quorum_tally tally_{0};
-    std::vector<node_report> reports_;
+    node_outcomes reports_;
     bool open_ = false;
     bool extended_ = false;      // confirmed on a majority: repairs are allowed
     std::vector<bool> missing_;  // nodes that answered: key missing

@@ -27,10 +27,14 @@ void flush_hooks::forget(node_connection& connection) noexcept {
     due_.erase(std::remove(due_.begin(), due_.end(), &connection), due_.end());
 }
 
-void flush_hooks::run() {
+void flush_hooks::stop() {
     started_ = false;
     uv_prepare_stop(&prepare_);
     uv_check_stop(&check_);
+}
+
+void flush_hooks::run() {
+    stop();
     // A flush can deliver failures whose callbacks queue more commands: run
     // those too, now. A hook started from inside this one would only run after
     // the loop had blocked.
@@ -39,11 +43,7 @@ void flush_hooks::run() {
         for (node_connection* c : running_) c->on_flush();
         running_.clear();
     }
-    if (started_) {
-        started_ = false;
-        uv_prepare_stop(&prepare_);
-        uv_check_stop(&check_);
-    }
+    if (started_) stop();  // restarted by a request this run has served
 }
 
 void flush_hooks::close(std::function<void()> done) {

@@ -31,6 +31,7 @@ public:
 
 private:
     void run();
+    void stop();
 
     uv_prepare_t prepare_{};
     uv_check_t check_{};

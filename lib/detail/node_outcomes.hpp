@@ -1,5 +1,7 @@
 #pragma once
 
+#include "detail/command.hpp"
+#include "detail/node_connection.hpp"
 #include "redlock/error.hpp"
 
 #include <algorithm>
@@ -18,6 +20,22 @@ struct node_outcome {
     node_status status = node_status::cancelled;
     std::string detail;
 };
+
+/// What a request that did not succeed tells of its node: the transport's
+/// cause (timeout, unreachable, stopped), or the node's unexpected reply.
+[[nodiscard]] inline auto failed_outcome(const reply_event& event) -> node_outcome {
+    switch (event.status) {
+        case request_status::timeout:
+            return {node_status::timeout, std::string{event.cause}};
+        case request_status::unreachable:
+            return {node_status::unreachable, std::string{event.cause}};
+        case request_status::stopped:
+            return {node_status::cancelled, std::string{event.cause}};
+        case request_status::reply:
+            break;
+    }
+    return {node_status::error, describe_reply(event.reply)};
+}
 
 /// What every node said to one round of an operation, kept compactly: a
 /// status byte per node, and detail texts only once some node has one (the
@@ -58,6 +76,15 @@ public:
     }
     [[nodiscard]] auto count(node_status s) const noexcept -> std::size_t {
         return static_cast<std::size_t>(std::count(statuses(), statuses() + size_, s));
+    }
+    /// Appends "; <node> <status>[: <detail>]" for every node that did not say ok.
+    template <class NameOf>
+    void append_problems(std::string& text, NameOf&& name_of) const {
+        for (std::size_t i = 0; i < size_; ++i) {
+            if (status(i) == node_status::ok) continue;
+            text += "; " + std::string{name_of(i)} + " " + to_string(status(i));
+            if (!detail(i).empty()) text.append(": ").append(detail(i));
+        }
     }
     /// The reports as users see them; `name_of(i)` names node i.
     template <class NameOf>

@@ -59,18 +59,13 @@ void release_op::handle(std::uint32_t tag, const reply_event& event) {
                 r.status = node_status::refused;
                 r.detail = "not held with this value (expired, or taken over)";
             } else {
-                r.status = node_status::error;
-                r.detail = describe_reply(event.reply);
+                r = failed_outcome(event);
             }
             break;
         case request_status::timeout:
-            r = {node_status::timeout, std::string{event.cause}};
-            break;
         case request_status::unreachable:
-            r = {node_status::unreachable, std::string{event.cause}};
-            break;
         case request_status::stopped:
-            r = {node_status::cancelled, std::string{event.cause}};
+            r = failed_outcome(event);
             break;
     }
     outcomes_.set(node, std::move(r));
