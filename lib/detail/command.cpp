@@ -1,45 +1,82 @@
 #include "detail/command.hpp"
 
-#include <array>
-#include <new>
-#include <vector>
+#include <charconv>
+#include <cstring>
+#include <utility>
 
 namespace redlock::detail {
+namespace {
 
-encoded_command::encoded_command(std::span<const std::string_view> argv) {
-    // Common commands fit on the stack; a lock over many resources does not.
-    constexpr std::size_t on_stack = 16;
-    std::array<const char*, on_stack> ptr_buf{};
-    std::array<std::size_t, on_stack> len_buf{};
-    std::vector<const char*> ptr_heap;
-    std::vector<std::size_t> len_heap;
-    const char** ptrs = ptr_buf.data();
-    std::size_t* lens = len_buf.data();
-    if (argv.size() > on_stack) {
-        ptr_heap.resize(argv.size());
-        len_heap.resize(argv.size());
-        ptrs = ptr_heap.data();
-        lens = len_heap.data();
+[[nodiscard]] constexpr auto decimal_digits(std::size_t n) noexcept -> std::size_t {
+    std::size_t digits = 1;
+    while (n >= 10) {
+        n /= 10;
+        ++digits;
     }
-    for (std::size_t i = 0; i < argv.size(); ++i) {
-        ptrs[i] = argv[i].data();
-        lens[i] = argv[i].size();
-    }
-    // The sds variant: one allocation of the exact size, and hiredis's own
-    // integer formatting instead of sprintf (about twice as fast).
-    sds encoded = nullptr;
-    const int len = redisFormatSdsCommandArgv(&encoded, static_cast<int>(argv.size()), ptrs, lens);
-    if (len < 0) throw std::bad_alloc{};
-    data_ = encoded;
-    size_ = static_cast<std::size_t>(len);
+    return digits;
 }
 
-encoded_command::~encoded_command() {
-    if (data_ != nullptr) redisFreeSdsCommand(data_);
+/// `lead` (`*` or `$`), `n` in decimal, CRLF.
+auto put_header(char* out, char lead, std::size_t n) noexcept -> char* {
+    *out++ = lead;
+    out = std::to_chars(out, out + decimal_digits(n), n).ptr;
+    *out++ = '\r';
+    *out++ = '\n';
+    return out;
+}
+
+}  // namespace
+
+auto encoded_command::encoded_size(std::span<const std::string_view> argv) noexcept -> std::size_t {
+    constexpr std::size_t framing = 3;  // the lead byte and CRLF of a header
+    std::size_t size = framing + decimal_digits(argv.size());
+    for (const std::string_view a : argv) size += framing + decimal_digits(a.size()) + a.size() + 2;
+    return size;
+}
+
+auto encoded_command::encode_to(char* out, std::span<const std::string_view> argv) noexcept
+    -> char* {
+    out = put_header(out, '*', argv.size());
+    for (const std::string_view a : argv) {
+        out = put_header(out, '$', a.size());
+        if (!a.empty()) std::memcpy(out, a.data(), a.size());
+        out += a.size();
+        *out++ = '\r';
+        *out++ = '\n';
+    }
+    return out;
+}
+
+encoded_command::encoded_command(std::span<const std::string_view> argv)
+    : size_{encoded_size(argv)} {
+    char* out = in_place_.data();
+    if (size_ > in_place_.size()) {
+        heap_ = std::make_unique_for_overwrite<char[]>(size_);
+        out = heap_.get();
+    }
+    encode_to(out, argv);
+}
+
+encoded_command::encoded_command(encoded_command&& other) noexcept {
+    take(other);
+}
+
+auto encoded_command::operator=(encoded_command&& other) noexcept -> encoded_command& {
+    if (this != &other) take(other);
+    return *this;
+}
+
+void encoded_command::take(encoded_command& other) noexcept {
+    heap_ = std::move(other.heap_);
+    size_ = std::exchange(other.size_, 0);
+    if (!heap_) std::memcpy(in_place_.data(), other.in_place_.data(), size_);
 }
 
 void append_command(std::string& out, std::initializer_list<std::string_view> argv) {
-    out.append(encoded_command{argv}.bytes());
+    const std::span<const std::string_view> args{argv.begin(), argv.size()};
+    const std::size_t start = out.size();
+    out.resize(start + encoded_command::encoded_size(args));
+    encoded_command::encode_to(out.data() + start, args);
 }
 
 auto describe_reply(const redisReply* r) -> std::string {

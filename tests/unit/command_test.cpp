@@ -1,16 +1,41 @@
-// Command encoding: what every node receives is the RESP that hiredis's formatter writes,
-// encoded once per fan-out (detail::encoded_command) and shared by every node.
+// Command encoding: what every node receives is the RESP that hiredis's formatter writes
+// (hiredis is the oracle here), encoded once per fan-out (detail::encoded_command) and
+// shared by every node.
 
 #include "detail/command.hpp"
 
 #include <doctest/doctest.h>
+#include <hiredis/hiredis.h>
 
+#include <cstddef>
+#include <random>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 using redlock::detail::encoded_command;
+
+namespace {
+
+/// What hiredis's own formatter writes for `argv`.
+auto hiredis_encoding(const std::vector<std::string>& argv) -> std::string {
+    std::vector<const char*> ptrs;
+    std::vector<std::size_t> lens;
+    for (const auto& a : argv) {
+        ptrs.push_back(a.data());
+        lens.push_back(a.size());
+    }
+    sds out = nullptr;
+    const int len =
+        redisFormatSdsCommandArgv(&out, static_cast<int>(argv.size()), ptrs.data(), lens.data());
+    REQUIRE(len >= 0);
+    std::string bytes{out, static_cast<std::size_t>(len)};
+    redisFreeSdsCommand(out);
+    return bytes;
+}
+
+}  // namespace
 
 TEST_SUITE("encoded_command") {
     TEST_CASE("a SET is encoded as a RESP array of bulk strings") {
@@ -40,14 +65,57 @@ TEST_SUITE("encoded_command") {
         CHECK(many.bytes() == expected);
     }
 
-    TEST_CASE("a moved-from command is empty and the bytes move with the object") {
-        encoded_command first{"PING"};
-        const std::string_view bytes = first.bytes();
+    TEST_CASE("a moved-from command is empty; a large one's bytes move without a copy") {
+        encoded_command small{"PING"};
+        encoded_command moved_small{std::move(small)};
+        CHECK(moved_small.bytes() == "*1\r\n$4\r\nPING\r\n");
+        CHECK(small.bytes().empty());  // NOLINT(bugprone-use-after-move)
 
-        encoded_command second{std::move(first)};
+        const std::string big(1000, 'x');  // beyond the in-place capacity
+        encoded_command large{"SET", big};
+        const std::string_view bytes = large.bytes();
+        encoded_command moved_large{std::move(large)};
+        CHECK(moved_large.bytes().data() == bytes.data());
+        CHECK(moved_large.bytes().size() == 4 + 9 + 7 + 1000 + 2);  // *2, $3 SET, $1000 ...
+        CHECK(large.bytes().empty());  // NOLINT(bugprone-use-after-move)
 
-        CHECK(second.bytes() == "*1\r\n$4\r\nPING\r\n");
-        CHECK(second.bytes().data() == bytes.data());  // moved, not copied
-        CHECK(first.bytes().empty());                  // NOLINT(bugprone-use-after-move)
+        moved_small = std::move(moved_large);  // heap into in-place
+        CHECK(moved_small.bytes().data() == bytes.data());
+        encoded_command tiny{"GET", "k"};
+        moved_small = std::move(tiny);  // in-place over heap
+        CHECK(moved_small.bytes() == "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n");
+    }
+
+    TEST_CASE("every encoding equals hiredis's, at and around each length boundary") {
+        // Lengths that cross a digit count (9/10, 99/100, 999/1000) and the in-place
+        // capacity (the whole command near 256 bytes), with random binary bytes.
+        std::mt19937 rng{20261122};
+        std::uniform_int_distribution<int> byte{0, 255};
+        const std::size_t lengths[] = {0,   1,   9,   10,  11,  99,   100,  101,  200,
+                                       220, 230, 235, 240, 999, 1000, 1001, 70000};
+        for (const std::size_t first : lengths) {
+            for (std::size_t argc = 1; argc <= 12; argc += 11) {
+                std::vector<std::string> argv;
+                for (std::size_t i = 0; i < argc; ++i) {
+                    std::string a(i == 0 ? first : i * 3, '\0');
+                    for (char& c : a) c = static_cast<char>(byte(rng));
+                    argv.push_back(std::move(a));
+                }
+                const std::vector<std::string_view> views{argv.begin(), argv.end()};
+                const encoded_command encoded{std::span<const std::string_view>{views}};
+                CAPTURE(first);
+                CAPTURE(argc);
+                CHECK(encoded.bytes() == hiredis_encoding(argv));
+                CHECK(encoded.bytes().size() ==
+                      encoded_command::encoded_size(std::span<const std::string_view>{views}));
+            }
+        }
+    }
+
+    TEST_CASE("append_command appends after what the buffer already holds") {
+        std::string out = "*1\r\n$4\r\nPING\r\n";
+        redlock::detail::append_command(out, {"SET", "k", "v", "NX", "PX", "30000"});
+        CHECK(out ==
+              "*1\r\n$4\r\nPING\r\n" + hiredis_encoding({"SET", "k", "v", "NX", "PX", "30000"}));
     }
 }
