@@ -140,6 +140,35 @@ void client_core::delete_ops() noexcept {
 
 // ---- entering the loop --------------------------------------------------------------------
 
+template <typename Callback, typename Start>
+void client_core::call_on_loop(Callback done, Start start) {
+    if (on_loop_thread()) {
+        if (stopping_ || !start(done)) refuse_stopped(std::move(done));
+        return;
+    }
+    class call final : public loop_task {
+    public:
+        call(client_core& core, Callback done, Start start)
+            : core_{core}, done_{std::move(done)}, start_{std::move(start)} {}
+        void run(std::unique_ptr<loop_task> /*self*/) override {
+            if (!start_(done_)) core_.refuse_stopped(std::move(done_));
+        }
+        client_core& core_;
+        Callback done_;
+        Start start_;
+    };
+    std::unique_ptr<loop_task> task =
+        std::make_unique<call>(*this, std::move(done), std::move(start));
+    if (!loop_.post(task)) refuse_stopped(std::move(static_cast<call&>(*task).done_));
+}
+
+template <typename Callback>
+void client_core::refuse_stopped(Callback done) {
+    complete_later([done = std::move(done)] {
+        if (done) done(failure{stopped_error()});
+    });
+}
+
 auto client_core::run_on_loop(std::function<void()> task) -> bool {
     if (on_loop_thread()) {
         if (stopping_) return false;
@@ -208,36 +237,48 @@ auto client_core::acquire(std::vector<std::string> resources, lock_options optio
         start_acquire(ticket, std::move(resources), std::move(options), std::move(done));
         return ticket;
     }
-    auto shared_done = std::make_shared<client::acquire_callback>(std::move(done));
-    const auto reject = [shared_done] {
-        if (*shared_done) (*shared_done)(failure{stopped_error()});
-    };
-    const bool accepted = run_on_loop([this, ticket, resources = std::move(resources),
-                                       options = std::move(options), shared_done,
-                                       reject]() mutable {
-        if (stopping_) {
-            complete_later(reject);
-            return;
-        }
-        start_acquire(ticket, std::move(resources), std::move(options), std::move(*shared_done));
-    });
-    if (!accepted) complete_later(reject);
+    std::unique_ptr<loop_task> task = std::make_unique<pending_acquire>(
+        *this, ticket, std::move(resources), std::move(options), std::move(done));
+    if (!loop_.post(task)) refuse_stopped(std::move(static_cast<pending_acquire&>(*task).done));
     return ticket;
+}
+
+void client_core::pending_acquire::run(std::unique_ptr<loop_task> self) {
+    core.admit(std::unique_ptr<pending_acquire>{static_cast<pending_acquire*>(self.release())});
+}
+
+auto client_core::held_back(const lock_options& options) const noexcept -> bool {
+    // Acquisitions with a wait deadline are never held back: they can wait
+    // for a holder for long, and would starve the others of their places.
+    if (options.max_wait.has_value() || config_.max_concurrent_acquisitions <= 0) return false;
+    return limited_running_ >= static_cast<std::size_t>(config_.max_concurrent_acquisitions) ||
+           !admission_.empty();
 }
 
 void client_core::start_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
                                 lock_options options, client::acquire_callback done) {
-    // Acquisitions with a wait deadline are never held back: they can wait
-    // for a holder for long, and would starve the others of their places.
-    const bool limited = !options.max_wait.has_value() && config_.max_concurrent_acquisitions > 0;
-    if (limited &&
-        (limited_running_ >= static_cast<std::size_t>(config_.max_concurrent_acquisitions) ||
-         !admission_.empty())) {
-        admission_.push_back(
-            held_back{ticket, std::move(resources), std::move(options), std::move(done)});
+    if (held_back(options)) {
+        admission_.push_back(std::make_unique<pending_acquire>(
+            *this, ticket, std::move(resources), std::move(options), std::move(done)));
         return;
     }
+    const bool limited = !options.max_wait.has_value() && config_.max_concurrent_acquisitions > 0;
     launch_acquire(ticket, std::move(resources), std::move(options), std::move(done), limited);
+}
+
+void client_core::admit(std::unique_ptr<pending_acquire> pending) {
+    if (stopping_) {
+        refuse_stopped(std::move(pending->done));
+        return;
+    }
+    if (held_back(pending->options)) {
+        admission_.push_back(std::move(pending));  // the task itself waits its turn
+        return;
+    }
+    pending_acquire& p = *pending;
+    const bool limited = !p.options.max_wait.has_value() && config_.max_concurrent_acquisitions > 0;
+    launch_acquire(p.ticket, std::move(p.resources), std::move(p.options), std::move(p.done),
+                   limited);
 }
 
 void client_core::launch_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
@@ -256,10 +297,10 @@ void client_core::acquisition_finished() {
     --limited_running_;
     const auto limit = static_cast<std::size_t>(config_.max_concurrent_acquisitions);
     while (!stopping_ && !admission_.empty() && limited_running_ < limit) {
-        held_back next = std::move(admission_.front());
+        const std::unique_ptr<pending_acquire> next = std::move(admission_.front());
         admission_.pop_front();
-        launch_acquire(next.ticket, std::move(next.resources), std::move(next.options),
-                       std::move(next.done), true);
+        launch_acquire(next->ticket, std::move(next->resources), std::move(next->options),
+                       std::move(next->done), true);
     }
 }
 
@@ -295,8 +336,8 @@ void client_core::cancel(client::acquire_ticket ticket) {
             }
         }
         for (auto it = admission_.begin(); it != admission_.end(); ++it) {
-            if (it->ticket != ticket) continue;
-            refuse(std::move(it->done), errc::cancelled);
+            if ((*it)->ticket != ticket) continue;
+            refuse(std::move((*it)->done), errc::cancelled);
             admission_.erase(it);
             return;
         }
@@ -310,58 +351,33 @@ void client_core::release(std::shared_ptr<lock_state> state, client::release_cal
         start_release(std::move(state), std::move(done));
         return;
     }
-    auto shared_done = std::make_shared<client::release_callback>(std::move(done));
-    const auto reject = [shared_done] {
-        if (*shared_done) (*shared_done)(failure{stopped_error()});
-    };
-    const bool accepted =
-        run_on_loop([this, state = std::move(state), shared_done, reject]() mutable {
-            if (stopping_ && closing_) {
-                complete_later(reject);
-                return;
-            }
-            start_release(std::move(state), std::move(*shared_done));
-        });
-    if (!accepted) complete_later(reject);
+    call_on_loop(std::move(done),
+                 [this, state = std::move(state)](client::release_callback& d) mutable {
+                     if (stopping_ && closing_) return false;
+                     start_release(std::move(state), std::move(d));
+                     return true;
+                 });
 }
 
 void client_core::extend(std::shared_ptr<lock_state> state, std::chrono::milliseconds ttl,
                          client::extend_callback done) {
-    auto shared_done = std::make_shared<client::extend_callback>(std::move(done));
-    const auto reject = [shared_done] {
-        if (*shared_done) (*shared_done)(failure{stopped_error()});
-    };
-    const bool accepted =
-        run_on_loop([this, state = std::move(state), ttl, shared_done, reject]() mutable {
-            if (stopping_) {
-                complete_later(reject);
-                return;
-            }
-            start_op(
-                std::make_unique<extend_op>(*this, std::move(state), ttl, std::move(*shared_done)));
+    call_on_loop(
+        std::move(done), [this, state = std::move(state), ttl](client::extend_callback& d) mutable {
+            if (stopping_) return false;
+            start_op(std::make_unique<extend_op>(*this, std::move(state), ttl, std::move(d)));
+            return true;
         });
-    if (!accepted) complete_later(reject);
 }
 
 void client_core::probe(std::vector<std::vector<std::string>> commands,
                         std::function<void(result<std::vector<node_probe>>)> done) {
-    auto shared_done =
-        std::make_shared<std::function<void(result<std::vector<node_probe>>)>>(std::move(done));
-    const auto reject = [shared_done] {
-        if (*shared_done) (*shared_done)(failure{stopped_error()});
-    };
-    const bool accepted =
-        run_on_loop([this, commands = std::move(commands), shared_done, reject]() mutable {
-            if (stopping_) {
-                complete_later(reject);
-                return;
-            }
-            start_op(std::make_unique<probe_op>(*this, std::move(commands),
-                                                [shared_done](std::vector<node_probe> probes) {
-                                                    (*shared_done)(std::move(probes));
-                                                }));
-        });
-    if (!accepted) complete_later(reject);
+    call_on_loop(std::move(done), [this, commands = std::move(commands)](auto& d) mutable {
+        if (stopping_) return false;
+        start_op(std::make_unique<probe_op>(
+            *this, std::move(commands),
+            [d = std::move(d)](std::vector<node_probe> probes) { d(std::move(probes)); }));
+        return true;
+    });
 }
 
 auto client_core::stats() const -> client_stats {
@@ -417,7 +433,7 @@ void client_core::begin_shutdown() {
     if (stopping_) return;
     stopping_ = true;
     watchdog_.forget_all();  // renewals stop with the client; the keys expire by TTL
-    for (auto& h : std::exchange(admission_, {})) refuse(std::move(h.done), errc::client_stopped);
+    for (auto& h : std::exchange(admission_, {})) refuse(std::move(h->done), errc::client_stopped);
     std::vector<operation*> live;
     for (operation* op = ops_; op != nullptr; op = op->next_) live.push_back(op);
     for (operation* op : live) op->cancel(errc::client_stopped);  // may retire ops

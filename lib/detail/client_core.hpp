@@ -97,14 +97,46 @@ public:
     [[nodiscard]] auto op_counters() noexcept -> counters& { return counters_; }
 
 private:
+    /// An acquisition on its way to start: carried from another thread to the
+    /// loop in this one allocation, and kept as is while back-pressure holds it.
+    struct pending_acquire final : loop_task {
+        pending_acquire(client_core& core_, client::acquire_ticket ticket_,
+                        std::vector<std::string> resources_, lock_options options_,
+                        client::acquire_callback done_)
+            : core{core_},
+              ticket{ticket_},
+              resources{std::move(resources_)},
+              options{std::move(options_)},
+              done{std::move(done_)} {}
+        void run(std::unique_ptr<loop_task> self) override;
+
+        client_core& core;
+        client::acquire_ticket ticket;
+        std::vector<std::string> resources;
+        lock_options options;
+        client::acquire_callback done;
+    };
+
+    /// Runs `start(done)` on the loop thread: at once if called there, else
+    /// carried over with its callback in one task. `start` returns false when
+    /// the client no longer takes the call; `done` then hears stopped_error on
+    /// a later turn, as it does when the loop has closed.
+    template <typename Callback, typename Start>
+    void call_on_loop(Callback done, Start start);
+    /// Delivers stopped_error to `done` on a later turn.
+    template <typename Callback>
+    void refuse_stopped(Callback done);
     /// Runs `task` on the loop thread: now if already there, else posted. False
     /// if the client has stopped (the task did not run and never will).
     auto run_on_loop(std::function<void()> task) -> bool;
     /// Delivers a completion later on the loop thread, never inside the caller.
     void complete_later(std::function<void()> completion);
     void start_op(std::unique_ptr<operation> op);
+    /// On the loop thread: starts an acquisition, or holds it back.
     void start_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
                        lock_options options, client::acquire_callback done);
+    void admit(std::unique_ptr<pending_acquire> pending);
+    [[nodiscard]] auto held_back(const lock_options& options) const noexcept -> bool;
     void start_release(std::shared_ptr<lock_state> state, client::release_callback done);
     void delete_ops() noexcept;
     void launch_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
@@ -129,13 +161,7 @@ private:
     operation* ops_ = nullptr;  // live operations, owned: an intrusive list (operation::next_)
     // Back-pressure (config.max_concurrent_acquisitions): acquisitions waiting
     // for their turn to start, in order, and how many limited ones run.
-    struct held_back {
-        client::acquire_ticket ticket;
-        std::vector<std::string> resources;
-        lock_options options;
-        client::acquire_callback done;
-    };
-    std::deque<held_back> admission_;
+    std::deque<std::unique_ptr<pending_acquire>> admission_;
     std::size_t limited_running_ = 0;
     std::atomic<client::acquire_ticket> next_ticket_{0};
     watchdog watchdog_{*this};

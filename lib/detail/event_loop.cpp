@@ -27,6 +27,8 @@ event_loop::event_loop(uv_loop_t* external)
 event_loop::~event_loop() {
     if (thread_.joinable()) join();
     close_loop();
+    // Tasks posted to a loop that never ran them (close() drains the others).
+    for (loop_task* t = queue_head_; t != nullptr;) delete std::exchange(t, t->next_);
 }
 
 auto event_loop::on_loop_thread() const noexcept -> bool {
@@ -54,14 +56,34 @@ void event_loop::run_thread(std::function<void()> after_run) {
     running.wait();
 }
 
-auto event_loop::post(task t) -> bool {
+auto event_loop::post(std::unique_ptr<loop_task>& t) -> bool {
     {
         std::lock_guard guard{mutex_};
         if (closing_) return false;
-        queue_.push_back(std::move(t));
+        loop_task* queued = t.release();
+        (queue_tail_ != nullptr ? queue_tail_->next_ : queue_head_) = queued;
+        queue_tail_ = queued;
     }
     uv_async_send(&wakeup_);
     return true;
+}
+
+namespace {
+
+class function_task final : public loop_task {
+public:
+    explicit function_task(event_loop::task fn) : fn_{std::move(fn)} {}
+    void run(std::unique_ptr<loop_task> /*self*/) override { fn_(); }
+
+private:
+    event_loop::task fn_;
+};
+
+}  // namespace
+
+auto event_loop::post(task t) -> bool {
+    std::unique_ptr<loop_task> wrapped = std::make_unique<function_task>(std::move(t));
+    return post(wrapped);
 }
 
 void event_loop::on_wakeup(uv_async_t* handle) {
@@ -69,12 +91,19 @@ void event_loop::on_wakeup(uv_async_t* handle) {
 }
 
 void event_loop::drain() {
-    std::deque<task> batch;
+    loop_task* batch = nullptr;
     {
         std::lock_guard guard{mutex_};
-        batch.swap(queue_);
+        batch = std::exchange(queue_head_, nullptr);
+        queue_tail_ = nullptr;
     }
-    for (auto& t : batch) call_guarded(t);  // outside the lock: tasks may post more tasks
+    // Outside the lock: tasks may post more tasks.
+    while (batch != nullptr) {
+        std::unique_ptr<loop_task> t{std::exchange(batch, batch->next_)};
+        t->next_ = nullptr;
+        loop_task& next = *t;
+        call_guarded([&] { next.run(std::move(t)); });
+    }
 }
 
 void event_loop::close(std::function<void()> done) {

@@ -2,12 +2,32 @@
 
 #include <uv.h>
 
-#include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 
 namespace redlock::detail {
+
+/// Work handed to the loop thread from another thread. A task carries its own
+/// arguments and is linked into the queue in place: posting one costs one
+/// allocation, the task itself (a call made from another thread while many
+/// locks are in flight is worth keeping cheap; see docs/benchmarks.md).
+class loop_task {
+public:
+    loop_task() = default;
+    loop_task(const loop_task&) = delete;
+    auto operator=(const loop_task&) -> loop_task& = delete;
+    virtual ~loop_task() = default;
+
+    /// Runs once, on the loop thread. `self` is this task: it owns itself from
+    /// here on, and may keep itself alive by moving `self` elsewhere.
+    virtual void run(std::unique_ptr<loop_task> self) = 0;
+
+private:
+    friend class event_loop;
+    loop_task* next_ = nullptr;
+};
 
 /// The libuv loop a client runs on: its own (with a thread), or the caller's.
 ///
@@ -38,8 +58,10 @@ public:
     /// that very thread, so it cannot be joined).
     void detach() { thread_.detach(); }
 
-    /// Queues `t` to run on the loop thread. False once close() has begun: the
-    /// task was not queued and will never run.
+    /// Queues `t` to run on the loop thread, and takes it. False once close()
+    /// has begun: the task was not queued, will never run, and is left in `t`.
+    auto post(std::unique_ptr<loop_task>& t) -> bool;
+    /// The same for a plain function (wrapped in a task).
     auto post(task t) -> bool;
 
     /// Stops accepting tasks and closes the wake-up handle after the queue is
@@ -62,7 +84,8 @@ private:
     bool owned_;
     uv_async_t wakeup_{};
     std::mutex mutex_;
-    std::deque<task> queue_;
+    loop_task* queue_head_ = nullptr;  // owned: a FIFO linked through loop_task::next_
+    loop_task* queue_tail_ = nullptr;
     bool closing_ = false;
     bool loop_closed_ = false;
     std::function<void()> on_closed_;

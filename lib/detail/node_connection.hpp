@@ -206,7 +206,11 @@ private:
     reply_reader reader_;
     std::deque<request> pending_;
     std::deque<deferred_failure> deferred_;
-    static constexpr std::size_t eager_write_bytes = 32 * 1024;
+    // Commands queued in one loop turn leave together, in one write per this
+    // many bytes: at 8 KiB a write still carries 50 to 100 lock commands, and
+    // the bytes waiting here stay small with a thousand locks in flight
+    // (32 KiB cost about 150 bytes per lock in flight; docs/benchmarks.md).
+    static constexpr std::size_t eager_write_bytes = 8 * 1024;
     std::string out_;          // encoded commands not yet handed to the kernel
     std::string writing_buf_;  // bytes of the uv_write in flight
     // hiredis's reader copies what is read, and its buffer grows to the largest read.

@@ -267,8 +267,8 @@ TEST_SUITE("attached loop") {
     }
 
     TEST_CASE_FIXTURE(three_nodes,
-                      "two hundred acquisitions queued in one loop turn leave in one write per "
-                      "node") {
+                      "two hundred acquisitions queued in one loop turn leave in a few writes "
+                      "per node, not one per request") {
         test_loop loop;
         std::optional<redlock::client> locks{attach(config(), loop)};
         REQUIRE(loop.run_until([&] { return locks->stats().nodes_connected == 3; }, 5s));
@@ -316,9 +316,12 @@ TEST_SUITE("attached loop") {
 
         CHECK(held.size() == batch);
         CHECK(after_acquire.requests - before_acquire.requests == batch * nodes);
-        CHECK(after_acquire.writes - before_acquire.writes <= 2 * nodes);
+        // What is queued in one turn leaves in one write per 8 KiB (a bound on the
+        // bytes waiting in the client): 200 SETs are about 16 KiB per node, 200
+        // release calls about 32 KiB. Unbatched, each would be 200 writes.
+        CHECK(after_acquire.writes - before_acquire.writes <= 4 * nodes);
         CHECK(after_release.requests - after_acquire.requests == batch * nodes);
-        CHECK(after_release.writes - after_acquire.writes <= 2 * nodes);
+        CHECK(after_release.writes - after_acquire.writes <= 6 * nodes);
         CHECK(deleted == batch * nodes);
         CHECK(total_keys() == 0);
         locks.reset();
