@@ -47,12 +47,16 @@ struct client_stats {
     std::uint64_t requests = 0;    ///< commands sent to nodes, all kinds
     std::uint64_t timeouts = 0;    ///< requests that missed request_timeout
     std::uint64_t writes = 0;      ///< socket writes, all nodes: commands queued in one loop turn
-                                   ///< leave in one write per node
+                                   ///< leave in one write per node for every 8 KiB
     std::uint64_t node_restarts = 0;  ///< nodes seen coming back with a new run_id
     std::uint64_t connects = 0;       ///< successful (re)connections, all nodes
     std::size_t nodes_connected = 0;
     std::size_t waiters = 0;                 ///< acquisitions waiting for a release notification
     std::size_t subscriber_connections = 0;  ///< open while anyone waits (and a grace period)
+    /// Operations alive: acquisitions, releases, extends and probes in progress,
+    /// plus acquisitions held back by max_concurrent_acquisitions. A decided
+    /// acquisition does not stay alive for its slowest nodes' replies.
+    std::size_t operations = 0;
 };
 
 /// A Redlock client over a fixed set of independent Redis masters.

@@ -134,7 +134,10 @@ void acquire_op::begin_attempt() {
     // once, and a release there may notify us before this attempt has failed.
     if (waiting_ && attempt_ == 1) core_.add_waiter(wait_->waiter_id, this);
     const encoded_command grant = grant_command(false);
-    for (std::size_t i = 0; i < n; ++i) send(i, grant, make_tag(attempt_, grant_kind(false), i));
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t number = send(i, grant, make_tag(attempt_, grant_kind(false), i));
+        if (i < grant_numbers_.size()) grant_numbers_[i] = number;
+    }
 }
 
 auto acquire_op::grant_kind(bool eval) const noexcept -> kind {
@@ -169,7 +172,9 @@ auto acquire_op::grant_command(bool eval) const -> encoded_command {
 }
 
 void acquire_op::send_grant(std::size_t node, bool eval) {
-    send(node, grant_command(eval), make_tag(attempt_, grant_kind(eval), node));
+    const std::uint32_t number =
+        send(node, grant_command(eval), make_tag(attempt_, grant_kind(eval), node));
+    if (node < grant_numbers_.size()) grant_numbers_[node] = number;
 }
 
 void acquire_op::handle(std::uint32_t tag, const reply_event& event) {
@@ -359,6 +364,15 @@ void acquire_op::finish_success(milliseconds validity, steady_clock::time_point 
     state_->set_valid_until(decided_at + validity);
     finished_ = true;
     if (limited_) core_.acquisition_finished();
+    // The nodes yet to answer the grant: their replies change nothing now (the
+    // release goes to every node), and waiting for them would keep this object
+    // alive. With a thousand locks in flight, most decided acquisitions were
+    // such stragglers' hostages (docs/benchmarks.md).
+    if (core_.node_count() <= grant_numbers_.size()) {
+        for (std::size_t i = 0; i < core_.node_count(); ++i) {
+            if (reports_.status(i) == node_status::cancelled) disown(i, grant_numbers_[i]);
+        }
+    }
     reports_.release_memory();  // only a failure is described; stragglers are ignored
     core_.op_counters().acquired.fetch_add(1, std::memory_order_relaxed);
     if (state_->auto_renew) core_.watch(state_);

@@ -6,6 +6,7 @@
 #include "detail/timer_queue.hpp"
 #include "redlock/client.hpp"
 
+#include <array>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -109,6 +110,9 @@ private:
     std::uint64_t max_counter_ = 0;
     std::uint64_t token_ = 0;
     timer_queue::key retry_timer_{};
+    // This attempt's grant request on each node (the usual 3, 5 or 7 nodes):
+    // what a decided acquisition disowns rather than wait for.
+    std::array<std::uint32_t, 8> grant_numbers_{};
     std::size_t releases_pending_ = 0;
     std::optional<errc> cancelled_;
     int max_attempts_ = 1;  // 0: unlimited (a wait deadline bounds it)

@@ -136,6 +136,11 @@ void client_core::delete_ops() noexcept {
         ops_ = op->next_;
         delete op;  // NOLINT: the registry owns its operations
     }
+    operation_gauge_.store(0, std::memory_order_relaxed);
+}
+
+void client_core::count_held_back() noexcept {
+    held_back_gauge_.store(admission_.size(), std::memory_order_relaxed);
 }
 
 // ---- entering the loop --------------------------------------------------------------------
@@ -209,6 +214,7 @@ void client_core::start_op(std::unique_ptr<operation> op) {
     started.next_ = ops_;
     if (ops_ != nullptr) ops_->prev_ = &started;
     ops_ = &started;
+    operation_gauge_.fetch_add(1, std::memory_order_relaxed);
     started.start();
 }
 
@@ -224,6 +230,7 @@ void client_core::retire(operation* op) noexcept {
     }
     (op->prev_ != nullptr ? op->prev_->next_ : ops_) = op->next_;
     if (op->next_ != nullptr) op->next_->prev_ = op->prev_;
+    operation_gauge_.fetch_sub(1, std::memory_order_relaxed);
     delete op;  // NOLINT: the registry owns its operations
     if (stopping_ && ops_ == nullptr) close_everything();
 }
@@ -260,6 +267,7 @@ void client_core::start_acquire(client::acquire_ticket ticket, std::vector<std::
     if (held_back(options)) {
         admission_.push_back(std::make_unique<pending_acquire>(
             *this, ticket, std::move(resources), std::move(options), std::move(done)));
+        count_held_back();
         return;
     }
     const bool limited = !options.max_wait.has_value() && config_.max_concurrent_acquisitions > 0;
@@ -273,6 +281,7 @@ void client_core::admit(std::unique_ptr<pending_acquire> pending) {
     }
     if (held_back(pending->options)) {
         admission_.push_back(std::move(pending));  // the task itself waits its turn
+        count_held_back();
         return;
     }
     pending_acquire& p = *pending;
@@ -299,6 +308,7 @@ void client_core::acquisition_finished() {
     while (!stopping_ && !admission_.empty() && limited_running_ < limit) {
         const std::unique_ptr<pending_acquire> next = std::move(admission_.front());
         admission_.pop_front();
+        count_held_back();
         launch_acquire(next->ticket, std::move(next->resources), std::move(next->options),
                        std::move(next->done), true);
     }
@@ -339,6 +349,7 @@ void client_core::cancel(client::acquire_ticket ticket) {
             if ((*it)->ticket != ticket) continue;
             refuse(std::move((*it)->done), errc::cancelled);
             admission_.erase(it);
+            count_held_back();
             return;
         }
     });
@@ -396,6 +407,8 @@ auto client_core::stats() const -> client_stats {
     s.node_restarts = connection_counters_.restarts.load(std::memory_order_relaxed);
     s.waiters = waiter_gauge_.load(std::memory_order_relaxed);
     s.subscriber_connections = subscriber_gauge_.load(std::memory_order_relaxed);
+    s.operations = operation_gauge_.load(std::memory_order_relaxed) +
+                   held_back_gauge_.load(std::memory_order_relaxed);
     s.connects = connection_counters_.connects.load(std::memory_order_relaxed);
     s.nodes_connected = connection_counters_.connected.load(std::memory_order_relaxed);
     return s;
@@ -434,6 +447,7 @@ void client_core::begin_shutdown() {
     stopping_ = true;
     watchdog_.forget_all();  // renewals stop with the client; the keys expire by TTL
     for (auto& h : std::exchange(admission_, {})) refuse(std::move(h->done), errc::client_stopped);
+    count_held_back();
     std::vector<operation*> live;
     for (operation* op = ops_; op != nullptr; op = op->next_) live.push_back(op);
     for (operation* op : live) op->cancel(errc::client_stopped);  // may retire ops

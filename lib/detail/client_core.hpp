@@ -136,6 +136,7 @@ private:
     void start_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
                        lock_options options, client::acquire_callback done);
     void admit(std::unique_ptr<pending_acquire> pending);
+    void count_held_back() noexcept;  // for stats(), read from any thread
     [[nodiscard]] auto held_back(const lock_options& options) const noexcept -> bool;
     void start_release(std::shared_ptr<lock_state> state, client::release_callback done);
     void delete_ops() noexcept;
@@ -173,8 +174,10 @@ private:
     std::optional<timer_queue::key> idle_timer_;
     std::atomic<std::size_t> waiter_gauge_{0};  // for stats(), from any thread
     std::atomic<std::size_t> subscriber_gauge_{0};
-    bool stopping_ = false;  // loop thread: no new operations
-    bool closing_ = false;   // loop thread: handles are being closed
+    std::atomic<std::size_t> operation_gauge_{0};  // live operations (ops_)
+    std::atomic<std::size_t> held_back_gauge_{0};  // admission_.size()
+    bool stopping_ = false;                        // loop thread: no new operations
+    bool closing_ = false;                         // loop thread: handles are being closed
     int closes_pending_ = 0;
     std::atomic<bool> shutdown_requested_{false};
     std::shared_ptr<client_core> self_;  // attached loop: alive until every handle closed

@@ -211,10 +211,7 @@ void node_connection::on_connected() {
         // and every message after it is pushed.
         append_command(handshake, {"SUBSCRIBE", channel_});
         handshake_requests.push_back(request{this, subscribe_tag, false, deadline});
-        out_.insert(0, handshake);
-        pending_.insert(pending_.begin(), handshake_requests.begin(), handshake_requests.end());
-        arm_deadline(deadline);
-        mark_dirty();
+        queue_first(handshake, handshake_requests, deadline);
         return;
     }
     for (const script* s : all_scripts()) {
@@ -233,8 +230,14 @@ void node_connection::on_connected() {
     handshake_requests.push_back(request{this, info_persistence_tag, false, deadline});
     append_command(handshake, {"CONFIG", "GET", "appendfsync"});
     handshake_requests.push_back(request{this, config_fsync_tag, false, deadline});
-    out_.insert(0, handshake);
-    pending_.insert(pending_.begin(), handshake_requests.begin(), handshake_requests.end());
+    queue_first(handshake, handshake_requests, deadline);
+}
+
+void node_connection::queue_first(std::string_view commands, const std::deque<request>& requests,
+                                  std::uint64_t deadline) {
+    out_.insert(0, commands);
+    pending_.insert(pending_.begin(), requests.begin(), requests.end());
+    front_number_ -= static_cast<std::uint32_t>(requests.size());  // the others keep their numbers
     arm_deadline(deadline);
     mark_dirty();
 }
@@ -396,28 +399,35 @@ void node_connection::send(std::span<const std::string_view> argv, reply_sink* s
     send(encoded_command{argv}.bytes(), sink, tag);
 }
 
-void node_connection::send(std::string_view encoded, reply_sink* sink, std::uint32_t tag) {
+auto node_connection::send(std::string_view encoded, reply_sink* sink, std::uint32_t tag)
+    -> std::uint32_t {
     counters_.requests.fetch_add(1, std::memory_order_relaxed);
     switch (state_) {
         case state::ready:
         case state::connecting:
         case state::resolving:
         case state::idle: {
+            if (state_ == state::ready && !writing_ && !out_.empty() &&
+                out_.size() + encoded.size() > eager_write_bytes) {
+                // A burst is handed to the kernel as it grows, so the bytes waiting
+                // here stay within one write's worth however many locks are in flight.
+                write_eagerly();
+            }
+            if (out_.size() + encoded.size() > out_.capacity() &&
+                out_.capacity() < eager_write_bytes) {
+                out_.reserve(eager_write_bytes);  // not doubled past it on the way up
+            }
             out_.append(encoded);
             // Queued while connecting, a request also waits for the connection
             // (and its handshake): a fresh client's first attempt is not lost to
             // the connect time. A node that refuses fails at once regardless.
             const std::uint64_t setup = state_ == state::ready ? 0 : ms(config_.connect_timeout);
             const std::uint64_t deadline = uv_now(loop_) + setup + ms(config_.request_timeout);
+            const auto number = front_number_ + static_cast<std::uint32_t>(pending_.size());
             pending_.push_back(request{sink, tag, false, deadline});
             arm_deadline(deadline);
-            if (state_ == state::ready) {
-                mark_dirty();
-                // A burst is handed to the kernel as it grows, so the bytes
-                // waiting here stay bounded however many locks are in flight.
-                if (out_.size() >= eager_write_bytes && !writing_) write_eagerly();
-            }
-            return;
+            if (state_ == state::ready) mark_dirty();
+            return number;
         }
         case state::backoff:
             deferred_.push_back(deferred_failure{sink, tag, request_status::unreachable});
@@ -428,6 +438,17 @@ void node_connection::send(std::string_view encoded, reply_sink* sink, std::uint
             break;
     }
     mark_dirty();  // failures are delivered on the next hook, never inside send()
+    return no_request;
+}
+
+auto node_connection::disown(std::uint32_t number, const reply_sink* sink) noexcept -> bool {
+    if (number == no_request || sink == nullptr) return false;
+    const std::uint32_t index = number - front_number_;
+    if (index >= pending_.size()) return false;
+    request& req = pending_[index];
+    if (req.sink != sink || req.expired) return false;
+    req.sink = nullptr;
+    return true;
 }
 
 void node_connection::mark_dirty() {
@@ -566,6 +587,7 @@ void node_connection::feed(const char* data, std::size_t len) {
         }
         const request req = pending_.front();
         pending_.pop_front();
+        ++front_number_;
         if (!req.expired && req.sink != nullptr) {
             req.sink->on_reply(req.tag, reply_event{request_status::reply, reply, {}});
         }
@@ -626,6 +648,7 @@ void node_connection::on_deadline() {
 void node_connection::fail_pending(request_status status, std::string_view cause) {
     std::deque<request> failed;
     failed.swap(pending_);
+    front_number_ += static_cast<std::uint32_t>(failed.size());
     for (const auto& req : failed) {
         if (!req.expired && req.sink != nullptr)
             req.sink->on_reply(req.tag, reply_event{status, nullptr, cause});

@@ -84,8 +84,16 @@ public:
     void start();
 
     /// Queues one command, already encoded (see encoded_command).
-    /// `sink->on_reply(tag, ...)` runs exactly once. A null sink discards the outcome.
-    void send(std::string_view encoded, reply_sink* sink, std::uint32_t tag);
+    /// `sink->on_reply(tag, ...)` runs exactly once, unless disowned. A null sink
+    /// discards the outcome. Returns the request's number, for disown(), or
+    /// no_request when it was not queued (its failure is delivered later).
+    auto send(std::string_view encoded, reply_sink* sink, std::uint32_t tag) -> std::uint32_t;
+    static constexpr std::uint32_t no_request = UINT32_MAX;
+    /// `sink` no longer wants the reply to request `number`: if that request is
+    /// still waiting for its reply and still `sink`'s, its reply will be read
+    /// and discarded, and `sink` never hears of it (true). An operation that
+    /// has delivered its result need not stay alive for stragglers.
+    auto disown(std::uint32_t number, const reply_sink* sink) noexcept -> bool;
     /// Encodes `argv` and queues it.
     void send(std::span<const std::string_view> argv, reply_sink* sink, std::uint32_t tag);
 
@@ -133,6 +141,9 @@ private:
     };
 
     void on_reply(std::uint32_t tag, const reply_event& event) noexcept override;
+    /// Queues the handshake's `commands` and `requests` before everything else.
+    void queue_first(std::string_view commands, const std::deque<request>& requests,
+                     std::uint64_t deadline);
     void on_identity(std::uint32_t tag, const reply_event& event);
 
     void begin_connect();
@@ -205,6 +216,10 @@ private:
 
     reply_reader reader_;
     std::deque<request> pending_;
+    // The number of pending_.front(): request numbers count up as requests are
+    // queued, so a number finds its request in constant time (wrapping is
+    // harmless: a number is only looked up while its request is queued).
+    std::uint32_t front_number_ = 0;
     std::deque<deferred_failure> deferred_;
     // Commands queued in one loop turn leave together, in one write per this
     // many bytes: at 8 KiB a write still carries 50 to 100 lock commands, and
@@ -214,7 +229,7 @@ private:
     std::string out_;          // encoded commands not yet handed to the kernel
     std::string writing_buf_;  // bytes of the uv_write in flight
     // hiredis's reader copies what is read, and its buffer grows to the largest read.
-    char read_buf_[16 * 1024];
+    char read_buf_[4 * 1024];
 };
 
 }  // namespace redlock::detail

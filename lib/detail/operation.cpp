@@ -12,9 +12,14 @@
 
 namespace redlock::detail {
 
-void operation::send(std::size_t node, const encoded_command& command, std::uint32_t tag) {
+auto operation::send(std::size_t node, const encoded_command& command, std::uint32_t tag)
+    -> std::uint32_t {
     ++outstanding_;
-    core_.node(node).send(command.bytes(), this, tag);
+    return core_.node(node).send(command.bytes(), this, tag);
+}
+
+void operation::disown(std::size_t node, std::uint32_t number) noexcept {
+    if (core_.node(node).disown(number, this)) --outstanding_;
 }
 
 auto operation::script_call(const script& s, bool eval, std::span<const std::string_view> keys,

@@ -63,9 +63,13 @@ protected:
         return tag & 0xFF;
     }
 
-    /// Queues `command` on `node`; handle() hears of it exactly once. A fan-out
-    /// encodes its command once and sends the same bytes to every node.
-    void send(std::size_t node, const encoded_command& command, std::uint32_t tag);
+    /// Queues `command` on `node`; handle() hears of it exactly once, unless
+    /// disowned. A fan-out encodes its command once and sends the same bytes to
+    /// every node. Returns the request's number on that node's connection.
+    auto send(std::size_t node, const encoded_command& command, std::uint32_t tag) -> std::uint32_t;
+    /// Gives up on the reply to request `number` on `node` if it is still to
+    /// come: handle() will not hear of it, and it no longer keeps us alive.
+    void disown(std::size_t node, std::uint32_t number) noexcept;
     /// A call of `s` with KEYS = `keys` and ARGV = `args`: EVALSHA, or EVAL
     /// (which also caches the script on the node) when `eval` is set. An
     /// operation that gets NOSCRIPT back sends the EVAL form to that node.

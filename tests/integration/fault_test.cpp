@@ -66,6 +66,35 @@ TEST_SUITE("faults") {
         CHECK(took < 1000ms);
     }
 
+    TEST_CASE_FIXTURE(cluster,
+                      "a decided acquisition does not wait for a frozen node's reply, and the "
+                      "release still deletes what that node granted late") {
+        auto settings = config();
+        settings.request_timeout = 5s;  // the frozen node's request stays open throughout
+        settings.lock.ttl = 10s;
+        auto locks = make_client(settings);
+        REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
+        node(4).freeze();
+        const auto key = key_of("orders:43");
+
+        auto held = locks.acquire("orders:43");
+
+        REQUIRE(held);
+        // Decided on a majority: the frozen node's request is disowned, so nothing stays
+        // alive for it (until request_timeout, 5 s, it would keep the acquisition alive).
+        CHECK(redlock_test::wait_until(1s, [&] { return locks.stats().operations == 0; }));
+        CHECK(count_holding(key, held->value()) == 4);
+        node(4).thaw();
+        // The frozen node now runs the SET it had buffered; its reply is read and dropped.
+        REQUIRE(
+            redlock_test::wait_until(2s, [&] { return count_holding(key, held->value()) == 5; }));
+        auto released = locks.release(*held);
+        REQUIRE(released);
+        CHECK(released->deleted == 5);
+        CHECK(count_holding(key) == 0);
+        CHECK(locks.stats().timeouts == 0);
+    }
+
     TEST_CASE_FIXTURE(
         cluster,
         "three frozen nodes make acquisition fail quickly, and their late SETs are released") {
