@@ -153,13 +153,18 @@ per_cycle_allocs() {
     <(alloc_sites "$1") <(alloc_sites "$2") | sort -t$'\t' -k1,1 -rn
 }
 declare -A ir
-for mode in lib raw; do
+# raw_resp: the raw client with the library's RESP encoder instead of hiredis's
+# formatter, a like-for-like reference beside the ceiling as defined.
+for mode in lib raw raw_resp; do
   for n in "$cg_small" "$cg_big"; do
     out=$results/callgrind-$mode-$n.out
-    valgrind --tool=callgrind --callgrind-out-file="$out" "$load" "${cg_args[@]}" --mode "$mode" \
+    mode_args=(--mode "$mode")
+    [[ $mode == raw_resp ]] && mode_args=(--mode raw --raw-encoder library)
+    valgrind --tool=callgrind --callgrind-out-file="$out" "$load" "${cg_args[@]}" "${mode_args[@]}" \
       --ops "$n" >/dev/null 2>"$results/callgrind-$mode-$n.log"
     ir[$mode-$n]=$(total_ir "$out")
   done
+  [[ $mode == raw_resp ]] && continue  # the totals are what it is for
   for inclusive in no yes; do
     suffix=; [[ $inclusive == yes ]] && suffix=-inclusive
     per_function "$results/callgrind-$mode-$cg_small.out" "$results/callgrind-$mode-$cg_big.out" \
@@ -174,7 +179,8 @@ cat >"$results/callgrind.json" <<EOF
   "small": $cg_small, "big": $cg_big,
   "command": "valgrind --tool=callgrind $load ${cg_args[*]} --mode lib|raw --ops $cg_small|$cg_big",
   "lib": {"ir_small": ${ir[lib-$cg_small]}, "ir_big": ${ir[lib-$cg_big]}, "per_cycle": $(per_cycle lib)},
-  "raw": {"ir_small": ${ir[raw-$cg_small]}, "ir_big": ${ir[raw-$cg_big]}, "per_cycle": $(per_cycle raw)}
+  "raw": {"ir_small": ${ir[raw-$cg_small]}, "ir_big": ${ir[raw-$cg_big]}, "per_cycle": $(per_cycle raw)},
+  "raw_resp": {"ir_small": ${ir[raw_resp-$cg_small]}, "ir_big": ${ir[raw_resp-$cg_big]}, "per_cycle": $(per_cycle raw_resp)}
 }
 EOF
 stop_clusters

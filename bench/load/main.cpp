@@ -351,6 +351,11 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0, 600000));
     app.add_flag("--fencing", opt.fencing, "acquire with a fencing token");
     app.add_flag("--extend", opt.extend, "one extend per cycle, between acquire and release");
+    std::string raw_encoder = "hiredis";
+    app.add_option("--raw-encoder", raw_encoder,
+                   "raw: hiredis (its formatter: the ceiling as defined) | library (the "
+                   "library's own RESP encoder: a like-for-like reference)")
+        ->check(CLI::IsMember({"hiredis", "library"}));
     auto ttl_ms = static_cast<int>(opt.load.ttl.count());
     app.add_option("--ttl-ms", ttl_ms, "lock TTL")->check(CLI::Range(1, 3600000));
     app.add_option("--duration-s", opt.duration_s, "bound of each measured phase, seconds")
@@ -374,6 +379,7 @@ int main(int argc, char** argv) {
     opt.load.hold = milliseconds{hold_ms};
     opt.load.max_wait = milliseconds{max_wait_ms};
     opt.load.ttl = milliseconds{ttl_ms};
+    opt.load.raw_library_encoder = raw_encoder == "library";
     if (opt.fencing && opt.extend) {
         std::fprintf(stderr, "redlock_load: --fencing and --extend are separate variants\n");
         return 64;

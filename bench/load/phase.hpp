@@ -149,6 +149,9 @@ struct workload {
     std::chrono::milliseconds max_wait{0};  ///< contended: 0 = the config's retry policy
     std::chrono::milliseconds ttl{10'000};
     std::string resource_prefix = "bench-";
+    /// raw: encode with the library's RESP encoder instead of hiredis's formatter
+    /// (a like-for-like reference for the instruction count; not the ceiling).
+    bool raw_library_encoder = false;
 };
 
 /// A source of load: the library, or a raw client sending the same commands.

@@ -1,13 +1,17 @@
 #pragma once
 
+#include "detail/command.hpp"
 #include "detail/scripts.hpp"
 #include "load/phase.hpp"
 #include "redlock/config.hpp"
 
 #include <hiredis/hiredis.h>
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -170,6 +174,17 @@ struct round_argv {
     -> int {
     round_argv a = round_arguments(kind, c, ttl, wake_prefix);
     return redisFormatSdsCommandArgv(out, a.argc, a.argv, a.lens);
+}
+
+/// The same round encoded by the library's own encoder (detail::encoded_command):
+/// with --raw-encoder library, a like-for-like reference for instruction counts.
+[[nodiscard]] inline auto encode_round(round_kind kind, const raw_cycle& c, const std::string& ttl,
+                                       const std::string& wake_prefix) -> detail::encoded_command {
+    const round_argv a = round_arguments(kind, c, ttl, wake_prefix);
+    std::array<std::string_view, std::size(round_argv{}.lens)> views{};
+    for (int i = 0; i < a.argc; ++i) views[static_cast<std::size_t>(i)] = {a.argv[i], a.lens[i]};
+    return detail::encoded_command{
+        std::span<const std::string_view>{views.data(), static_cast<std::size_t>(a.argc)}};
 }
 
 /// Checks one reply to round `kind` and folds in what the next round needs

@@ -212,15 +212,22 @@ void raw_driver::send_round(std::uint32_t index) {
     raw_cycle& c = run_.cycles[index];
     const round_kind kind = run_.plan.rounds[c.round];
     prepare_round(c, kind);
+    const auto fan_out = [&](std::string_view bytes) {
+        for (auto& n : nodes_) {
+            n.out.append(bytes);
+            n.requests.push({index, static_cast<std::uint32_t>(c.round)});
+            ++requests_;
+            n.dirty = true;
+        }
+    };
+    if (load_.raw_library_encoder) {
+        fan_out(encode_round(kind, c, run_.ttl_text, run_.wake_prefix).bytes());
+        return;
+    }
     sds cmd = nullptr;
     const int len = format_round(&cmd, kind, c, run_.ttl_text, run_.wake_prefix);
     if (len < 0) std::abort();  // out of memory
-    for (auto& n : nodes_) {
-        n.out.append(cmd, static_cast<std::size_t>(len));
-        n.requests.push({index, static_cast<std::uint32_t>(c.round)});
-        ++requests_;
-        n.dirty = true;
-    }
+    fan_out({cmd, static_cast<std::size_t>(len)});
     redisFreeSdsCommand(cmd);
 }
 
