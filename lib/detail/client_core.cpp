@@ -254,10 +254,14 @@ void client_core::pending_acquire::run(std::unique_ptr<loop_task> self) {
     core.admit(std::unique_ptr<pending_acquire>{static_cast<pending_acquire*>(self.release())});
 }
 
-auto client_core::held_back(const lock_options& options) const noexcept -> bool {
+auto client_core::limited(const lock_options& options) const noexcept -> bool {
     // Acquisitions with a wait deadline are never held back: they can wait
     // for a holder for long, and would starve the others of their places.
-    if (options.max_wait.has_value() || config_.max_concurrent_acquisitions <= 0) return false;
+    return !options.max_wait.has_value() && config_.max_concurrent_acquisitions > 0;
+}
+
+auto client_core::held_back(const lock_options& options) const noexcept -> bool {
+    if (!limited(options)) return false;
     return limited_running_ >= static_cast<std::size_t>(config_.max_concurrent_acquisitions) ||
            !admission_.empty();
 }
@@ -270,8 +274,8 @@ void client_core::start_acquire(client::acquire_ticket ticket, std::vector<std::
         count_held_back();
         return;
     }
-    const bool limited = !options.max_wait.has_value() && config_.max_concurrent_acquisitions > 0;
-    launch_acquire(ticket, std::move(resources), std::move(options), std::move(done), limited);
+    const bool counted = limited(options);
+    launch_acquire(ticket, std::move(resources), std::move(options), std::move(done), counted);
 }
 
 void client_core::admit(std::unique_ptr<pending_acquire> pending) {
@@ -285,9 +289,9 @@ void client_core::admit(std::unique_ptr<pending_acquire> pending) {
         return;
     }
     pending_acquire& p = *pending;
-    const bool limited = !p.options.max_wait.has_value() && config_.max_concurrent_acquisitions > 0;
+    const bool counted = limited(p.options);
     launch_acquire(p.ticket, std::move(p.resources), std::move(p.options), std::move(p.done),
-                   limited);
+                   counted);
 }
 
 void client_core::launch_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,

@@ -137,6 +137,9 @@ private:
                        lock_options options, client::acquire_callback done);
     void admit(std::unique_ptr<pending_acquire> pending);
     void count_held_back() noexcept;  // for stats(), read from any thread
+    /// Counted against max_concurrent_acquisitions.
+    [[nodiscard]] auto limited(const lock_options& options) const noexcept -> bool;
+    /// Must wait for its turn to start (max_concurrent_acquisitions).
     [[nodiscard]] auto held_back(const lock_options& options) const noexcept -> bool;
     void start_release(std::shared_ptr<lock_state> state, client::release_callback done);
     void delete_ops() noexcept;

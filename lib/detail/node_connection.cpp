@@ -407,7 +407,7 @@ auto node_connection::send(std::string_view encoded, reply_sink* sink, std::uint
         case state::connecting:
         case state::resolving:
         case state::idle: {
-            if (state_ == state::ready && !writing_ && !out_.empty() &&
+            if (state_ == state::ready && !writing_ && !eager_blocked_ && !out_.empty() &&
                 out_.size() + encoded.size() > eager_write_bytes) {
                 // A burst is handed to the kernel as it grows, so the bytes waiting
                 // here stay within one write's worth however many locks are in flight.
@@ -459,6 +459,7 @@ void node_connection::mark_dirty() {
 
 void node_connection::on_flush() {
     dirty_ = false;
+    eager_blocked_ = false;
     flush();
     deliver_deferred();
 }
@@ -483,8 +484,10 @@ void node_connection::write_eagerly() {
     counters_.writes.fetch_add(1, std::memory_order_relaxed);
     const int written = uv_try_write(stream(), &buf, 1);
     // An error is left for the hook's flush to meet again: a disconnect here
-    // would fail requests inside send().
+    // would fail requests inside send(). A kernel that took less than all has
+    // no room: no more tries this turn (the flush hands the rest to libuv).
     if (written > 0) out_.erase(0, static_cast<std::size_t>(written));
+    if (written < static_cast<int>(buf.len)) eager_blocked_ = true;
 }
 
 void node_connection::flush() {

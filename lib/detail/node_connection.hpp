@@ -193,6 +193,7 @@ private:
     bool resolving_ = false;
     uv_write_t write_req_{};
     bool writing_ = false;
+    bool eager_blocked_ = false;  // an eager write this turn found the kernel full
     uv_timer_t connect_timer_{};  // connect timeout, then reconnect back-off
     uv_timer_t deadline_timer_{};
     std::uint64_t deadline_armed_ = 0;
