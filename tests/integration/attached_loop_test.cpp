@@ -267,6 +267,42 @@ TEST_SUITE("attached loop") {
     }
 
     TEST_CASE_FIXTURE(three_nodes,
+                      "a straggler queued before its connection's handshake is disowned once "
+                      "the acquisition is decided") {
+        // Frozen: the kernel still accepts the connection, and nothing is answered.
+        node(2).freeze();
+        auto settings = config();
+        settings.request_timeout = 5s;
+        settings.connect_timeout = 5s;
+        settings.lock.ttl = 10s;
+        test_loop loop;
+        std::optional<redlock::client> locks{attach(settings, loop)};
+        std::optional<redlock::result<redlock::lock>> outcome;
+        // Before the loop has run a turn: every SET is queued while its connection is still
+        // connecting, so each connection's handshake is then put in front of it. The request
+        // numbers must still lead the disown to node 2's SET (not to a handshake request).
+        locks->acquire_async("orders:45", {},
+                             [&](redlock::result<redlock::lock> r) { outcome = std::move(r); });
+
+        REQUIRE(loop.run_until([&] { return outcome.has_value(); }, 5s));
+        REQUIRE(outcome->has_value());
+        const redlock::lock held = outcome->value();
+        CHECK(loop.run_until([&] { return locks->stats().operations == 0; }, 1s));
+        node(2).thaw();
+        const auto key = key_of("orders:45");
+        REQUIRE(loop.run_until([&] { return count_holding(key, held.value()) == 3; }, 2s));
+        std::optional<redlock::result<redlock::release_report>> released;
+        locks->release_async(
+            held, [&](redlock::result<redlock::release_report> r) { released = std::move(r); });
+        REQUIRE(loop.run_until([&] { return released.has_value(); }, 5s));
+        REQUIRE(released->has_value());
+        CHECK(released->value().deleted == 3);
+        CHECK(count_holding(key) == 0);
+        locks.reset();
+        CHECK(loop.finish(5s) == 0);
+    }
+
+    TEST_CASE_FIXTURE(three_nodes,
                       "two hundred acquisitions queued in one loop turn leave in a few writes "
                       "per node, not one per request") {
         test_loop loop;
