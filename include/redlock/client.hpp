@@ -49,7 +49,9 @@ struct client_stats {
     std::uint64_t writes = 0;      ///< socket writes, all nodes: commands queued in one loop turn
                                    ///< leave in one write per node for every 8 KiB
     std::uint64_t node_restarts = 0;  ///< nodes seen coming back with a new run_id
-    std::uint64_t connects = 0;       ///< successful (re)connections, all nodes
+    std::uint64_t connects = 0;       ///< (re)connections whose handshake was answered, all nodes
+    /// Nodes connected and past their handshake (AUTH, SCRIPT LOAD, INFO): a node
+    /// that accepts connections but answers nothing is not counted.
     std::size_t nodes_connected = 0;
     std::size_t waiters = 0;                 ///< acquisitions waiting for a release notification
     std::size_t subscriber_connections = 0;  ///< open while anyone waits (and a grace period)

@@ -181,10 +181,10 @@ void node_connection::on_connect(uv_connect_t* req, int status) {
 void node_connection::on_connected() {
     uv_timer_stop(&connect_timer_);
     state_ = state::ready;
-    // failures_ is reset only once the node has answered the handshake: a peer
-    // that accepts and closes at once must still meet a growing back-off.
-    counters_.connects.fetch_add(1, std::memory_order_relaxed);
-    counters_.connected.fetch_add(1, std::memory_order_relaxed);
+    // failures_ is reset, and the node counted as connected, only once it has
+    // answered the handshake: a peer that accepts and closes at once must still
+    // meet a growing back-off, and one that accepts and never answers (hung,
+    // SIGSTOPped) is not a connected node.
     if (!last_error_.empty()) {
         warn("connected again");
         last_error_.clear();
@@ -251,7 +251,10 @@ void node_connection::subscribe(std::string channel,
 void node_connection::on_reply(std::uint32_t tag, const reply_event& event) noexcept {
     if (tag == subscribe_tag) {
         subscribed_ = event.status == request_status::reply && !is_error(event.reply);
-        if (subscribed_) failures_ = 0;  // a subscriber's handshake is its SUBSCRIBE
+        if (subscribed_) {
+            failures_ = 0;  // a subscriber's handshake is its SUBSCRIBE
+            count_connected(true);
+        }
         if (event.status == request_status::reply && is_error(event.reply)) {
             warn("SUBSCRIBE failed: " + describe_reply(event.reply) +
                  "; waiters fall back to their TTL-based wake-up");
@@ -321,6 +324,7 @@ void node_connection::on_identity(std::uint32_t tag, const reply_event& event) {
     }
     if (++identity_replies_ < 3) return;
     failures_ = 0;  // the node answered the whole handshake: it is really up
+    count_connected(true);
     if (new_run_id_.empty()) return;
     const bool restarted = !run_id_.empty() && new_run_id_ != run_id_;
     run_id_ = new_run_id_;
@@ -339,11 +343,22 @@ void node_connection::on_identity(std::uint32_t tag, const reply_event& event) {
         std::to_string(quarantine.count()) + " ms, the delayed-restart rule");
 }
 
+void node_connection::count_connected(bool connected) noexcept {
+    if (connected == counted_connected_) return;
+    counted_connected_ = connected;
+    if (connected) {
+        counters_.connects.fetch_add(1, std::memory_order_relaxed);
+        counters_.connected.fetch_add(1, std::memory_order_relaxed);
+    } else {
+        counters_.connected.fetch_sub(1, std::memory_order_relaxed);
+    }
+}
+
 void node_connection::disconnect(std::string cause) {
     if (state_ == state::stopping || state_ == state::stopped || state_ == state::backoff) return;
     const bool was_ready = state_ == state::ready;
     subscribed_ = false;
-    if (was_ready) counters_.connected.fetch_sub(1, std::memory_order_relaxed);
+    count_connected(false);
     if (last_error_.empty() || was_ready) warn("unreachable: " + cause);
     last_error_ = cause;
     ++epoch_;
@@ -673,7 +688,7 @@ void node_connection::close(std::function<void()> done) {
         };
         return;
     }
-    if (state_ == state::ready) counters_.connected.fetch_sub(1, std::memory_order_relaxed);
+    count_connected(false);
     state_ = state::stopping;
     on_closed_ = std::move(done);
     out_.clear();

@@ -141,6 +141,8 @@ private:
     };
 
     void on_reply(std::uint32_t tag, const reply_event& event) noexcept override;
+    /// Counts this connection in (or out of) the connected nodes, once.
+    void count_connected(bool connected) noexcept;
     /// Queues the handshake's `commands` and `requests` before everything else.
     void queue_first(std::string_view commands, const std::deque<request>& requests,
                      std::uint64_t deadline);
@@ -193,8 +195,10 @@ private:
     bool resolving_ = false;
     uv_write_t write_req_{};
     bool writing_ = false;
-    bool eager_blocked_ = false;  // an eager write this turn found the kernel full
-    uv_timer_t connect_timer_{};  // connect timeout, then reconnect back-off
+    bool eager_blocked_ = false;
+    bool counted_connected_ = false;  // in counters_.connected: the handshake was answered  // an
+                                      // eager write this turn found the kernel full
+    uv_timer_t connect_timer_{};      // connect timeout, then reconnect back-off
     uv_timer_t deadline_timer_{};
     std::uint64_t deadline_armed_ = 0;
     bool dirty_ = false;
