@@ -4,7 +4,8 @@
 # processes the tests start themselves), then check that an installed copy
 # works with find_package(redlock). Then the same suites under sanitizers, and
 # a minute of fuzzing per target:
-#   - ASan + UBSan (leaks included): unit and integration tests (CMakePresets.json: asan-ubsan);
+#   - ASan + UBSan (leaks included): unit, integration and CLI tests (CMakePresets.json:
+#     asan-ubsan; the CLI tests run the instrumented `redlock` binary);
 #   - TSan: the integration tests, where the client's loop thread meets the callers' threads
 #     (CMakePresets.json: tsan);
 #   - libFuzzer (clang): each target in fuzz/ for 60 s, from its seeds in fuzz/corpus/.
@@ -34,11 +35,11 @@ cmake -S tests/consumer -B "$build/consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev
 cmake --build "$build/consumer" >/dev/null
 "$build/consumer/redlock_consumer"
 
-stage "AddressSanitizer + UndefinedBehaviorSanitizer: unit and integration tests"
+stage "AddressSanitizer + UndefinedBehaviorSanitizer: unit, integration and CLI tests"
 cmake --preset asan-ubsan >/dev/null
 cmake --build --preset asan-ubsan -j"$jobs"
 # The preset sets ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 and
-# UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 and selects -L "unit|integration".
+# UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 and selects -L "unit|integration|cli".
 ctest --preset asan-ubsan -j"$jobs"
 
 stage "ThreadSanitizer: the library's integration tests"
