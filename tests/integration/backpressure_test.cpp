@@ -79,6 +79,14 @@ protected:
         held_.emplace(owner_.acquire("busy"));
         REQUIRE(*held_);
     }
+    /// With "busy" held: `locks` asks for "busy" (it fails slowly) and then for "free",
+    /// and both complete into `done`.
+    void ask_busy_then_free(redlock::client& locks, completions& done) {
+        hold_busy();
+        locks.acquire_async("busy", slow_failure(), done.callback("busy"));
+        locks.acquire_async("free", {}, done.callback("free"));
+        REQUIRE(done.all.wait_for(10s));
+    }
 
 private:
     redlock::client owner_ = make_client();
@@ -93,12 +101,9 @@ TEST_SUITE("back-pressure") {
                       "running one to finish") {
         completions done{2};
         auto locks = limited_client(1);
-        hold_busy();
 
-        locks.acquire_async("busy", slow_failure(), done.callback("busy"));
-        locks.acquire_async("free", {}, done.callback("free"));
+        ask_busy_then_free(locks, done);
 
-        REQUIRE(done.all.wait_for(10s));
         CHECK(done.position("busy") == 0);
         CHECK(done.position("free") == 1);
         CHECK(done.outcome("busy").error().code == redlock::errc::contended);
@@ -110,12 +115,9 @@ TEST_SUITE("back-pressure") {
         // The control for the case above: the same calls, max_concurrent_acquisitions = 0.
         completions done{2};
         auto locks = limited_client(0);
-        hold_busy();
 
-        locks.acquire_async("busy", slow_failure(), done.callback("busy"));
-        locks.acquire_async("free", {}, done.callback("free"));
+        ask_busy_then_free(locks, done);
 
-        REQUIRE(done.all.wait_for(10s));
         CHECK(done.position("free") == 0);
         CHECK(done.position("busy") == 1);
         REQUIRE(done.outcome("free"));
