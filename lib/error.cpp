@@ -83,6 +83,8 @@ auto to_string(node_status s) noexcept -> const char* {
             return "unreachable";
         case node_status::cancelled:
             return "cancelled";
+        case node_status::pending:
+            return "pending";
     }
     return "unknown";
 }

@@ -28,6 +28,10 @@ class client_core;
 struct release_report {
     std::size_t deleted = 0;
     std::size_t quorum = 0;
+    /// Nodes that had not answered when the release was decided (see
+    /// node_status::pending): it returns once a majority has deleted, or once
+    /// no majority can, rather than wait for a hung node's request_timeout.
+    std::size_t pending = 0;
     std::vector<node_report> nodes;
 
     /// True when a majority deleted the key.
@@ -59,6 +63,13 @@ struct client_stats {
     /// plus acquisitions held back by max_concurrent_acquisitions. A decided
     /// acquisition does not stay alive for its slowest nodes' replies.
     std::size_t operations = 0;
+    /// Releases return once decided (a majority deleted, or none can): the
+    /// nodes that had not answered by then are reported node_status::pending,
+    /// and what they answer afterwards is counted here. deleted: the key was
+    /// still ours there and is gone; failed: refused, error, timeout or
+    /// unreachable.
+    std::uint64_t release_late_deleted = 0;
+    std::uint64_t release_late_failed = 0;
 };
 
 /// A Redlock client over a fixed set of independent Redis masters.

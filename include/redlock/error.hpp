@@ -54,6 +54,11 @@ enum class node_status : std::uint8_t {
     timeout,      ///< no answer within request_timeout
     unreachable,  ///< not connected, or the connection dropped mid-request
     cancelled,    ///< no answer was needed any more (client stopping)
+    /// No answer yet when the operation was decided: a release returns once a
+    /// majority has deleted (or no majority can), and the nodes still to answer
+    /// are reported pending; their late outcome is counted in client_stats
+    /// (release_late_deleted, release_late_failed).
+    pending,
 };
 
 [[nodiscard]] auto to_string(node_status s) noexcept -> const char*;
