@@ -6,6 +6,7 @@
 #include "detail/lock_state.hpp"
 #include "detail/release_op.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -63,9 +64,35 @@ client_core::client_core(client_config config, uv_loop_t* external)
         nodes_.push_back(std::make_unique<node_connection>(loop_.loop(), hooks_, address, config_,
                                                            rng_, connection_counters_));
     }
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        nodes_[i]->on_identified([this, i] { check_identity(i); });
+    }
     for (auto& n : nodes_) n->start();
     client_id_ = rng_.lock_value().substr(0, 16);
     wake_prefix_ = config_.queue_prefix + "wake:";
+}
+
+void client_core::check_identity(std::size_t node) {
+    const std::string& id = nodes_[node]->run_id();
+    if (id.empty()) return;
+    for (std::size_t other = 0; other < nodes_.size(); ++other) {
+        if (other == node || nodes_[other]->run_id() != id) continue;
+        const auto pair = std::minmax(node, other);
+        if (!same_server_warned_.insert(pair.first * nodes_.size() + pair.second).second) continue;
+        // Validation catches the aliases it can see (config_validate); two names
+        // of one server that it cannot (a DNS alias, a Unix socket and a TCP
+        // port) show here. Acquisition stays safe (SET NX), but a majority of
+        // the configured nodes is not a majority of independent servers.
+        const std::string line = "redlock: warning: nodes " + nodes_[pair.first]->name() + " and " +
+                                 nodes_[pair.second]->name() + " are one server (run_id " + id +
+                                 "): the cluster tolerates fewer failures than its node count "
+                                 "suggests";
+        if (config_.logger) {
+            config_.logger(log_level::warning, line);
+        } else {
+            std::fprintf(stderr, "%s\n", line.c_str());
+        }
+    }
 }
 
 void client_core::add_waiter(const std::string& id, operation* op) {
@@ -405,6 +432,8 @@ auto client_core::stats() const -> client_stats {
     s.extends = counters_.extends.load(std::memory_order_relaxed);
     s.renewals = counters_.renewals.load(std::memory_order_relaxed);
     s.locks_lost = counters_.locks_lost.load(std::memory_order_relaxed);
+    s.release_late_deleted = counters_.release_late_deleted.load(std::memory_order_relaxed);
+    s.release_late_failed = counters_.release_late_failed.load(std::memory_order_relaxed);
     s.requests = connection_counters_.requests.load(std::memory_order_relaxed);
     s.timeouts = connection_counters_.timeouts.load(std::memory_order_relaxed);
     s.writes = connection_counters_.writes.load(std::memory_order_relaxed);

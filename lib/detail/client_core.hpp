@@ -16,6 +16,7 @@
 #include <list>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -93,6 +94,8 @@ public:
         std::atomic<std::uint64_t> extends{0};
         std::atomic<std::uint64_t> renewals{0};
         std::atomic<std::uint64_t> locks_lost{0};
+        std::atomic<std::uint64_t> release_late_deleted{0};
+        std::atomic<std::uint64_t> release_late_failed{0};
     };
     [[nodiscard]] auto op_counters() noexcept -> counters& { return counters_; }
 
@@ -152,6 +155,8 @@ private:
     void open_subscribers();
     void close_subscribers();
     void on_wake(std::string_view waiter);
+    /// Node `node` answered a handshake: warns if another node reported the same run_id.
+    void check_identity(std::size_t node);
 
     client_config config_;
     event_loop loop_;
@@ -179,6 +184,7 @@ private:
     std::atomic<std::size_t> subscriber_gauge_{0};
     std::atomic<std::size_t> operation_gauge_{0};  // live operations (ops_)
     std::atomic<std::size_t> held_back_gauge_{0};  // admission_.size()
+    std::set<std::size_t> same_server_warned_;     // node pairs (i * n + j) already reported
     bool stopping_ = false;                        // loop thread: no new operations
     bool closing_ = false;                         // loop thread: handles are being closed
     int closes_pending_ = 0;

@@ -1,6 +1,9 @@
 #pragma once
 
+#include "detail/connection_fsm.hpp"
+#include "detail/node_handshake.hpp"
 #include "detail/reply_reader.hpp"
+#include "detail/request_fifo.hpp"
 #include "redlock/config.hpp"
 
 #include <hiredis/hiredis.h>
@@ -12,6 +15,7 @@
 #include <deque>
 #include <functional>
 #include <span>
+#include <vector>
 #include <string>
 #include <string_view>
 
@@ -19,33 +23,6 @@ namespace redlock::detail {
 
 class flush_hooks;
 class random_source;
-
-/// How a request ended.
-enum class request_status : std::uint8_t {
-    reply,        ///< the node answered (possibly with a Redis error reply)
-    timeout,      ///< no answer within the request's deadline (its slot stays, see below)
-    unreachable,  ///< not connected, or the connection dropped before the answer
-    stopped,      ///< the client is shutting down
-};
-
-struct reply_event {
-    request_status status;
-    const redisReply* reply;  ///< non-null iff status == reply; valid only during the call
-    std::string_view cause;   ///< transport cause when status != reply
-};
-
-/// Receives the outcome of requests. on_reply runs exactly once per request,
-/// on the loop thread, never inside node_connection::send.
-class reply_sink {
-public:
-    virtual void on_reply(std::uint32_t tag, const reply_event& event) noexcept = 0;
-
-protected:
-    reply_sink() = default;
-    reply_sink(const reply_sink&) = default;
-    auto operator=(const reply_sink&) -> reply_sink& = default;
-    virtual ~reply_sink() = default;
-};
 
 /// Counters shared by a client's connections (read from any thread).
 struct connection_counters {
@@ -66,6 +43,12 @@ struct connection_counters {
 /// connection drops, every pending request fails at once, and the connection
 /// is re-established after a capped exponential back-off with jitter. While it
 /// is down, requests fail at once (on the next loop turn) instead of waiting.
+///
+/// Its lifecycle is connection_fsm (pure, exhaustively tested); the handshake
+/// is node_handshake and the FIFO request_fifo. This class is the libuv shell
+/// that performs what they decide. Lock commands queued while connecting are
+/// held until the node has answered its handshake, and failed unsent if it
+/// never does: a hung node cannot receive a SET after the client gave up.
 class node_connection : private reply_sink {
 public:
     /// `hooks` flushes what is queued once per loop turn; it outlives the connection.
@@ -111,10 +94,20 @@ public:
     void close(std::function<void()> done);
 
     [[nodiscard]] auto name() const noexcept -> const std::string& { return name_; }
-    [[nodiscard]] auto connected() const noexcept -> bool { return state_ == state::ready; }
+    [[nodiscard]] auto connected() const noexcept -> bool { return fsm_.ready(); }
+    [[nodiscard]] auto state() const noexcept -> connection_fsm::state { return fsm_.current(); }
     [[nodiscard]] auto pending() const noexcept -> std::size_t { return pending_.size(); }
     /// Subscriber role: the SUBSCRIBE of the current connection was confirmed.
-    [[nodiscard]] auto subscribed() const noexcept -> bool { return subscribed_; }
+    [[nodiscard]] auto subscribed() const noexcept -> bool {
+        return fsm_.ready() && handshake_.subscribed();
+    }
+    /// The run_id the node reported at its last answered handshake (may be empty).
+    [[nodiscard]] auto run_id() const noexcept -> const std::string& {
+        return handshake_.run_id();
+    }
+    /// `fn` runs (loop thread) each time the node has answered a handshake, so
+    /// that the owner can compare identities across nodes. Call before start().
+    void on_identified(std::function<void()> fn) { on_identified_ = std::move(fn); }
 
     /// False while the node is quarantined after a restart that may have lost
     /// acknowledged writes: its grants must not count toward a quorum.
@@ -126,34 +119,22 @@ public:
     }
 
 private:
-    enum class state { idle, resolving, connecting, ready, backoff, stopping, stopped };
-
-    struct request {
-        reply_sink* sink;
-        std::uint32_t tag;
-        bool expired;
-        std::uint64_t deadline;  // uv_now() milliseconds
-    };
-    struct deferred_failure {
-        reply_sink* sink;
-        std::uint32_t tag;
-        request_status status;
-    };
+    /// Feeds one event to the state machine and performs what it says. Events
+    /// raised while actions are being performed (a sink that closes the
+    /// connection from a failure callback) are queued and run next, so one set
+    /// of actions is always performed whole before the next.
+    void dispatch(connection_fsm::input in);
+    /// Returns true when the connection told its owner it closed (it may be gone).
+    auto perform(connection_fsm::actions& a) -> bool;
+    void connect_to(std::size_t address);
+    void resolve();
+    void start_handshake();
+    void fail_requests(request_status status, std::string_view cause);
+    void fail_transport(std::string cause);
 
     void on_reply(std::uint32_t tag, const reply_event& event) noexcept override;
     /// Counts this connection in (or out of) the connected nodes, once.
     void count_connected(bool connected) noexcept;
-    /// Queues the handshake's `commands` and `requests` before everything else.
-    void queue_first(std::string_view commands, const std::deque<request>& requests,
-                     std::uint64_t deadline);
-    void on_identity(std::uint32_t tag, const reply_event& event);
-
-    void begin_connect();
-    void connect_to(const sockaddr* address);
-    void on_connected();
-    void disconnect(std::string cause);
-    void schedule_reconnect();
-    void on_stream_closed();
 
     void mark_dirty();
     void flush();
@@ -161,16 +142,23 @@ private:
     void deliver_deferred();
     void arm_deadline(std::uint64_t deadline);
     void on_deadline();
-    void fail_pending(request_status status, std::string_view cause);
-    void maybe_closed();
     void warn(std::string_view message);
     [[nodiscard]] auto stream() noexcept -> uv_stream_t*;
+    /// The bytes the next write may take: the handshake until it is answered,
+    /// then the commands queued meanwhile and after.
+    [[nodiscard]] auto writable() noexcept -> std::string&;
 
     static void on_alloc(uv_handle_t* handle, std::size_t suggested, uv_buf_t* buf);
     static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
     static void on_write(uv_write_t* req, int status);
     static void on_connect(uv_connect_t* req, int status);
     static void on_resolved(uv_getaddrinfo_t* req, int status, addrinfo* result);
+
+    struct deferred_failure {
+        reply_sink* sink;
+        std::uint32_t tag;
+        request_status status;
+    };
 
     uv_loop_t* loop_;
     flush_hooks& hooks_;
@@ -180,58 +168,48 @@ private:
     random_source& rng_;
     connection_counters& counters_;
 
-    state state_ = state::idle;
+    connection_fsm fsm_;
+    std::deque<connection_fsm::input> events_;  // raised while performing
+    bool dispatching_ = false;
     std::string last_error_;
-    unsigned failures_ = 0;    // consecutive failed connects, for back-off
-    std::uint64_t epoch_ = 0;  // bumped on every disconnect: stale callbacks check it
+    std::uint64_t epoch_ = 0;  // bumped whenever pending requests fail: loops over them stop
+    std::vector<sockaddr_storage> addresses_;  // resolved (or the numeric one)
 
     union {
         uv_tcp_t tcp;
         uv_pipe_t pipe;
     } stream_{};
-    bool stream_open_ = false;
     uv_connect_t connect_req_{};
     uv_getaddrinfo_t resolve_req_{};
-    bool resolving_ = false;
     uv_write_t write_req_{};
     bool writing_ = false;
-    bool eager_blocked_ = false;
-    bool counted_connected_ = false;  // in counters_.connected: the handshake was answered  // an
-                                      // eager write this turn found the kernel full
-    uv_timer_t connect_timer_{};      // connect timeout, then reconnect back-off
+    bool eager_blocked_ = false;      // an eager write this turn found the kernel full
+    bool counted_connected_ = false;  // in counters_.connected: the handshake was answered
+    uv_timer_t connect_timer_{};      // connect + handshake timeout, then reconnect back-off
     uv_timer_t deadline_timer_{};
+    int timers_open_ = 2;
     std::uint64_t deadline_armed_ = 0;
     bool dirty_ = false;
-    int open_handles_ = 0;
     std::function<void()> on_closed_;
 
     // Subscriber role (see subscribe()).
     std::string channel_;
-    bool subscribed_ = false;
     std::function<void(std::string_view)> on_message_;
+    std::function<void()> on_identified_;
 
-    // What the node said about itself at the last handshake (restart safety).
-    std::string run_id_;
-    std::string new_run_id_;
-    bool aof_ = false;
-    std::string appendfsync_;
-    int identity_replies_ = 0;
-    bool identity_warned_ = false;
+    node_handshake handshake_;
     std::chrono::steady_clock::time_point quarantined_until_{};
 
     reply_reader reader_;
-    std::deque<request> pending_;
-    // The number of pending_.front(): request numbers count up as requests are
-    // queued, so a number finds its request in constant time (wrapping is
-    // harmless: a number is only looked up while its request is queued).
-    std::uint32_t front_number_ = 0;
+    request_fifo pending_;
     std::deque<deferred_failure> deferred_;
     // Commands queued in one loop turn leave together, in one write per this
     // many bytes: at 8 KiB a write still carries 50 to 100 lock commands, and
     // the bytes waiting here stay small with a thousand locks in flight
     // (32 KiB cost about 150 bytes per lock in flight; docs/benchmarks.md).
     static constexpr std::size_t eager_write_bytes = 8 * 1024;
-    std::string out_;          // encoded commands not yet handed to the kernel
+    std::string handshake_out_;  // the handshake, written before anything else
+    std::string out_;            // encoded commands not yet handed to the kernel
     std::string writing_buf_;  // bytes of the uv_write in flight
     // hiredis's reader copies what is read, and its buffer grows to the largest read.
     char read_buf_[4 * 1024];

@@ -72,7 +72,14 @@ public:
     }
     [[nodiscard]] auto detail(std::size_t node) const -> std::string_view {
         if (details_ != nullptr && !details_[node].empty()) return details_[node];
-        return status(node) == node_status::cancelled ? "no answer" : std::string_view{};
+        switch (status(node)) {
+            case node_status::cancelled:
+                return "no answer";
+            case node_status::pending:
+                return "no answer yet when decided; its late outcome is counted in client_stats";
+            default:
+                return {};
+        }
     }
     [[nodiscard]] auto count(node_status s) const noexcept -> std::size_t {
         return static_cast<std::size_t>(std::count(statuses(), statuses() + size_, s));

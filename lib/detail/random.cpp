@@ -40,6 +40,11 @@ auto random_source::lock_value() -> std::string {
 
 auto random_source::jitter(std::chrono::milliseconds bound) -> std::chrono::milliseconds {
     if (bound.count() <= 0) return std::chrono::milliseconds{0};
+    const auto span = static_cast<std::uint64_t>(bound.count()) + 1;
+    return std::chrono::milliseconds{static_cast<std::int64_t>(next() % span)};
+}
+
+auto random_source::next() -> std::uint64_t {
     if (jitter_state_ == 0) {
         if (used_ + sizeof jitter_state_ > block_size) refill();
         std::memcpy(&jitter_state_, block_ + used_, sizeof jitter_state_);
@@ -50,9 +55,7 @@ auto random_source::jitter(std::chrono::milliseconds bound) -> std::chrono::mill
     jitter_state_ ^= jitter_state_ >> 12;
     jitter_state_ ^= jitter_state_ << 25;
     jitter_state_ ^= jitter_state_ >> 27;
-    const std::uint64_t r = jitter_state_ * 0x2545F4914F6CDD1DULL;
-    const auto span = static_cast<std::uint64_t>(bound.count()) + 1;
-    return std::chrono::milliseconds{static_cast<std::int64_t>(r % span)};
+    return jitter_state_ * 0x2545F4914F6CDD1DULL;
 }
 
 }  // namespace redlock::detail

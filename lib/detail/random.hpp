@@ -19,6 +19,9 @@ public:
     /// getrandom() so that clients started together do not retry in lockstep.
     [[nodiscard]] auto jitter(std::chrono::milliseconds bound) -> std::chrono::milliseconds;
 
+    /// 64 bits for jitter (xorshift64*, seeded from getrandom()); not a secret.
+    [[nodiscard]] auto next() -> std::uint64_t;
+
 private:
     void refill();
 

@@ -6,6 +6,8 @@
 #include "detail/scripts.hpp"
 #include "detail/timing.hpp"
 
+#include <atomic>
+
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -19,6 +21,8 @@ release_op::release_op(client_core& core, std::shared_ptr<lock_state> state,
 void release_op::start() {
     const std::size_t n = core_.node_count();
     outcomes_.reset(n);
+    tally_ = quorum_tally{n};
+    for (std::size_t i = 0; i < n; ++i) outcomes_.set(i, {node_status::pending, {}});
     if (!state_ || state_->value.empty()) {
         finished_ = true;
         timer_pending_ = true;
@@ -50,11 +54,12 @@ void release_op::handle(std::uint32_t tag, const reply_event& event) {
         return;
     }
     node_outcome r;
+    bool deleted = false;
     switch (event.status) {
         case request_status::reply:
             if (integer_of(event.reply).value_or(0) > 0) {
                 r.status = node_status::ok;
-                ++deleted_;
+                deleted = true;
             } else if (is_integer(event.reply, 0)) {
                 r.status = node_status::refused;
                 r.detail = "not held with this value (expired, or taken over)";
@@ -68,15 +73,36 @@ void release_op::handle(std::uint32_t tag, const reply_event& event) {
             r = failed_outcome(event);
             break;
     }
+    if (finished_) {
+        // Decided without this node: its outcome goes to the statistics only.
+        auto& late = deleted ? core_.op_counters().release_late_deleted
+                             : core_.op_counters().release_late_failed;
+        late.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    const auto verdict = deleted ? tally_.yes() : tally_.failed();
     outcomes_.set(node, std::move(r));
-    if (++answered_ == outcomes_.size()) finish();
+    if (tally_.pending() == 0) {
+        finish();
+    } else if (verdict != quorum_tally::verdict::pending && !timer_pending_) {
+        // Decided: a majority deleted, or none can. Replies that came in the same
+        // loop turn are still read before the answer (a healthy cluster's report
+        // names every node); a hung node's are not waited for.
+        timer_pending_ = true;
+        core_.timers().schedule(std::chrono::milliseconds{0}, [this] {
+            timer_pending_ = false;
+            if (!finished_) finish();
+            maybe_retire();
+        });
+    }
 }
 
 void release_op::finish() {
     finished_ = true;
     release_report report;
-    report.deleted = deleted_;
-    report.quorum = quorum(outcomes_.size());
+    report.deleted = tally_.yes_count();
+    report.quorum = tally_.needed();
+    report.pending = tally_.pending();
     report.nodes = outcomes_.to_reports([this](std::size_t i) { return core_.node(i).name(); });
     deliver(done_, result<release_report>{std::move(report)});
 }

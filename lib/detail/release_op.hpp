@@ -2,6 +2,7 @@
 
 #include "detail/node_outcomes.hpp"
 #include "detail/operation.hpp"
+#include "detail/quorum_tally.hpp"
 #include "redlock/client.hpp"
 
 #include <memory>
@@ -12,8 +13,11 @@ namespace redlock::detail {
 struct lock_state;
 
 /// Compare-and-delete on every node (EVALSHA, falling back to EVAL when a node
-/// does not have the script cached). Waits for every node, because the report
-/// counts how many actually deleted the key.
+/// does not have the script cached). Answers once decided (quorum_tally): a
+/// majority deleted, or none can; at the end of the loop turn in which that
+/// happened, so that replies read in that turn are in the report. Nodes still
+/// to answer are reported pending, and the operation lives on until they do,
+/// counting their outcome in client_stats (release_late_deleted / _failed).
 class release_op final : public operation {
 public:
     release_op(client_core& core, std::shared_ptr<lock_state> state, client::release_callback done);
@@ -30,9 +34,8 @@ private:
 
     std::shared_ptr<lock_state> state_;
     client::release_callback done_;
-    node_outcomes outcomes_;  // the report is built from these when every node answered
-    std::size_t answered_ = 0;
-    std::size_t deleted_ = 0;
+    node_outcomes outcomes_;  // the report is built from these once decided
+    quorum_tally tally_{0};   // deleted (yes) against refused or failed
 };
 
 }  // namespace redlock::detail

@@ -1,0 +1,101 @@
+#pragma once
+
+#include <hiredis/hiredis.h>
+
+#include <cstdint>
+#include <deque>
+#include <string_view>
+
+namespace redlock::detail {
+
+/// How a request ended.
+enum class request_status : std::uint8_t {
+    reply,        ///< the node answered (possibly with a Redis error reply)
+    timeout,      ///< no answer within the request's deadline (its slot stays, see below)
+    unreachable,  ///< not connected, or the connection dropped before the answer
+    stopped,      ///< the client is shutting down
+};
+
+struct reply_event {
+    request_status status;
+    const redisReply* reply;  ///< non-null iff status == reply; valid only during the call
+    std::string_view cause;   ///< transport cause when status != reply
+};
+
+/// Receives the outcome of requests. on_reply runs exactly once per request,
+/// on the loop thread, never inside node_connection::send.
+class reply_sink {
+public:
+    virtual void on_reply(std::uint32_t tag, const reply_event& event) noexcept = 0;
+
+protected:
+    reply_sink() = default;
+    reply_sink(const reply_sink&) = default;
+    auto operator=(const reply_sink&) -> reply_sink& = default;
+    virtual ~reply_sink() = default;
+};
+
+/// The requests of one connection waiting for their replies, in the order they
+/// were sent (Redis answers in order). Pure bookkeeping, no I/O.
+///
+/// A request that misses its deadline is reported once as a timeout but keeps
+/// its slot, so its late reply is read and discarded instead of being taken
+/// for the next request's answer. Requests are numbered as they are queued, so
+/// that a number finds its request in constant time (disown()).
+class request_fifo {
+public:
+    struct request {
+        reply_sink* sink;
+        std::uint32_t tag;
+        bool expired;
+        std::uint64_t deadline;  ///< loop milliseconds
+    };
+
+    /// Queues a request at the back; returns its number.
+    auto push(reply_sink* sink, std::uint32_t tag, std::uint64_t deadline) -> std::uint32_t {
+        const auto number = front_number_ + static_cast<std::uint32_t>(queue_.size());
+        queue_.push_back(request{sink, tag, false, deadline});
+        return number;
+    }
+    /// Queues `requests` before everything else (a handshake); the requests
+    /// already queued keep their numbers.
+    void push_front(const std::deque<request>& requests) {
+        queue_.insert(queue_.begin(), requests.begin(), requests.end());
+        front_number_ -= static_cast<std::uint32_t>(requests.size());
+    }
+    /// The oldest request, which the next reply answers. Not empty().
+    auto pop_front() -> request {
+        const request r = queue_.front();
+        queue_.pop_front();
+        ++front_number_;
+        return r;
+    }
+    /// `sink` no longer wants the reply to request `number`: true if that
+    /// request was still waiting and still `sink`'s (it is then discarded).
+    auto disown(std::uint32_t number, const reply_sink* sink) noexcept -> bool {
+        const std::uint32_t index = number - front_number_;
+        if (sink == nullptr || index >= queue_.size()) return false;
+        request& r = queue_[index];
+        if (r.sink != sink || r.expired) return false;
+        r.sink = nullptr;
+        return true;
+    }
+    /// Every request, taken out (the connection failed or closes).
+    auto take_all() -> std::deque<request> {
+        std::deque<request> all;
+        all.swap(queue_);
+        front_number_ += static_cast<std::uint32_t>(all.size());
+        return all;
+    }
+
+    [[nodiscard]] auto empty() const noexcept -> bool { return queue_.empty(); }
+    [[nodiscard]] auto size() const noexcept -> std::size_t { return queue_.size(); }
+    [[nodiscard]] auto operator[](std::size_t i) noexcept -> request& { return queue_[i]; }
+    [[nodiscard]] auto front() const noexcept -> const request& { return queue_.front(); }
+
+private:
+    std::deque<request> queue_;
+    std::uint32_t front_number_ = 0;
+};
+
+}  // namespace redlock::detail
