@@ -2,6 +2,7 @@
 #include "client_setup.hpp"
 #include "commands.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace redlock::cli {
@@ -13,8 +14,10 @@ auto or_null(const std::optional<T>& value) -> json {
     return nullptr;
 }
 
+/// At least one space after the text, so that a long node name (a Unix
+/// socket path) does not run into the next column.
 auto pad(std::string text, std::size_t width) -> std::string {
-    if (text.size() < width) text.resize(width, ' ');
+    text.resize(std::max(width, text.size() + 1), ' ');
     return text;
 }
 
@@ -51,6 +54,76 @@ auto check_warnings(const cluster_health& health) -> std::vector<std::string> {
                            "at no cost");
     }
     return warnings;
+}
+
+auto field_of(std::size_t node) -> std::string {
+    return "/nodes/" + std::to_string(node);
+}
+
+/// "a", "a and b", "a, b and c"
+auto listed(const std::vector<std::string>& items) -> std::string {
+    std::string text;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        if (i > 0) text += i + 1 == items.size() ? " and " : ", ";
+        text += items[i];
+    }
+    return text;
+}
+
+/// [{"run_id", "nodes": [names], "fields": ["/nodes/0", ...]}, ...]
+auto duplicates_json(const cluster_health& health) -> json {
+    json groups = json::array();
+    for (const auto& d : health.duplicates) {
+        json names = json::array();
+        json fields = json::array();
+        for (const std::size_t i : d.nodes) {
+            names.push_back(health.nodes[i].node);
+            fields.push_back(field_of(i));
+        }
+        groups.push_back({{"run_id", d.run_id}, {"nodes", names}, {"fields", fields}});
+    }
+    return groups;
+}
+
+/// For each node listed again, the name of the first node of its server.
+auto first_alias_of(const cluster_health& health) -> std::vector<std::string> {
+    std::vector<std::string> first(health.nodes.size());
+    for (const auto& d : health.duplicates) {
+        for (std::size_t k = 1; k < d.nodes.size(); ++k)
+            first[d.nodes[k]] = health.nodes[d.nodes.front()].node;
+    }
+    return first;
+}
+
+/// Why a configuration that names one server through several nodes is a
+/// problem, with the fault tolerance it really has. A server grants a lock
+/// once however often it is listed, so the quorum (counted over the nodes)
+/// must be found among fewer servers.
+auto duplicates_problem(const cluster_health& health) -> std::string {
+    std::string text;
+    for (const auto& d : health.duplicates) {
+        std::vector<std::string> members;
+        for (const std::size_t i : d.nodes)
+            members.push_back(field_of(i) + " (" + health.nodes[i].node + ")");
+        text += (text.empty() ? "" : "; ") + listed(members) + " are one server (run_id " +
+                d.run_id + ")";
+    }
+    const bool all_known =
+        std::ranges::none_of(health.nodes, [](const node_health& n) { return n.run_id.empty(); });
+    const std::size_t nodes = health.nodes.size();
+    const std::size_t servers = health.servers();
+    const std::size_t quorum = health.quorum;
+    text += ": the " + std::to_string(nodes) + " nodes are " + (all_known ? "" : "at most ") +
+            std::to_string(servers) +
+            " servers, and a server grants a lock once however often it is listed: a quorum of " +
+            std::to_string(quorum);
+    if (servers < quorum) {
+        text += " can never be reached";
+    } else {
+        text += " survives " + std::to_string(servers - quorum) + " failed server(s), not " +
+                std::to_string(nodes - quorum);
+    }
+    return text + ". List each server once";
 }
 
 }  // namespace
@@ -130,9 +203,11 @@ auto check_command(const global_options& global, const reporter& out) -> int {
     auto health = locks->check();
     if (!health) return out.fail(health.error());
 
+    const auto aliases = first_alias_of(*health);
     json nodes = json::array();
     std::string table;
-    for (const auto& n : health->nodes) {
+    for (std::size_t i = 0; i < health->nodes.size(); ++i) {
+        const node_health& n = health->nodes[i];
         const double rtt_ms = static_cast<double>(n.round_trip.count()) / 1000.0;
         nodes.push_back(
             {{"node", n.node},
@@ -156,6 +231,7 @@ auto check_command(const global_options& global, const reporter& out) -> int {
                     (n.can_lose_writes() ? "CAN LOSE WRITES (" + persistence_gap(n) + ")"
                                          : std::string{"persists every write"});
         }
+        if (!aliases[i].empty()) line += "  SAME SERVER AS " + aliases[i];
         table += line + "\n";
     }
     const auto warnings = check_warnings(*health);
@@ -163,6 +239,8 @@ auto check_command(const global_options& global, const reporter& out) -> int {
                 {"reachable", health->reachable()},
                 {"quorum_reachable", health->quorum_reachable()},
                 {"nodes", std::move(nodes)},
+                {"servers", health->servers()},
+                {"duplicate_servers", duplicates_json(*health)},
                 {"warnings", warnings}};
 
     if (!health->quorum_reachable()) {
@@ -173,6 +251,15 @@ auto check_command(const global_options& global, const reporter& out) -> int {
                                std::to_string(health->nodes.size()) + " nodes are reachable, " +
                                std::to_string(health->quorum) + " needed for any lock"},
             {}, result);
+    }
+    if (!health->duplicates.empty()) {
+        // A configuration problem that validation could not see: exit as for
+        // a bad config, after the table and the warnings.
+        if (!out.json_mode()) out.result(result, table);
+        for (const auto& w : warnings) out.note("warning: " + w);
+        return out.fail(
+            failure_report{exit_config, "duplicate_server", duplicates_problem(*health)}, {},
+            result);
     }
     out.result(result, table + std::to_string(health->reachable()) + " of " +
                            std::to_string(health->nodes.size()) + " nodes reachable, quorum " +

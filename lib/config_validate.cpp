@@ -4,6 +4,7 @@
 // configs/README.md, so a message reads the same whichever way the value came.
 
 #include "detail/timing.hpp"
+#include "node_alias.hpp"
 #include "redlock/config.hpp"
 
 #include <array>
@@ -16,6 +17,7 @@
 #include <string_view>
 #include <sys/un.h>
 #include <utility>
+#include <vector>
 
 namespace redlock {
 
@@ -93,17 +95,29 @@ auto validate_config(const client_config& config, std::string_view source)
         return config_error{std::string{source}, std::move(field), std::move(message)};
     };
 
-    // Nodes: at least one, each well-formed, no node twice (a repeated node
-    // would count twice towards the quorum).
+    // Nodes: at least one, each well-formed, no server twice. A server listed
+    // twice grants a lock only once (SET NX), so acquisition stays safe, but
+    // the cluster tolerates fewer failures than its node count promises.
+    // Aliases that only a lookup or a connection could reveal are left to
+    // client::check, which compares run_ids.
     if (config.nodes.empty()) return reject("/nodes", "must contain at least one node");
+    std::vector<detail::node_identity> identities;
+    identities.reserve(config.nodes.size());
     for (std::size_t i = 0; i < config.nodes.size(); ++i) {
         const std::string pointer = "/nodes/" + std::to_string(i);
-        if (auto problem = node_problem(config.nodes[i], pointer))
+        const node_address& node = config.nodes[i];
+        if (auto problem = node_problem(node, pointer))
             return reject(std::move(problem->first), std::move(problem->second));
+        identities.push_back(detail::identify(node));
         for (std::size_t j = 0; j < i; ++j) {
-            if (same_node(config.nodes[j], config.nodes[i]))
-                return reject(pointer, "duplicate of /nodes/" + std::to_string(j) + " (" +
-                                           config.nodes[i].to_string() + ")");
+            const auto earlier = [&] {
+                return "/nodes/" + std::to_string(j) + " (" + config.nodes[j].to_string() + ")";
+            };
+            if (same_node(config.nodes[j], node))
+                return reject(pointer, "duplicate of " + earlier());
+            if (auto why = detail::alias_reason(identities[j], identities[i]))
+                return reject(pointer, node.to_string() + " is the same server as " + earlier() +
+                                           ": " + *why);
         }
     }
 

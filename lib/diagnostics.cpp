@@ -5,6 +5,7 @@
 #include "detail/timing.hpp"
 #include "redlock/client.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <future>
 #include <map>
@@ -104,6 +105,7 @@ auto parse_health(std::size_t quorum, std::vector<node_probe> probes) -> cluster
         if (h.reachable && h.redis_version.empty() && h.detail.empty()) h.detail = first_error(p);
         health.nodes.push_back(std::move(h));
     }
+    health.duplicates = find_duplicate_servers(health.nodes);
     return health;
 }
 
@@ -126,6 +128,23 @@ auto moved_from() -> error {
 }
 
 }  // namespace
+
+auto find_duplicate_servers(const std::vector<node_health>& nodes)
+    -> std::vector<duplicate_server> {
+    // A run_id is 40 random hex digits chosen at start-up, so two servers
+    // never share one; a node that restarts between two probes only hides a
+    // duplicate until the next check.
+    std::map<std::string_view, std::vector<std::size_t>> by_run_id;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        if (!nodes[i].run_id.empty()) by_run_id[nodes[i].run_id].push_back(i);
+    }
+    std::vector<duplicate_server> groups;
+    for (auto& [run_id, members] : by_run_id) {
+        if (members.size() > 1) groups.push_back({std::string{run_id}, std::move(members)});
+    }
+    std::ranges::sort(groups, {}, [](const duplicate_server& d) { return d.nodes.front(); });
+    return groups;
+}
 
 auto client::adopt(std::string resource, std::string value) const -> lock {
     auto state = std::make_shared<detail::lock_state>();

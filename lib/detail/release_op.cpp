@@ -6,6 +6,7 @@
 #include "detail/scripts.hpp"
 #include "detail/timing.hpp"
 
+#include <algorithm>
 #include <atomic>
 
 #include <string_view>
@@ -22,6 +23,7 @@ void release_op::start() {
     const std::size_t n = core_.node_count();
     outcomes_.reset(n);
     tally_ = quorum_tally{n};
+    started_ms_ = core_.timers().now();
     for (std::size_t i = 0; i < n; ++i) outcomes_.set(i, {node_status::pending, {}});
     if (!state_ || state_->value.empty()) {
         finished_ = true;
@@ -84,21 +86,27 @@ void release_op::handle(std::uint32_t tag, const reply_event& event) {
     outcomes_.set(node, std::move(r));
     if (tally_.pending() == 0) {
         finish();
-    } else if (verdict != quorum_tally::verdict::pending && !timer_pending_) {
-        // Decided: a majority deleted, or none can. Replies that came in the same
-        // loop turn are still read before the answer (a healthy cluster's report
-        // names every node); a hung node's are not waited for.
+    } else if (verdict != quorum_tally::verdict::pending && !grace_) {
+        // Decided: a majority deleted, or none can. The others get as long again
+        // as the decision took (at least a millisecond) — a healthy node answers
+        // within that, and its report names every node — but a hung node is not
+        // waited for until request_timeout.
+        const std::uint64_t took = core_.timers().now() - started_ms_;
         timer_pending_ = true;
-        core_.timers().schedule(std::chrono::milliseconds{0}, [this] {
-            timer_pending_ = false;
-            if (!finished_) finish();
-            maybe_retire();
-        });
+        grace_ = core_.timers().schedule(std::chrono::milliseconds{std::max<std::uint64_t>(1, took)},
+                                         [this] {
+                                             timer_pending_ = false;
+                                             grace_.reset();
+                                             if (!finished_) finish();
+                                             maybe_retire();
+                                         });
     }
 }
 
 void release_op::finish() {
     finished_ = true;
+    if (grace_ && core_.timers().cancel(*grace_)) timer_pending_ = false;
+    grace_.reset();
     release_report report;
     report.deleted = tally_.yes_count();
     report.quorum = tally_.needed();

@@ -3,9 +3,11 @@
 #include "detail/node_outcomes.hpp"
 #include "detail/operation.hpp"
 #include "detail/quorum_tally.hpp"
+#include "detail/timer_queue.hpp"
 #include "redlock/client.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace redlock::detail {
@@ -14,8 +16,8 @@ struct lock_state;
 
 /// Compare-and-delete on every node (EVALSHA, falling back to EVAL when a node
 /// does not have the script cached). Answers once decided (quorum_tally): a
-/// majority deleted, or none can; at the end of the loop turn in which that
-/// happened, so that replies read in that turn are in the report. Nodes still
+/// majority deleted, or none can; the other nodes get as long again as the
+/// decision took, so a healthy cluster's report names every node. Nodes still
 /// to answer are reported pending, and the operation lives on until they do,
 /// counting their outcome in client_stats (release_late_deleted / _failed).
 class release_op final : public operation {
@@ -36,6 +38,8 @@ private:
     client::release_callback done_;
     node_outcomes outcomes_;  // the report is built from these once decided
     quorum_tally tally_{0};   // deleted (yes) against refused or failed
+    std::uint64_t started_ms_ = 0;
+    std::optional<timer_queue::key> grace_;  // decided: the others' last chance
 };
 
 }  // namespace redlock::detail

@@ -25,6 +25,8 @@ public:
     /// True if the timer was pending (and now never runs).
     auto cancel(const key& k) -> bool;
     [[nodiscard]] auto size() const noexcept -> std::size_t { return entries_.size(); }
+    /// The loop's clock (uv_now), in milliseconds.
+    [[nodiscard]] auto now() const noexcept -> std::uint64_t { return uv_now(loop_); }
 
     /// Closes the handle; pending timers are dropped without running. `done`
     /// runs once the handle's memory may be freed.

@@ -247,6 +247,8 @@ TEST_SUITE("cli") {
         CHECK(health.at("quorum") == 3);
         CHECK(health.at("reachable") == 5);
         CHECK(health.at("quorum_reachable") == true);
+        CHECK(health.at("servers") == 5);
+        CHECK(health.at("duplicate_servers") == json::array());
         REQUIRE(health.at("nodes").size() == 5);
         for (const auto& n : health.at("nodes")) {
             CHECK(n.at("reachable") == true);
@@ -262,6 +264,49 @@ TEST_SUITE("cli") {
         const auto human = redlock({"check"});
         CHECK(human.status == 0);
         CHECK(human.out.find("CAN LOSE WRITES") != std::string::npos);
+        CHECK(human.err.find("warning: can lose acknowledged writes") != std::string::npos);
+    }
+
+    TEST_CASE_FIXTURE(cli_cluster, "check exits 78 when two nodes are one server (same run_id)") {
+        // /nodes/1 is /nodes/0 through its Unix socket: nothing in the spelling tells,
+        // validation accepts it, and only the run_id in INFO server gives it away.
+        redlock_test::server_options with_socket;
+        with_socket.unix_socket = true;
+        const redlock_test::redis_server both{with_socket};
+        const auto twice = dir / "twice.json";
+        json settings = json::parse(slurp(config));
+        settings["nodes"] = json::array({{{"host", "127.0.0.1"}, {"port", both.port()}},
+                                         {{"unix", both.unix_socket().string()}},
+                                         {{"host", "127.0.0.1"}, {"port", node(0).port()}}});
+        write_file(twice, settings.dump());
+        const std::string tcp_name = "127.0.0.1:" + std::to_string(both.port());
+        const std::string unix_name = "unix:" + both.unix_socket().string();
+
+        const auto machine = redlock({"--json", "check", "--config", twice.string()});
+        const auto human = redlock({"check", "--config", twice.string()});
+
+        CHECK(machine.status == 78);
+        const json health = one_object(machine);
+        CHECK(health.at("error").at("code") == "duplicate_server");
+        const std::string message = health.at("error").at("message");
+        CHECK(message.find("/nodes/0 (" + tcp_name + ") and /nodes/1 (" + unix_name +
+                           ") are one server") != std::string::npos);
+        CHECK(message.find("the 3 nodes are 2 servers") != std::string::npos);
+        CHECK(message.find("a quorum of 2 survives 0 failed server(s), not 1") !=
+              std::string::npos);
+        CHECK(health.at("reachable") == 3);
+        CHECK(health.at("servers") == 2);
+        REQUIRE(health.at("duplicate_servers").size() == 1);
+        const json& group = health.at("duplicate_servers")[0];
+        CHECK(group.at("nodes") == json::array({tcp_name, unix_name}));
+        CHECK(group.at("fields") == json::array({"/nodes/0", "/nodes/1"}));
+        CHECK(group.at("run_id").get<std::string>().size() == 40);
+        CHECK(group.at("run_id") == health.at("nodes")[0].at("run_id"));
+
+        CHECK(human.status == 78);
+        CHECK(human.out.find(unix_name) != std::string::npos);  // the table, still
+        CHECK(human.out.find("SAME SERVER AS " + tcp_name) != std::string::npos);
+        CHECK(human.err.find("are one server") != std::string::npos);
         CHECK(human.err.find("warning: can lose acknowledged writes") != std::string::npos);
     }
 

@@ -1,4 +1,5 @@
 #include "support/cluster.hpp"
+#include "support/wait.hpp"
 
 #include <doctest/doctest.h>
 #include <redlock/client.hpp>
@@ -180,8 +181,9 @@ TEST_SUITE("attached loop") {
         CHECK_FALSE(release_ran_inside);
         REQUIRE(released.has_value());
         REQUIRE(*released);
-        CHECK((*released)->deleted == 3);
-        CHECK(count_holding(key) == 0);
+        CHECK((*released)->deleted + (*released)->pending == 3);  // a slow node may be pending
+        CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+                                       [&] { return count_holding(key) == 0; }));
 
         locks.reset();  // destroyed while the loop is alive
         int closed = loop.finish(5s);
@@ -296,8 +298,10 @@ TEST_SUITE("attached loop") {
             held, [&](redlock::result<redlock::release_report> r) { released = std::move(r); });
         REQUIRE(loop.run_until([&] { return released.has_value(); }, 5s));
         REQUIRE(released->has_value());
-        CHECK(released->value().deleted == 3);
-        CHECK(count_holding(key) == 0);
+        CHECK(released->value().deleted + released->value().pending ==
+              3);  // a slow node may be pending
+        CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+                                       [&] { return count_holding(key) == 0; }));
         locks.reset();
         CHECK(loop.finish(5s) == 0);
     }
@@ -343,7 +347,7 @@ TEST_SUITE("attached loop") {
             for (const auto& l : held) {
                 locks->release_async(l, [&](redlock::result<redlock::release_report> r) {
                     ++release_fired;
-                    if (r) deleted += r->deleted;
+                    if (r) deleted += r->deleted + r->pending;  // pending: decided without it
                 });
             }
         });
@@ -359,8 +363,8 @@ TEST_SUITE("attached loop") {
         CHECK(after_release.requests - after_acquire.requests == batch * nodes);
         CHECK(after_release.writes - after_acquire.writes <= 6 * nodes);
         CHECK(deleted == batch * nodes);
+        locks.reset();  // the stragglers' releases land before the client has closed
         CHECK(total_keys() == 0);
-        locks.reset();
         CHECK(loop.finish(5s) == 0);
     }
 }

@@ -90,8 +90,9 @@ TEST_SUITE("faults") {
             redlock_test::wait_until(2s, [&] { return count_holding(key, held->value()) == 5; }));
         auto released = locks.release(*held);
         REQUIRE(released);
-        CHECK(released->deleted == 5);
-        CHECK(count_holding(key) == 0);
+        CHECK(released->deleted + released->pending == 5);  // a slow node may be pending
+        CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+                                       [&] { return count_holding(key) == 0; }));
         CHECK(locks.stats().timeouts == 0);
     }
 
@@ -168,7 +169,7 @@ TEST_SUITE("faults") {
         auto released = locks.release(*held);
         REQUIRE(released);
         CHECK(released->quorum == 3);
-        CHECK(released->deleted == 3);
+        CHECK(released->deleted + released->pending == 3);  // a slow node may be pending
         CHECK(released->majority());
     }
 

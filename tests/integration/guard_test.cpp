@@ -48,10 +48,11 @@ TEST_SUITE("guard") {
         auto report = scoped.release();
 
         REQUIRE(report);
-        CHECK(report->deleted == 5);
+        CHECK(report->deleted + report->pending == 5);  // a slow node may be pending
         CHECK(report->majority());
         CHECK_FALSE(scoped.valid());
-        CHECK(count_holding(key_of("orders:42")) == 0);
+        CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+                                       [&] { return count_holding(key_of("orders:42")) == 0; }));
     }
 
     TEST_CASE_FIXTURE(cluster, "a moved-from guard does not release the lock a second time") {
@@ -71,7 +72,7 @@ TEST_SUITE("guard") {
             redlock_test::holds_for(300ms, [&] { return count_holding(key, held->value()) == 5; }));
         auto report = target.release();
         REQUIRE(report);
-        CHECK(report->deleted == 5);  // 0 had the moved-from guard released it already
+        CHECK(report->deleted + report->pending == 5);  // 0 had the moved-from guard released it
     }
 
     TEST_CASE_FIXTURE(cluster, "move-assigning over a guard releases the lock it held") {

@@ -351,6 +351,8 @@ struct mixed_cluster {
             const std::string name = f->address().to_string();
             const auto r = report_of(reports, name);
             REQUIRE_MESSAGE(r, context << ": no report names " << name);
+            // A release is decided without waiting for a hung or slow node (issue 12, item 6).
+            if (context == "release report" && r->status == redlock::node_status::pending) continue;
             CHECK_MESSAGE(std::ranges::find(kind.statuses, r->status) != kind.statuses.end(),
                           context << ": " << name << " is "
                                   << std::string{redlock::to_string(r->status)} << ": "
@@ -393,10 +395,13 @@ void expect_minority_tolerated(const hostile_kind& kind, int healthy_count = 3,
     auto [report, release_took] = timed([&] { return locks.release(*held); });
     REQUIRE_MESSAGE(report, why(report));
     CHECK(release_took < call_bound);
-    CHECK(report->deleted == static_cast<std::size_t>(healthy_count));
+    // A hostile node, or a slow healthy one, may still be pending when the release is decided.
+    CHECK(report->deleted <= static_cast<std::size_t>(healthy_count));
+    CHECK(report->deleted + report->pending >= static_cast<std::size_t>(healthy_count));
     CHECK(report->majority());
     nodes.check_hostile_reports(report->nodes, "release report");
-    CHECK(nodes.healthy.count_holding(key) == 0);
+    CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+                                   [&] { return nodes.healthy.count_holding(key) == 0; }));
 
     // The scripted path: one script per node for round 1, another for the fencing round.
     redlock::lock_options fenced;
@@ -551,7 +556,8 @@ TEST_SUITE("hostile servers") {
 
         REQUIRE_MESSAGE(report, why(report));
         CHECK(took < call_bound);
-        CHECK(report->deleted == 2);
+        CHECK(report->deleted <= 2);  // the others may be pending when decided
+        CHECK(report->deleted + report->pending >= 2);
         CHECK_FALSE(report->majority());
         nodes.check_hostile_reports(report->nodes, "release report");
         // One EVALSHA, then one EVAL on NOSCRIPT, per hostile node; then nothing more.
@@ -698,7 +704,8 @@ TEST_SUITE("hostile servers") {
 
         REQUIRE_MESSAGE(report, why(report));
         CHECK(release_took < call_bound);
-        CHECK(report->deleted == 3);
+        CHECK(report->deleted <= 3);  // the others may be pending when decided
+        CHECK(report->deleted + report->pending >= 3);
         for (int i : {3, 4}) {
             const auto r = report_of(report->nodes, nodes[i].address().to_string());
             REQUIRE(r);

@@ -43,9 +43,9 @@ TEST_SUITE("multi-resource") {
         auto released = locks.release(*held);
 
         REQUIRE(released);
-        CHECK(released->deleted == 5);
+        CHECK(released->deleted + released->pending == 5);  // a slow node may be pending
         CHECK_FALSE(held->valid());
-        CHECK(total_keys() == 0);
+        CHECK(redlock_test::wait_until(std::chrono::seconds{2}, [&] { return total_keys() == 0; }));
     }
 
     TEST_CASE_FIXTURE(cluster,

@@ -21,11 +21,12 @@ TEST_SUITE("release") {
         auto report = locks.release(*held);
 
         REQUIRE(report);
-        CHECK(report->deleted == 5);
+        CHECK(report->deleted + report->pending == 5);  // a slow node may be pending
         CHECK(report->quorum == 3);
         CHECK(report->majority());
         CHECK(report->nodes.size() == 5);
-        CHECK(count_holding(key_of("orders:42")) == 0);
+        CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+                                       [&] { return count_holding(key_of("orders:42")) == 0; }));
         CHECK_FALSE(held->valid());
         CHECK(held->remaining() == 0ms);
     }
@@ -67,8 +68,9 @@ TEST_SUITE("release") {
         auto report = locks.release(*held);
 
         REQUIRE(report);
-        CHECK(report->deleted == 5);
-        CHECK(count_holding(key_of("orders:42")) == 0);
+        CHECK(report->deleted + report->pending == 5);  // a slow node may be pending
+        CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+                                       [&] { return count_holding(key_of("orders:42")) == 0; }));
     }
 
     TEST_CASE_FIXTURE(cluster, "release reports nodes that are down without failing") {
@@ -82,9 +84,10 @@ TEST_SUITE("release") {
         auto report = locks.release(*held);
 
         REQUIRE(report);
-        CHECK(report->deleted == 4);
+        CHECK(report->deleted + report->pending == 4);  // a slow node may be pending
         CHECK(report->majority());
-        CHECK(count_holding(key_of("orders:42")) == 0);
+        CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+                                       [&] { return count_holding(key_of("orders:42")) == 0; }));
     }
 
     TEST_CASE_FIXTURE(cluster, "releasing an empty handle is an invalid argument") {
@@ -111,7 +114,7 @@ TEST_SUITE("release") {
         REQUIRE(done.wait_for(5s));
         REQUIRE(outcome);
         REQUIRE(*outcome);
-        CHECK((*outcome)->deleted == 5);
-        CHECK(total_keys() == 0);
+        CHECK((*outcome)->deleted + (*outcome)->pending == 5);  // a slow node may be pending
+        CHECK(redlock_test::wait_until(std::chrono::seconds{2}, [&] { return total_keys() == 0; }));
     }
 }

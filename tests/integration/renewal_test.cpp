@@ -90,9 +90,10 @@ TEST_SUITE("renewal") {
         // One every ~134 ms (a third of the TTL); a loaded machine may manage fewer.
         CHECK(renewals_while_held >= 5);
         REQUIRE(released);
-        CHECK(released->deleted == 5);
+        CHECK(released->deleted + released->pending == 5);  // a slow node may be pending
         CHECK_FALSE(held->valid());
-        CHECK(count_holding(key) == 0);
+        CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+                                       [&] { return count_holding(key) == 0; }));
         CHECK(redlock_test::holds_for(1000ms, [&] {
             return locks.stats().renewals == renewals_at_release && count_holding(key) == 0;
         }));

@@ -84,7 +84,7 @@ TEST_SUITE("transport") {
 
         CHECK(reached_local);
         REQUIRE(report);
-        CHECK(report->deleted == 3);
+        CHECK(report->deleted + report->pending == 3);  // a slow node may be pending
         auto socket_name = "unix:" + local.unix_socket().string();
         CHECK(std::ranges::any_of(report->nodes, [&](const redlock::node_report& r) {
             return r.node == socket_name && r.status == redlock::node_status::ok;
@@ -169,8 +169,9 @@ TEST_SUITE("transport") {
 
         CHECK(everywhere);
         REQUIRE(report);
-        CHECK(report->deleted == 3);
-        CHECK(count_holding(key) == 0);
+        CHECK(report->deleted + report->pending == 3);  // a slow node may be pending
+        CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+                                       [&] { return count_holding(key) == 0; }));
     }
 
     TEST_CASE_FIXTURE(password_cluster,
@@ -219,8 +220,9 @@ TEST_SUITE("transport") {
 
         CHECK(everywhere);
         REQUIRE(report);
-        CHECK(report->deleted == 3);
-        CHECK(count_holding(key) == 0);
+        CHECK(report->deleted + report->pending == 3);  // a slow node may be pending
+        CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+                                       [&] { return count_holding(key) == 0; }));
         for (const auto& server : *this) {
             auto clients = server.command({"CLIENT", "LIST"}).value_or("");
             CHECK_MESSAGE(mentions(clients, "user=locker"), clients);
