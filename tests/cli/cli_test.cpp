@@ -306,7 +306,8 @@ TEST_SUITE("cli") {
         CHECK(human.status == 78);
         CHECK(human.out.find(unix_name) != std::string::npos);  // the table, still
         CHECK(human.out.find("SAME SERVER AS " + tcp_name) != std::string::npos);
-        CHECK(human.err.find("are one server") != std::string::npos);
+        CHECK(human.err.find("redlock: /nodes/0 (" + tcp_name + ") and /nodes/1 (" + unix_name +
+                             ") are one server") != std::string::npos);
         CHECK(human.err.find("warning: can lose acknowledged writes") != std::string::npos);
     }
 
