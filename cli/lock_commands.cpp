@@ -52,10 +52,14 @@ auto release_command(const global_options& global, const value_options& args, co
     if (!report) return out.fail(report.error());
 
     const std::size_t total = report->nodes.size();
-    const std::string tally =
-        std::to_string(report->deleted) + " of " + std::to_string(total) + " nodes";
+    std::string tally = std::to_string(report->deleted) + " of " + std::to_string(total) + " nodes";
+    // Decided without a slow node: its release is still on its way, and this
+    // process waits for it (bounded by request_timeout) before it exits.
+    if (report->pending > 0) tally += " (" + std::to_string(report->pending) + " still answering)";
     if (report->majority()) {
-        const json result{{"released", report->deleted}, {"nodes", nodes_json(report->nodes)}};
+        const json result{{"released", report->deleted},
+                          {"pending", report->pending},
+                          {"nodes", nodes_json(report->nodes)}};
         out.result(result, "released '" + args.resource + "' on " + tally + "\n");
         out.detail(report->nodes);
         return exit_ok;

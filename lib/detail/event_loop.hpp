@@ -66,7 +66,8 @@ public:
 
     /// Stops accepting tasks and closes the wake-up handle after the queue is
     /// drained. Must run on the loop thread. The loop then ends by itself once
-    /// every other handle is closed.
+    /// every other handle is closed. Idempotent: a second call's `done` runs
+    /// once the handle is closed (at once if it already is).
     void close(std::function<void()> done);
 
     /// Owned loops: waits for the thread to end and closes the loop. Any thread
@@ -88,6 +89,7 @@ private:
     loop_task* queue_tail_ = nullptr;
     bool closing_ = false;
     bool loop_closed_ = false;
+    bool wakeup_closed_ = false;
     std::function<void()> on_closed_;
     std::thread::id loop_thread_id_;
     std::thread thread_;  // last: started after everything it uses exists

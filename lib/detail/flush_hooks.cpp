@@ -47,8 +47,20 @@ void flush_hooks::run() {
 }
 
 void flush_hooks::close(std::function<void()> done) {
-    closing_ = true;
     due_.clear();
+    if (closing_) {
+        // Idempotent: a second close waits for the first (uv_close twice aborts).
+        if (open_handles_ == 0) {
+            if (done) done();
+            return;
+        }
+        on_closed_ = [first = std::move(on_closed_), second = std::move(done)] {
+            if (first) first();
+            if (second) second();
+        };
+        return;
+    }
+    closing_ = true;
     on_closed_ = std::move(done);
     const auto closed = [](uv_handle_t* h) {
         auto& self = *static_cast<flush_hooks*>(h->data);

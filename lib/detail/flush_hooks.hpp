@@ -27,6 +27,7 @@ public:
     /// `connection` is going away: it is not called again.
     void forget(node_connection& connection) noexcept;
     /// Closes both handles, then calls `done` (the object may then be destroyed).
+    /// Idempotent: a second call's `done` runs once they are closed.
     void close(std::function<void()> done);
 
 private:

@@ -29,7 +29,8 @@ public:
     [[nodiscard]] auto now() const noexcept -> std::uint64_t { return uv_now(loop_); }
 
     /// Closes the handle; pending timers are dropped without running. `done`
-    /// runs once the handle's memory may be freed.
+    /// runs once the handle's memory may be freed. Idempotent: a second call's
+    /// `done` runs once the handle is closed (at once if it already is).
     void close(std::function<void()> done);
 
 private:
@@ -42,6 +43,7 @@ private:
     std::uint64_t sequence_ = 0;
     std::uint64_t armed_for_ = 0;
     bool closed_ = false;
+    bool handle_closed_ = false;
     std::function<void()> on_closed_;
 };
 
