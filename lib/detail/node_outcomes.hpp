@@ -43,12 +43,12 @@ struct node_outcome {
 /// of these, so the node_report vector users see is built only when asked for.
 class node_outcomes {
 public:
-    /// Every node back to "no answer".
-    void reset(std::size_t nodes) {
+    /// Every node back to `initial` ("no answer").
+    void reset(std::size_t nodes, node_status initial = node_status::cancelled) {
         size_ = nodes;
         spilled_.reset();
         if (nodes > inline_nodes) spilled_ = std::make_unique<node_status[]>(nodes);
-        std::fill_n(statuses(), nodes, node_status::cancelled);
+        std::fill_n(statuses(), nodes, initial);
         details_.reset();
     }
     /// Drops what was stored (the operation no longer needs it).

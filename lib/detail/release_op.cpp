@@ -21,10 +21,9 @@ release_op::release_op(client_core& core, std::shared_ptr<lock_state> state,
 
 void release_op::start() {
     const std::size_t n = core_.node_count();
-    outcomes_.reset(n);
+    outcomes_.reset(n, node_status::pending);  // what a node is until it answers
     tally_ = quorum_tally{n};
     started_ms_ = core_.timers().now();
-    for (std::size_t i = 0; i < n; ++i) outcomes_.set(i, {node_status::pending, {}});
     if (!state_ || state_->value.empty()) {
         finished_ = true;
         timer_pending_ = true;
