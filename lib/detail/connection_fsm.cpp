@@ -223,14 +223,22 @@ void connection_fsm::maybe_stopped(actions& a) {
 auto to_string(connection_fsm::state s) noexcept -> const char* {
     using st = connection_fsm::state;
     switch (s) {
-        case st::idle: return "idle";
-        case st::resolving: return "resolving";
-        case st::connecting: return "connecting";
-        case st::handshaking: return "handshaking";
-        case st::ready: return "ready";
-        case st::backoff: return "backoff";
-        case st::stopping: return "stopping";
-        case st::stopped: return "stopped";
+        case st::idle:
+            return "idle";
+        case st::resolving:
+            return "resolving";
+        case st::connecting:
+            return "connecting";
+        case st::handshaking:
+            return "handshaking";
+        case st::ready:
+            return "ready";
+        case st::backoff:
+            return "backoff";
+        case st::stopping:
+            return "stopping";
+        case st::stopped:
+            return "stopped";
     }
     return "?";
 }
@@ -238,19 +246,32 @@ auto to_string(connection_fsm::state s) noexcept -> const char* {
 auto to_string(connection_fsm::event e) noexcept -> const char* {
     using ev = connection_fsm::event;
     switch (e) {
-        case ev::start: return "start";
-        case ev::resolved: return "resolved";
-        case ev::resolve_failed: return "resolve_failed";
-        case ev::connect_ok: return "connect_ok";
-        case ev::connect_failed: return "connect_failed";
-        case ev::connect_timeout: return "connect_timeout";
-        case ev::handshake_ok: return "handshake_ok";
-        case ev::handshake_failed: return "handshake_failed";
-        case ev::transport_error: return "transport_error";
-        case ev::stream_closed: return "stream_closed";
-        case ev::backoff_elapsed: return "backoff_elapsed";
-        case ev::close_requested: return "close_requested";
-        case ev::timers_closed: return "timers_closed";
+        case ev::start:
+            return "start";
+        case ev::resolved:
+            return "resolved";
+        case ev::resolve_failed:
+            return "resolve_failed";
+        case ev::connect_ok:
+            return "connect_ok";
+        case ev::connect_failed:
+            return "connect_failed";
+        case ev::connect_timeout:
+            return "connect_timeout";
+        case ev::handshake_ok:
+            return "handshake_ok";
+        case ev::handshake_failed:
+            return "handshake_failed";
+        case ev::transport_error:
+            return "transport_error";
+        case ev::stream_closed:
+            return "stream_closed";
+        case ev::backoff_elapsed:
+            return "backoff_elapsed";
+        case ev::close_requested:
+            return "close_requested";
+        case ev::timers_closed:
+            return "timers_closed";
     }
     return "?";
 }

@@ -64,8 +64,8 @@ public:
     struct input {
         event what;
         std::string cause = {};     ///< why, for the failure events
-        std::size_t addresses = 0;    ///< resolved: how many addresses to try
-        std::uint64_t random = 0;     ///< any random value: jitters the reconnect delay
+        std::size_t addresses = 0;  ///< resolved: how many addresses to try
+        std::uint64_t random = 0;   ///< any random value: jitters the reconnect delay
     };
 
     /// What the shell does, in this order. Closing and stopping come first,
@@ -99,9 +99,7 @@ public:
     /// Commands may be written (the node answered its handshake).
     [[nodiscard]] auto ready() const noexcept -> bool { return state_ == state::ready; }
     /// A request queued now waits for the connection instead of failing at once.
-    [[nodiscard]] auto accepts_requests() const noexcept -> bool {
-        return state_ <= state::ready;
-    }
+    [[nodiscard]] auto accepts_requests() const noexcept -> bool { return state_ <= state::ready; }
     [[nodiscard]] auto stopping() const noexcept -> bool { return state_ >= state::stopping; }
     [[nodiscard]] auto address_index() const noexcept -> std::size_t { return address_; }
     /// Consecutive failed connection attempts (for the back-off).
@@ -130,8 +128,8 @@ private:
     stream_state stream_ = stream_state::none;
     resolver_state resolver_ = resolver_state::idle;
     bool timers_closed_ = false;
-    bool resolve_wanted_ = false;   // a look-up waits for the cancelled one to return
-    bool connect_after_close_ = false;  // the next address waits for the old stream
+    bool resolve_wanted_ = false;         // a look-up waits for the cancelled one to return
+    bool connect_after_close_ = false;    // the next address waits for the old stream
     bool reconnect_after_close_ = false;  // the back-off timer waits for the old stream
     std::uint64_t pending_random_ = 0;
     std::size_t address_ = 0;

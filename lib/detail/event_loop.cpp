@@ -107,30 +107,14 @@ void event_loop::drain() {
 }
 
 void event_loop::close(std::function<void()> done) {
-    bool again = false;
     {
         std::lock_guard guard{mutex_};
-        again = std::exchange(closing_, true);
+        closing_ = true;
     }
     drain();  // tasks queued before close() still run, exactly once
-    if (again || uv_is_closing(reinterpret_cast<uv_handle_t*>(&wakeup_)) != 0) {
-        // Idempotent: a second close waits for the first (uv_close twice aborts).
-        if (wakeup_closed_) {
-            if (done) done();
-            return;
-        }
-        on_closed_ = [first = std::move(on_closed_), second = std::move(done)] {
-            if (first) first();
-            if (second) second();
-        };
-        return;
-    }
-    on_closed_ = std::move(done);
-    uv_close(reinterpret_cast<uv_handle_t*>(&wakeup_), [](uv_handle_t* h) {
-        auto& self = *static_cast<event_loop*>(h->data);
-        self.wakeup_closed_ = true;
-        if (self.on_closed_) std::exchange(self.on_closed_, nullptr)();
-    });
+    if (!on_closed_.add(std::move(done))) return;
+    uv_close(reinterpret_cast<uv_handle_t*>(&wakeup_),
+             [](uv_handle_t* h) { static_cast<event_loop*>(h->data)->on_closed_.closed(); });
 }
 
 void event_loop::join() {

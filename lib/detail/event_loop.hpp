@@ -1,5 +1,7 @@
 #pragma once
 
+#include "detail/close_callbacks.hpp"
+
 #include <uv.h>
 
 #include <functional>
@@ -89,8 +91,7 @@ private:
     loop_task* queue_tail_ = nullptr;
     bool closing_ = false;
     bool loop_closed_ = false;
-    bool wakeup_closed_ = false;
-    std::function<void()> on_closed_;
+    close_callbacks on_closed_;
     std::thread::id loop_thread_id_;
     std::thread thread_;  // last: started after everything it uses exists
 };

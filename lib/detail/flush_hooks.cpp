@@ -48,23 +48,11 @@ void flush_hooks::run() {
 
 void flush_hooks::close(std::function<void()> done) {
     due_.clear();
-    if (closing_) {
-        // Idempotent: a second close waits for the first (uv_close twice aborts).
-        if (open_handles_ == 0) {
-            if (done) done();
-            return;
-        }
-        on_closed_ = [first = std::move(on_closed_), second = std::move(done)] {
-            if (first) first();
-            if (second) second();
-        };
-        return;
-    }
+    if (!on_closed_.add(std::move(done))) return;
     closing_ = true;
-    on_closed_ = std::move(done);
     const auto closed = [](uv_handle_t* h) {
         auto& self = *static_cast<flush_hooks*>(h->data);
-        if (--self.open_handles_ == 0 && self.on_closed_) std::exchange(self.on_closed_, nullptr)();
+        if (--self.open_handles_ == 0) self.on_closed_.closed();
     };
     uv_close(reinterpret_cast<uv_handle_t*>(&prepare_), closed);
     uv_close(reinterpret_cast<uv_handle_t*>(&check_), closed);

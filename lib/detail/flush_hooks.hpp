@@ -1,5 +1,7 @@
 #pragma once
 
+#include "detail/close_callbacks.hpp"
+
 #include <uv.h>
 
 #include <functional>
@@ -41,7 +43,7 @@ private:
     bool started_ = false;
     bool closing_ = false;
     int open_handles_ = 2;
-    std::function<void()> on_closed_;
+    close_callbacks on_closed_;
 };
 
 }  // namespace redlock::detail

@@ -37,9 +37,9 @@ auto numeric_address(const node_address& a, sockaddr_storage& out) -> bool {
 auto fsm_settings(const node_address& address, const client_config& config)
     -> connection_fsm::settings {
     sockaddr_storage numeric{};
-    return connection_fsm::settings{
-        ms(config.connect_timeout), ms(config.reconnect.min_delay), ms(config.reconnect.max_delay),
-        !address.is_unix() && !numeric_address(address, numeric)};
+    return connection_fsm::settings{ms(config.connect_timeout), ms(config.reconnect.min_delay),
+                                    ms(config.reconnect.max_delay),
+                                    !address.is_unix() && !numeric_address(address, numeric)};
 }
 
 }  // namespace
@@ -94,15 +94,7 @@ void node_connection::start() {
 
 void node_connection::close(std::function<void()> done) {
     // Idempotent: a second close waits for the first, or reports at once.
-    if (fsm_.current() == connection_fsm::state::stopped) {
-        if (done) done();
-        return;
-    }
-    on_closed_ = [first = std::move(on_closed_), second = std::move(done)] {
-        if (first) first();
-        if (second) second();
-    };
-    dispatch({connection_fsm::event::close_requested});
+    if (on_closed_.add(std::move(done))) dispatch({connection_fsm::event::close_requested});
 }
 
 // ---- the state machine's actions ---------------------------------------------------------
@@ -160,8 +152,7 @@ auto node_connection::perform(connection_fsm::actions& a) -> bool {
                 const auto limit = std::to_string(self.config_.connect_timeout.count());
                 const std::string cause =
                     self.fsm_.current() == connection_fsm::state::handshaking
-                        ? "no answer to the handshake within the connect timeout (" + limit +
-                              " ms)"
+                        ? "no answer to the handshake within the connect timeout (" + limit + " ms)"
                         : "connect timeout after " + limit + " ms";
                 self.dispatch({connection_fsm::event::connect_timeout, cause});
             },
@@ -184,7 +175,7 @@ auto node_connection::perform(connection_fsm::actions& a) -> bool {
     if (a.count_connected == true && on_identified_) on_identified_();
     if (a.notify_closed) {
         events_.clear();
-        if (on_closed_) std::exchange(on_closed_, nullptr)();  // may destroy *this
+        on_closed_.closed();  // may destroy *this
         return true;
     }
     return false;
@@ -200,8 +191,8 @@ void node_connection::resolve() {
                                   address_.host.c_str(), port.c_str(), &hints);
     if (rc != 0) {
         dispatch({connection_fsm::event::resolve_failed,
-                  std::string{"cannot resolve '"} + address_.host + "': " + uv_strerror(rc),
-                  0, rng_.next()});
+                  std::string{"cannot resolve '"} + address_.host + "': " + uv_strerror(rc), 0,
+                  rng_.next()});
     }
 }
 
@@ -258,8 +249,7 @@ void node_connection::on_connect(uv_connect_t* req, int status) {
     if (status == UV_ECANCELED) return;  // the stream is closing: the machine knows
     if (status != 0) {
         self.dispatch({connection_fsm::event::connect_failed,
-                       std::string{"cannot connect: "} + uv_strerror(status), 0,
-                       self.rng_.next()});
+                       std::string{"cannot connect: "} + uv_strerror(status), 0, self.rng_.next()});
         return;
     }
     self.dispatch({connection_fsm::event::connect_ok});
@@ -332,27 +322,26 @@ auto node_connection::send(std::string_view encoded, reply_sink* sink, std::uint
     if (fsm_.accepts_requests()) {
         const bool ready = fsm_.ready();
         if (ready && !writing_ && !eager_blocked_ && !out_.empty() &&
-                out_.size() + encoded.size() > eager_write_bytes) {
-                // A burst is handed to the kernel as it grows, so the bytes waiting
-                // here stay within one write's worth however many locks are in flight.
-                write_eagerly();
-            }
-            if (out_.size() + encoded.size() > out_.capacity() &&
-                out_.capacity() < eager_write_bytes) {
-                out_.reserve(eager_write_bytes);  // not doubled past it on the way up
-            }
-            out_.append(encoded);
-            // Queued while connecting, a request also waits for the connection
-            // (and its handshake): a fresh client's first attempt is not lost to
-            // the connect time. Its deadline allows for a whole connect timeout,
-            // which bounds connect and handshake together: if the node does not
-            // answer by then, the request fails as unreachable, never written.
-            const std::uint64_t setup = ready ? 0 : ms(config_.connect_timeout);
-            const std::uint64_t deadline = uv_now(loop_) + setup + ms(config_.request_timeout);
-            const auto number = pending_.push(sink, tag, deadline);
-            arm_deadline(deadline);
-            if (ready) mark_dirty();
-            return number;
+            out_.size() + encoded.size() > eager_write_bytes) {
+            // A burst is handed to the kernel as it grows, so the bytes waiting
+            // here stay within one write's worth however many locks are in flight.
+            write_eagerly();
+        }
+        if (out_.size() + encoded.size() > out_.capacity() && out_.capacity() < eager_write_bytes) {
+            out_.reserve(eager_write_bytes);  // not doubled past it on the way up
+        }
+        out_.append(encoded);
+        // Queued while connecting, a request also waits for the connection
+        // (and its handshake): a fresh client's first attempt is not lost to
+        // the connect time. Its deadline allows for a whole connect timeout,
+        // which bounds connect and handshake together: if the node does not
+        // answer by then, the request fails as unreachable, never written.
+        const std::uint64_t setup = ready ? 0 : ms(config_.connect_timeout);
+        const std::uint64_t deadline = uv_now(loop_) + setup + ms(config_.request_timeout);
+        const auto number = pending_.push(sink, tag, deadline);
+        arm_deadline(deadline);
+        if (ready) mark_dirty();
+        return number;
     }
     deferred_.push_back(deferred_failure{
         sink, tag, fsm_.stopping() ? request_status::stopped : request_status::unreachable});
@@ -472,9 +461,9 @@ void node_connection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t
         self.feed(self.read_buf_, static_cast<std::size_t>(nread));
     } else if (nread < 0) {
         self.dispatch({connection_fsm::event::transport_error,
-                       nread == UV_EOF ? std::string{"connection closed by the server"}
-                                       : std::string{"read failed: "} +
-                                             uv_strerror(static_cast<int>(nread)),
+                       nread == UV_EOF
+                           ? std::string{"connection closed by the server"}
+                           : std::string{"read failed: "} + uv_strerror(static_cast<int>(nread)),
                        0, self.rng_.next()});
     }
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "detail/close_callbacks.hpp"
 #include "detail/connection_fsm.hpp"
 #include "detail/node_handshake.hpp"
 #include "detail/reply_reader.hpp"
@@ -15,9 +16,9 @@
 #include <deque>
 #include <functional>
 #include <span>
-#include <vector>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -102,9 +103,7 @@ public:
         return fsm_.ready() && handshake_.subscribed();
     }
     /// The run_id the node reported at its last answered handshake (may be empty).
-    [[nodiscard]] auto run_id() const noexcept -> const std::string& {
-        return handshake_.run_id();
-    }
+    [[nodiscard]] auto run_id() const noexcept -> const std::string& { return handshake_.run_id(); }
     /// `fn` runs (loop thread) each time the node has answered a handshake, so
     /// that the owner can compare identities across nodes. Call before start().
     void on_identified(std::function<void()> fn) { on_identified_ = std::move(fn); }
@@ -190,7 +189,7 @@ private:
     int timers_open_ = 2;
     std::uint64_t deadline_armed_ = 0;
     bool dirty_ = false;
-    std::function<void()> on_closed_;
+    close_callbacks on_closed_;
 
     // Subscriber role (see subscribe()).
     std::string channel_;
@@ -210,7 +209,7 @@ private:
     static constexpr std::size_t eager_write_bytes = 8 * 1024;
     std::string handshake_out_;  // the handshake, written before anything else
     std::string out_;            // encoded commands not yet handed to the kernel
-    std::string writing_buf_;  // bytes of the uv_write in flight
+    std::string writing_buf_;    // bytes of the uv_write in flight
     // hiredis's reader copies what is read, and its buffer grows to the largest read.
     char read_buf_[4 * 1024];
 };

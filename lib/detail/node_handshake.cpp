@@ -19,9 +19,9 @@ auto info_field(std::string_view text, std::string_view field) -> std::string_vi
     return {};
 }
 
-void node_handshake::begin(const client_config& config, std::string_view channel,
-                           std::string& out, std::deque<request_fifo::request>& requests,
-                           reply_sink* sink, std::uint64_t deadline) {
+void node_handshake::begin(const client_config& config, std::string_view channel, std::string& out,
+                           std::deque<request_fifo::request>& requests, reply_sink* sink,
+                           std::uint64_t deadline) {
     const auto add = [&](std::uint32_t tag) {
         requests.push_back(request_fifo::request{sink, tag, false, deadline});
     };
@@ -139,7 +139,8 @@ auto node_handshake::settle_identity(const client_config& config) -> restart {
     const bool persists = aof_ && appendfsync_ == "always";
     const auto quarantine = config.restart_quarantine.value_or(config.lock.ttl);
     if (persists || quarantine <= std::chrono::milliseconds{0}) {
-        out.warning = "restarted (new run_id); it persists every write, so its grants count at once";
+        out.warning =
+            "restarted (new run_id); it persists every write, so its grants count at once";
         return out;
     }
     out.quarantine = quarantine;

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <atomic>
-
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -92,13 +91,13 @@ void release_op::handle(std::uint32_t tag, const reply_event& event) {
         // waited for until request_timeout.
         const std::uint64_t took = core_.timers().now() - started_ms_;
         timer_pending_ = true;
-        grace_ = core_.timers().schedule(std::chrono::milliseconds{std::max<std::uint64_t>(1, took)},
-                                         [this] {
-                                             timer_pending_ = false;
-                                             grace_.reset();
-                                             if (!finished_) finish();
-                                             maybe_retire();
-                                         });
+        grace_ = core_.timers().schedule(
+            std::chrono::milliseconds{std::max<std::uint64_t>(1, took)}, [this] {
+                timer_pending_ = false;
+                grace_.reset();
+                if (!finished_) finish();
+                maybe_retire();
+            });
     }
 }
 

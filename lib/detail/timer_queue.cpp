@@ -46,25 +46,10 @@ void timer_queue::on_timer(uv_timer_t* handle) {
 
 void timer_queue::close(std::function<void()> done) {
     entries_.clear();
-    if (closed_) {
-        // Idempotent: a second close waits for the first (uv_close twice aborts).
-        if (handle_closed_) {
-            if (done) done();
-            return;
-        }
-        on_closed_ = [first = std::move(on_closed_), second = std::move(done)] {
-            if (first) first();
-            if (second) second();
-        };
-        return;
-    }
+    if (!on_closed_.add(std::move(done))) return;
     closed_ = true;
-    on_closed_ = std::move(done);
-    uv_close(reinterpret_cast<uv_handle_t*>(&timer_), [](uv_handle_t* h) {
-        auto& self = *static_cast<timer_queue*>(h->data);
-        self.handle_closed_ = true;
-        if (self.on_closed_) std::exchange(self.on_closed_, nullptr)();
-    });
+    uv_close(reinterpret_cast<uv_handle_t*>(&timer_),
+             [](uv_handle_t* h) { static_cast<timer_queue*>(h->data)->on_closed_.closed(); });
 }
 
 }  // namespace redlock::detail

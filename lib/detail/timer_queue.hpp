@@ -1,5 +1,7 @@
 #pragma once
 
+#include "detail/close_callbacks.hpp"
+
 #include <uv.h>
 
 #include <chrono>
@@ -43,8 +45,7 @@ private:
     std::uint64_t sequence_ = 0;
     std::uint64_t armed_for_ = 0;
     bool closed_ = false;
-    bool handle_closed_ = false;
-    std::function<void()> on_closed_;
+    close_callbacks on_closed_;
 };
 
 }  // namespace redlock::detail

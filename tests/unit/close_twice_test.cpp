@@ -8,7 +8,6 @@
 #include "detail/timer_queue.hpp"
 
 #include <doctest/doctest.h>
-
 #include <uv.h>
 
 namespace {

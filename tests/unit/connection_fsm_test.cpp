@@ -186,10 +186,10 @@ TEST_CASE("connection_fsm: a resolver request is never reused while in flight") 
 TEST_CASE("connection_fsm: every event in every state keeps the handles consistent") {
     constexpr std::array states{st::idle,  st::resolving, st::connecting, st::handshaking,
                                 st::ready, st::backoff,   st::stopping,   st::stopped};
-    constexpr std::array events{ev::start,           ev::resolved,        ev::resolve_failed,
-                                ev::connect_ok,      ev::connect_failed,  ev::connect_timeout,
-                                ev::handshake_ok,    ev::handshake_failed, ev::transport_error,
-                                ev::stream_closed,   ev::backoff_elapsed, ev::close_requested,
+    constexpr std::array events{ev::start,         ev::resolved,         ev::resolve_failed,
+                                ev::connect_ok,    ev::connect_failed,   ev::connect_timeout,
+                                ev::handshake_ok,  ev::handshake_failed, ev::transport_error,
+                                ev::stream_closed, ev::backoff_elapsed,  ev::close_requested,
                                 ev::timers_closed};
     for (const auto settings : {numeric, named}) {
         for (const st s : states) {
@@ -200,9 +200,8 @@ TEST_CASE("connection_fsm: every event in every state keeps the handles consiste
                 CAPTURE(event_name);
                 shell_model m{settings};
                 drive_to(m, s);
-                REQUIRE(m.fsm.current() == (s == st::resolving && !settings.needs_resolver
-                                                ? st::connecting
-                                                : s));
+                REQUIRE(m.fsm.current() ==
+                        (s == st::resolving && !settings.needs_resolver ? st::connecting : s));
                 m.send(1);
                 // The world only reports what can happen: a close callback for a
                 // closing handle, a connect result for a connect in flight...
