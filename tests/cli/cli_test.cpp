@@ -150,7 +150,8 @@ TEST_SUITE("cli") {
 
         REQUIRE(released.status == 0);
         const json report = one_object(released);
-        CHECK(report.at("released") == 5);
+        // A node may still be answering when the release is decided (then "pending").
+        CHECK(report.at("released").get<int>() + report.at("pending").get<int>() == 5);
         REQUIRE(report.at("nodes").size() == 5);
         for (const auto& n : report.at("nodes")) CHECK(n.at("status") == "ok");
         CHECK(count_holding(key_of("deploy")) == 0);
@@ -497,7 +498,8 @@ TEST_SUITE("cli") {
         const json report = one_object(ran);
         const std::string value = report.at("value");
         CHECK(report.at("child_status") == 0);
-        CHECK(report.at("released") == 5);
+        // A node may still be answering when the release is decided (then "pending").
+        CHECK(report.at("released").get<int>() + report.at("pending").get<int>() == 5);
         REQUIRE(report.at("fence").is_number_unsigned());
         CHECK(slurp(seen) == "job " + value + " " +
                                  std::to_string(report.at("fence").get<std::uint64_t>()) + "\n");
