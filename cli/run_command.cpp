@@ -217,12 +217,16 @@ auto run_command(const global_options& global, const run_options& run, const sig
     // Also after a loss: nodes that still hold our value let go now, not at the TTL.
     auto report = locks->release(held);
     const std::size_t released = report ? report->deleted : 0;
+    // Nodes still answering when the release was decided: the process waits for
+    // them (bounded by request_timeout) as the client shuts down.
+    const std::size_t pending = report ? report->pending : 0;
     json result{{"resource", held.resource()},
                 {"value", held.value()},
                 {"fence", fence_json(held)},
                 {"child_status", ended.status()},
                 {"child_signal", ended.signal != 0 ? json(ended.signal) : json(nullptr)},
-                {"released", released}};
+                {"released", released},
+                {"pending", pending}};
     if (holder.lost()) {
         return out.fail(
             failure_report{exit_lock_lost, "lock_lost",

@@ -143,7 +143,10 @@ TEST_SUITE("cli") {
         CHECK(lock.at("validity_ms").get<long long>() > 0);
         CHECK(lock.at("validity_ms").get<long long>() <= 2000);
         CHECK(lock.at("fence").is_null());
-        CHECK(count_holding(key_of("deploy"), value) == 5);
+        // A majority at least. The process exits once a majority granted; a node that
+        // had not yet answered its connection's handshake is never sent the SET.
+        const int holders = count_holding(key_of("deploy"), value);
+        CHECK(holders >= 3);
 
         const auto released =
             redlock({"--json", "release", "--resource", "deploy", "--value", value});
@@ -151,9 +154,13 @@ TEST_SUITE("cli") {
         REQUIRE(released.status == 0);
         const json report = one_object(released);
         // A node may still be answering when the release is decided (then "pending").
-        CHECK(report.at("released").get<int>() + report.at("pending").get<int>() == 5);
+        CHECK(report.at("released").get<int>() + report.at("pending").get<int>() >= holders);
         REQUIRE(report.at("nodes").size() == 5);
-        for (const auto& n : report.at("nodes")) CHECK(n.at("status") == "ok");
+        for (const auto& n : report.at("nodes")) {
+            CHECK((n.at("status") == "ok" || n.at("status") == "pending" ||
+                   n.at("status") == "refused"));
+        }
+        // The process waited for the pending ones before it exited.
         CHECK(count_holding(key_of("deploy")) == 0);
     }
 
