@@ -34,6 +34,8 @@
 
 namespace redlock {
 
+using std::chrono::milliseconds;
+
 auto config_error::what() const -> std::string {
     std::string text;
     if (!file.empty()) text += file + ": ";

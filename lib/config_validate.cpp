@@ -21,6 +21,8 @@
 
 namespace redlock {
 
+using std::chrono::milliseconds;
+
 namespace {
 
 constexpr std::int64_t max_integer = std::numeric_limits<std::int32_t>::max();

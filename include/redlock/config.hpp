@@ -14,8 +14,6 @@
 
 namespace redlock {
 
-using std::chrono::milliseconds;
-
 /// One Redis master: TCP `host:port` (the name is resolved asynchronously) or a
 /// Unix socket path. Exactly one of `host` and `unix_path` is non-empty.
 struct node_address {
@@ -54,10 +52,10 @@ struct client_config {
     /// Prefix of the waiter queues (and of the wake-up channels, as
     /// "<queue_prefix>wake:<client id>").
     std::string queue_prefix = "redlock-queue:";
-    milliseconds connect_timeout{200};
+    std::chrono::milliseconds connect_timeout{200};
     /// Per-request deadline. Small against the TTL: a node that has not answered
     /// by then counts as failed for this attempt.
-    milliseconds request_timeout{50};
+    std::chrono::milliseconds request_timeout{50};
     /// Back-pressure: at most this many acquisitions without a wait deadline
     /// run at once; more wait in the client, in order, and start as others
     /// finish. Beyond a few hundred in flight the nodes' queues only grow,
@@ -67,12 +65,12 @@ struct client_config {
     int max_concurrent_acquisitions = 256;
     /// drift = ceil(ttl * clock_drift_factor) + clock_drift_floor
     double clock_drift_factor = 0.01;
-    milliseconds clock_drift_floor{2};
+    std::chrono::milliseconds clock_drift_floor{2};
 
     struct lock_defaults {
-        milliseconds ttl{10'000};
+        std::chrono::milliseconds ttl{10'000};
         /// A quorum whose validity is below this is not a lock (it is released).
-        milliseconds min_validity{1};
+        std::chrono::milliseconds min_validity{1};
         bool auto_renew = false;
         /// Auto-renewal extends when this fraction of the TTL has passed since
         /// the last successful acquire/extend.
@@ -83,25 +81,25 @@ struct client_config {
         /// A waiter's queue entry expires unless it comes back within this
         /// long, so a dead waiter blocks nobody; waiters therefore re-check at
         /// least every half of it.
-        milliseconds waiter_ttl{2000};
+        std::chrono::milliseconds waiter_ttl{2000};
     } lock;
 
     struct retry_policy {
         int attempts = 3;  ///< total attempts, the first included
-        milliseconds delay{200};
-        milliseconds jitter{100};  ///< uniform extra delay in [0, jitter]
+        std::chrono::milliseconds delay{200};
+        std::chrono::milliseconds jitter{100};  ///< uniform extra delay in [0, jitter]
     } retry;
 
     /// A node that comes back with a new run_id (it restarted) and does not
     /// persist every write (appendonly yes + appendfsync always) may have
     /// forgotten locks it granted. Its grants are then not counted for this
-    /// long: design.md's delayed-restart rule, enforced by the client even when
+    /// long: the delayed-restart rule (README, Safety), enforced by the client even when
     /// operators forget it. Unset: lock.ttl. Zero: off.
-    std::optional<milliseconds> restart_quarantine;
+    std::optional<std::chrono::milliseconds> restart_quarantine;
 
     struct reconnect_policy {
-        milliseconds min_delay{50};  ///< first back-off; doubles up to max_delay
-        milliseconds max_delay{2000};
+        std::chrono::milliseconds min_delay{50};  ///< first back-off; doubles up to max_delay
+        std::chrono::milliseconds max_delay{2000};
     } reconnect;
 
     std::string username;      ///< ACL user for AUTH; empty: AUTH with the password only

@@ -17,7 +17,7 @@ namespace redlock::detail {
 
 struct lock_state;
 
-/// One acquisition (design.md §2): fan out to every node at once, decide as
+/// One acquisition (the algorithm: README, "How an acquisition works"): fan out to every node at once, decide as
 /// soon as the verdict is known, compute the validity on the monotonic clock,
 /// release on every node after a failed attempt, and retry after a random
 /// delay while the attempt budget and the wait deadline allow.

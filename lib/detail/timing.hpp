@@ -37,9 +37,4 @@ inline constexpr milliseconds max_ttl{2'147'483'647};
            clock_drift(ttl, drift_factor, drift_floor);
 }
 
-/// Monotonic "now" in nanoseconds; the only clock used to measure elapsed time.
-[[nodiscard]] inline auto monotonic_now() noexcept -> std::chrono::steady_clock::time_point {
-    return std::chrono::steady_clock::now();
-}
-
 }  // namespace redlock::detail

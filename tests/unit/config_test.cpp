@@ -23,7 +23,7 @@ namespace {
 using nlohmann::json;
 using redlock::client_config;
 using redlock::config_error;
-using redlock::milliseconds;
+using std::chrono::milliseconds;
 
 constexpr std::string_view source = "test.json";
 
