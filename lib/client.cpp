@@ -1,8 +1,10 @@
 #include "redlock/client.hpp"
 
 #include "detail/client_core.hpp"
+#include "detail/guarded.hpp"
 #include "detail/lock_state.hpp"
 
+#include <atomic>
 #include <functional>
 #include <future>
 #include <type_traits>
@@ -21,6 +23,21 @@ auto deadlock_error(const char* what) -> error {
 
 auto moved_from_error() -> error {
     return error{make_error_code(errc::client_stopped), "the client was moved from", {}, 0};
+}
+
+/// A moved-from client has no loop: its callbacks run on a thread of their own,
+/// never inside the call, as the contract says of every callback.
+template <class Callback>
+void refuse_moved_from(Callback done) {
+    if (!done) return;
+    detail::run_detached([done = std::move(done)] { done(failure{moved_from_error()}); });
+}
+
+/// Tickets of a moved-from client: never 0, never one of a live client's (those
+/// count up from 1), and cancel() ignores them.
+auto orphan_ticket() noexcept -> client::acquire_ticket {
+    static std::atomic<client::acquire_ticket> next{client::acquire_ticket{1} << 63};
+    return next.fetch_add(1, std::memory_order_relaxed);
 }
 
 /// Runs `start(callback)` and waits for the callback's value. Whatever start
@@ -83,8 +100,8 @@ auto client::acquire_async(std::string resource, lock_options options, acquire_c
 auto client::acquire_all_async(std::vector<std::string> resources, lock_options options,
                                acquire_callback done) -> acquire_ticket {
     if (!core_) {
-        done(failure{moved_from_error()});
-        return 0;
+        refuse_moved_from(std::move(done));
+        return orphan_ticket();
     }
     return core_->acquire(std::move(resources), std::move(options), std::move(done));
 }
@@ -114,7 +131,7 @@ void client::cancel(acquire_ticket ticket) {
 
 void client::extend_async(const lock& held, std::chrono::milliseconds ttl, extend_callback done) {
     if (!core_) {
-        done(failure{moved_from_error()});
+        refuse_moved_from(std::move(done));
         return;
     }
     core_->extend(detail::lock_state::of(held), ttl, std::move(done));
@@ -131,7 +148,7 @@ auto client::extend(const lock& held, std::chrono::milliseconds ttl)
 
 void client::release_async(const lock& held, release_callback done) {
     if (!core_) {
-        done(failure{moved_from_error()});
+        refuse_moved_from(std::move(done));
         return;
     }
     core_->release(detail::lock_state::of(held), std::move(done));
@@ -149,7 +166,8 @@ auto client::stats() const -> client_stats {
 }
 
 auto client::config() const -> const client_config& {
-    return core_->config();
+    static const client_config none{};  // a moved-from client's: no nodes
+    return core_ ? core_->config() : none;
 }
 
 auto client::node_count() const noexcept -> std::size_t {

@@ -94,7 +94,9 @@ public:
     using release_callback = std::function<void(result<release_report>)>;
     /// Receives the validity left after a successful extend.
     using extend_callback = std::function<void(result<std::chrono::milliseconds>)>;
-    /// Names an acquisition in flight, for cancel(). Never 0.
+    /// Names an acquisition in flight, for cancel(). Never 0. A moved-from
+    /// client's calls fail with errc::client_stopped, their callbacks on a
+    /// thread of their own (still never inside the call).
     using acquire_ticket = std::uint64_t;
 
     /// Validates `config` and starts the loop thread. Nodes are connected in the
@@ -173,6 +175,8 @@ public:
     [[nodiscard]] auto check() -> result<cluster_health>;
 
     [[nodiscard]] auto stats() const -> client_stats;
+    /// The configuration the client runs with (a default one, with no nodes,
+    /// for a moved-from client).
     [[nodiscard]] auto config() const -> const client_config&;
     [[nodiscard]] auto node_count() const noexcept -> std::size_t;
 

@@ -34,15 +34,14 @@ auto client_core::create(client_config config, uv_loop_t* external)
     }
     auto core = std::make_shared<client_core>(std::move(config), external);
     if (core->nodes_.size() % 2 == 0) {
-        const std::string line = "redlock: warning: " + std::to_string(core->nodes_.size()) +
-                                 " nodes is an even number: a majority needs " +
-                                 std::to_string(core->nodes_.size() / 2 + 1) +
-                                 ", so one more node would add fault tolerance at no cost";
-        if (core->config_.logger) {
-            core->config_.logger(log_level::warning, line);
-        } else {
-            std::fprintf(stderr, "%s\n", line.c_str());
-        }
+        // Logged on the loop thread, as every log line is (config.hpp): posted
+        // now, it runs once the loop does.
+        core->loop_.post([raw = core.get()] {
+            const std::size_t n = raw->nodes_.size();
+            raw->warn(std::to_string(n) + " nodes is an even number: a majority needs " +
+                      std::to_string(n / 2 + 1) +
+                      ", so one more node would add fault tolerance at no cost");
+        });
     }
     if (core->loop_.owned()) {
         // If the client is destroyed on its own loop thread, the thread cannot be
@@ -83,15 +82,18 @@ void client_core::check_identity(std::size_t node) {
         // of one server that it cannot (a DNS alias, a Unix socket and a TCP
         // port) show here. Acquisition stays safe (SET NX), but a majority of
         // the configured nodes is not a majority of independent servers.
-        const std::string line = "redlock: warning: nodes " + nodes_[pair.first]->name() + " and " +
-                                 nodes_[pair.second]->name() + " are one server (run_id " + id +
-                                 "): the cluster tolerates fewer failures than its node count "
-                                 "suggests";
-        if (config_.logger) {
-            config_.logger(log_level::warning, line);
-        } else {
-            std::fprintf(stderr, "%s\n", line.c_str());
-        }
+        warn("nodes " + nodes_[pair.first]->name() + " and " + nodes_[pair.second]->name() +
+             " are one server (run_id " + id +
+             "): the cluster tolerates fewer failures than its node count suggests");
+    }
+}
+
+void client_core::warn(const std::string& what) const {
+    const std::string line = "redlock: warning: " + what;
+    if (config_.logger) {
+        config_.logger(log_level::warning, line);
+    } else {
+        std::fprintf(stderr, "%s\n", line.c_str());
     }
 }
 
@@ -233,7 +235,9 @@ void client_core::complete_later(std::function<void()> completion) {
             0, 0);
         return;
     }
-    completion();  // an owned loop that has ended: there is no other thread to run it on
+    // An owned loop that has ended: no loop thread is left, and the completion
+    // must still not run inside the call that asked for it.
+    run_detached(std::move(completion));
 }
 
 void client_core::start_op(std::unique_ptr<operation> op) {

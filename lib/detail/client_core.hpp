@@ -155,6 +155,8 @@ private:
     void open_subscribers();
     void close_subscribers();
     void on_wake(std::string_view waiter);
+    /// Logs "redlock: warning: <what>" (loop thread), to the logger or stderr.
+    void warn(const std::string& what) const;
     /// Node `node` answered a handshake: warns if another node reported the same run_id.
     void check_identity(std::size_t node);
 

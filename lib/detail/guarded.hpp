@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <exception>
+#include <functional>
+#include <thread>
 #include <utility>
 
 namespace redlock::detail {
@@ -17,6 +19,18 @@ void call_guarded(F&& fn) noexcept {
         std::fprintf(stderr, "redlock: a callback threw and was ignored: %s\n", e.what());
     } catch (...) {
         std::fprintf(stderr, "redlock: a callback threw and was ignored\n");
+    }
+}
+
+/// Runs `fn` once on a thread of its own: the last resort for a callback that
+/// must not run inside the call that started it when no loop is left to run it
+/// (a moved-from client, an owned loop that has ended). Should no thread be
+/// had, it runs inline: exactly once matters more than where.
+inline void run_detached(std::function<void()> fn) noexcept {
+    try {
+        std::thread{[fn]() { call_guarded(fn); }}.detach();
+    } catch (...) {
+        call_guarded(fn);
     }
 }
 

@@ -265,6 +265,9 @@ TEST_SUITE("transport") {
 
         auto locks = make_client(settings);
 
+        // Logged on the loop thread, once it runs (contracts_test checks which thread).
+        REQUIRE_MESSAGE(redlock_test::wait_until(2s, [&] { return logs.contains("even"); }),
+                        logs.dump());
         auto warning = logs.first("even");
         REQUIRE_MESSAGE(warning, logs.dump());
         CHECK(warning->level == redlock::log_level::warning);

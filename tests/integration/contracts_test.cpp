@@ -1,0 +1,135 @@
+// What client.hpp and config.hpp promise, where the code once did otherwise
+// (issue 13): callbacks never run inside the call that started them, even on a
+// moved-from or stopped client; tickets are never 0; the logger runs on the
+// loop thread; a moved-from client's config() is safe to call.
+
+#include "support/cluster.hpp"
+#include "support/wait.hpp"
+
+#include <doctest/doctest.h>
+#include <redlock/client.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using redlock_test::cluster;
+
+/// Records whether a callback ran while the call that started it was still on
+/// the stack, and on which thread.
+struct call_probe {
+    std::atomic<bool> inside{false};
+    std::atomic<bool> ran{false};
+    std::atomic<bool> ran_inside{false};
+    std::atomic<bool> stopped{false};
+    std::thread::id thread;
+    std::mutex mutex;
+
+    template <class Result>
+    auto callback() {
+        return [this](Result r) {
+            {
+                std::lock_guard held{mutex};
+                thread = std::this_thread::get_id();
+            }
+            ran_inside = inside.load();
+            stopped = !r && r.error().code == redlock::errc::client_stopped;
+            ran = true;
+        };
+    }
+};
+
+}  // namespace
+
+TEST_SUITE("contracts") {
+    TEST_CASE_FIXTURE(cluster,
+                      "a moved-from client calls back on another thread, never inside the "
+                      "call, and its tickets are not 0") {
+        auto locks = make_client();
+        auto moved = std::move(locks);
+        const redlock::lock held = moved.adopt("orders:42", "some-value");
+
+        call_probe acquire;
+        acquire.inside = true;
+        // NOLINTNEXTLINE(bugprone-use-after-move): the moved-from state is under test
+        const auto ticket = locks.acquire_async("orders:42", {},
+                                                acquire.callback<redlock::result<redlock::lock>>());
+        acquire.inside = false;
+        CHECK(ticket != 0);
+        locks.cancel(ticket);  // harmless
+
+        call_probe release;
+        release.inside = true;
+        locks.release_async(held, release.callback<redlock::result<redlock::release_report>>());
+        release.inside = false;
+
+        call_probe extend;
+        extend.inside = true;
+        locks.extend_async(held, 1000ms,
+                           extend.callback<redlock::result<std::chrono::milliseconds>>());
+        extend.inside = false;
+
+        for (call_probe* p : {&acquire, &release, &extend}) {
+            REQUIRE(redlock_test::wait_until(2s, [&] { return p->ran.load(); }));
+            CHECK_FALSE(p->ran_inside);
+            CHECK(p->stopped);
+            std::lock_guard held_probe{p->mutex};
+            CHECK(p->thread != std::this_thread::get_id());
+        }
+        CHECK(locks.config().nodes.empty());  // no crash, and nothing to name
+        CHECK(locks.node_count() == 0);
+    }
+
+    TEST_CASE_FIXTURE(cluster, "after shutdown, a call's callback still does not run inside it") {
+        auto locks = make_client();
+        locks.shutdown();
+
+        call_probe acquire;
+        acquire.inside = true;
+        const auto ticket = locks.acquire_async("orders:42", {},
+                                                acquire.callback<redlock::result<redlock::lock>>());
+        acquire.inside = false;
+        CHECK(ticket != 0);
+
+        call_probe release;
+        release.inside = true;
+        locks.release_async(locks.adopt("orders:42", "v"),
+                            release.callback<redlock::result<redlock::release_report>>());
+        release.inside = false;
+
+        for (call_probe* p : {&acquire, &release}) {
+            REQUIRE(redlock_test::wait_until(2s, [&] { return p->ran.load(); }));
+            CHECK_FALSE(p->ran_inside);
+            CHECK(p->stopped);
+        }
+    }
+
+    TEST_CASE("the logger runs on the client's loop thread, not in create()") {
+        cluster four{4};  // an even number of nodes: create() has something to say
+        struct record {
+            std::mutex mutex;
+            std::vector<std::thread::id> threads;
+        };
+        auto seen = std::make_shared<record>();
+        auto settings = four.config();
+        settings.logger = [seen](redlock::log_level, std::string_view text) {
+            if (text.find("even") == std::string_view::npos) return;
+            std::lock_guard held{seen->mutex};
+            seen->threads.push_back(std::this_thread::get_id());
+        };
+        auto locks = four.make_client(settings);
+        REQUIRE(redlock_test::wait_until(2s, [&] {
+            std::lock_guard held{seen->mutex};
+            return !seen->threads.empty();
+        }));
+        std::lock_guard held{seen->mutex};
+        CHECK(seen->threads.size() == 1);
+        CHECK(seen->threads.front() != std::this_thread::get_id());
+    }
+}
