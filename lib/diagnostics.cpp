@@ -2,6 +2,7 @@
 // nodes, built on one probe operation and parsed here.
 #include "detail/client_core.hpp"
 #include "detail/lock_state.hpp"
+#include "detail/node_handshake.hpp"
 #include "detail/timing.hpp"
 #include "redlock/client.hpp"
 
@@ -29,21 +30,10 @@ auto number_of(std::string_view text) -> std::optional<std::uint64_t> {
     return value;
 }
 
-/// `field:value` from the text of an INFO reply.
+/// `field:value` from the text of an INFO reply (the handshake's parser).
 auto info_field(const flat_reply& r, std::string_view field) -> std::string {
     if (r.type != flat_reply::kind::text) return {};
-    std::string_view text = r.text;
-    while (!text.empty()) {
-        const auto eol = text.find('\n');
-        std::string_view line = text.substr(0, eol);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (line.size() > field.size() && line.starts_with(field) && line[field.size()] == ':') {
-            return std::string{line.substr(field.size() + 1)};
-        }
-        if (eol == std::string_view::npos) break;
-        text.remove_prefix(eol + 1);
-    }
-    return {};
+    return std::string{detail::info_field(r.text, field)};
 }
 
 auto first_error(const node_probe& p) -> std::string {

@@ -145,39 +145,33 @@ return 1
 
 }  // namespace
 
+/// The script made from `source`, once (its SHA-1 computed on first use).
+template <const std::string_view& source>
+auto cached() -> const script& {
+    static const script s = make(source);
+    return s;
+}
+
 auto wait_acquire_script() -> const script& {
-    static const script s = make(wait_acquire_source);
-    return s;
+    return cached<wait_acquire_source>();
 }
-
 auto release_wake_script() -> const script& {
-    static const script s = make(release_wake_source);
-    return s;
+    return cached<release_wake_source>();
 }
-
 auto dequeue_script() -> const script& {
-    static const script s = make(dequeue_source);
-    return s;
+    return cached<dequeue_source>();
 }
-
 auto release_script() -> const script& {
-    static const script s = make(release_source);
-    return s;
+    return cached<release_source>();
 }
-
 auto acquire_script() -> const script& {
-    static const script s = make(acquire_source);
-    return s;
+    return cached<acquire_source>();
 }
-
 auto fence_confirm_script() -> const script& {
-    static const script s = make(fence_confirm_source);
-    return s;
+    return cached<fence_confirm_source>();
 }
-
 auto extend_script() -> const script& {
-    static const script s = make(extend_source);
-    return s;
+    return cached<extend_source>();
 }
 
 auto all_scripts() -> std::span<const script* const> {
