@@ -250,15 +250,7 @@ void acquire_op::on_grant(std::size_t node, const reply_event& event) {
     }
     reports_.set(node, outcome_of(event, false));
     discount_if_quarantined(node);
-    const node_status status = reports_.status(node);
-    quorum_tally::verdict verdict = quorum_tally::verdict::pending;
-    if (status == node_status::ok) {
-        verdict = tally_.yes();
-    } else if (status == node_status::refused) {
-        verdict = tally_.refused();
-    } else {
-        verdict = tally_.failed();
-    }
+    const quorum_tally::verdict verdict = tally_.outcome(reports_.status(node));
     decide_grant(verdict);
 }
 
@@ -323,15 +315,7 @@ void acquire_op::send_confirm(std::size_t node, bool eval) {
 void acquire_op::on_confirm(std::size_t node, const reply_event& event) {
     reports_.set(node, outcome_of(event, true));
     discount_if_quarantined(node);
-    const node_status status = reports_.status(node);
-    quorum_tally::verdict verdict = quorum_tally::verdict::pending;
-    if (status == node_status::ok) {
-        verdict = confirm_tally_.yes();
-    } else if (status == node_status::refused) {
-        verdict = confirm_tally_.refused();
-    } else {
-        verdict = confirm_tally_.failed();
-    }
+    const quorum_tally::verdict verdict = confirm_tally_.outcome(reports_.status(node));
     decide_confirm(verdict);
 }
 

@@ -100,23 +100,18 @@ void extend_op::handle(std::uint32_t tag, const reply_event& event) {
     }
     const std::optional<long long> answer =
         event.status == request_status::reply ? integer_of(event.reply) : std::nullopt;
-    quorum_tally::verdict verdict = quorum_tally::verdict::pending;
     if (answer == 1) {
         reports_.set(node, {node_status::ok, {}});
-        verdict = tally_.yes();
     } else if (answer == 0) {
         reports_.set(node, {node_status::refused, "holds another value"});
-        verdict = tally_.refused();
     } else if (answer == -1) {
         // Never counted, even if repaired below: a missing key is not ours.
         reports_.set(node, {node_status::refused, "the key is missing (restarted or evicted)"});
         missing_[node] = true;
-        verdict = tally_.refused();
     } else {
         reports_.set(node, failed_outcome(event));
-        verdict = tally_.failed();
     }
-    decide(verdict);
+    decide(tally_.outcome(reports_.status(node)));
 }
 
 void extend_op::decide(quorum_tally::verdict verdict) {

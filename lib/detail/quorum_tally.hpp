@@ -1,6 +1,7 @@
 #pragma once
 
 #include "detail/timing.hpp"
+#include "redlock/error.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +32,12 @@ public:
     constexpr auto failed() noexcept -> verdict {
         ++failed_;
         return current();
+    }
+    /// A node's outcome as reported: ok is a yes, refused a no, anything else a failure.
+    constexpr auto outcome(node_status s) noexcept -> verdict {
+        if (s == node_status::ok) return yes();
+        if (s == node_status::refused) return refused();
+        return failed();
     }
 
     [[nodiscard]] constexpr auto current() const noexcept -> verdict {

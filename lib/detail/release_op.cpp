@@ -80,8 +80,9 @@ void release_op::handle(std::uint32_t tag, const reply_event& event) {
         late.fetch_add(1, std::memory_order_relaxed);
         return;
     }
-    const auto verdict = deleted ? tally_.yes() : tally_.failed();
     outcomes_.set(node, std::move(r));
+    // A refusal counts as a failure here: either way that node did not delete.
+    const auto verdict = deleted ? tally_.yes() : tally_.failed();
     if (tally_.pending() == 0) {
         finish();
     } else if (verdict != quorum_tally::verdict::pending && !grace_) {
