@@ -92,13 +92,7 @@ void acquire_op::start() {
     if (std::string problem = check_arguments(); !problem.empty()) {
         final_error_ = std::make_unique<error>(
             error{make_error_code(errc::invalid_argument), std::move(problem), {}, 0});
-        // Never inside the caller: deliver on a later loop turn.
-        timer_pending_ = true;
-        retry_timer_ = core_.timers().schedule(milliseconds{0}, [this] {
-            timer_pending_ = false;
-            finish_failure();
-            maybe_retire();
-        });
+        retry_timer_ = after(milliseconds{0}, [this] { finish_failure(); });
         return;
     }
     if (waiting_) {
@@ -385,11 +379,8 @@ void acquire_op::fail_attempt(errc reason, std::optional<milliseconds> validity)
         next = std::min(next, *wait_deadline_);
     }
     if (retry) {
-        timer_pending_ = true;
-        retry_timer_ = core_.timers().schedule(std::chrono::ceil<milliseconds>(next - now), [this] {
-            timer_pending_ = false;
+        retry_timer_ = after(std::chrono::ceil<milliseconds>(next - now), [this] {
             if (!cancelled_) begin_attempt();
-            maybe_retire();
         });
         return;
     }

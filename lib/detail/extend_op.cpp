@@ -71,14 +71,10 @@ void extend_op::send_extend(std::size_t node, bool eval) {
 }
 
 void extend_op::fail_later(errc code, std::string message) {
-    // Never inside the caller: deliver on a later loop turn.
     finished_ = true;
-    timer_pending_ = true;
-    core_.timers().schedule(milliseconds{0}, [this, code, message = std::move(message)]() mutable {
-        timer_pending_ = false;
+    after(milliseconds{0}, [this, code, message = std::move(message)]() mutable {
         deliver(done_, result<milliseconds>{
                            failure{error{make_error_code(code), std::move(message), {}, 0}}});
-        maybe_retire();
     });
 }
 

@@ -96,6 +96,10 @@ void operation::on_reply(std::uint32_t tag, const reply_event& event) noexcept {
     maybe_retire();
 }
 
+auto operation::timers() noexcept -> timer_queue& {
+    return core_.timers();
+}
+
 void operation::maybe_retire() noexcept {
     if (finished_ && outstanding_ == 0 && !timer_pending_) core_.retire(this);
 }

@@ -3,11 +3,14 @@
 #include "detail/command.hpp"
 #include "detail/guarded.hpp"
 #include "detail/node_connection.hpp"
+#include "detail/timer_queue.hpp"
 #include "redlock/error.hpp"
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <span>
@@ -142,6 +145,23 @@ protected:
     /// Deletes this operation if nothing refers to it any more. Must be the
     /// last thing an entry point does.
     void maybe_retire() noexcept;
+
+    /// Runs `fn` on the loop thread after `delay` (0: on a later loop turn —
+    /// how a result is delivered never inside the call that asked for it), and
+    /// keeps this operation alive until then. Returns the timer's key, for a
+    /// timer that may be cancelled (then clear timer_pending_ too).
+    template <class F>
+    auto after(std::chrono::milliseconds delay, F fn) -> timer_queue::key {
+        timer_pending_ = true;
+        // One lambda around `fn` (not a std::function in a std::function): a small
+        // one stays in the timer's inline buffer, allocation-free.
+        return timers().schedule(delay, [this, fn = std::move(fn)]() mutable {
+            timer_pending_ = false;
+            fn();
+            maybe_retire();
+        });
+    }
+    [[nodiscard]] auto timers() noexcept -> timer_queue&;
 
     client_core& core_;
     std::size_t outstanding_ = 0;  // requests sent and not yet completed

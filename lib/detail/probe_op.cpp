@@ -54,12 +54,7 @@ void probe_op::start() {
     if (commands_.empty()) {
         // Nothing to ask: report on a later loop turn, never inside the caller.
         finished_ = true;
-        timer_pending_ = true;
-        core_.timers().schedule(std::chrono::milliseconds{0}, [this] {
-            timer_pending_ = false;
-            deliver(done_, std::move(probes_));
-            maybe_retire();
-        });
+        after(std::chrono::milliseconds{0}, [this] { deliver(done_, std::move(probes_)); });
         return;
     }
     for (std::size_t i = 0; i < n; ++i) {

@@ -25,15 +25,12 @@ void release_op::start() {
     started_ms_ = core_.timers().now();
     if (!state_ || state_->value.empty()) {
         finished_ = true;
-        timer_pending_ = true;
-        core_.timers().schedule(std::chrono::milliseconds{0}, [this] {
-            timer_pending_ = false;
+        after(std::chrono::milliseconds{0}, [this] {
             deliver(done_,
                     result<release_report>{failure{error{make_error_code(errc::invalid_argument),
                                                          "release of an empty lock handle",
                                                          {},
                                                          0}}});
-            maybe_retire();
         });
         return;
     }
@@ -90,15 +87,11 @@ void release_op::handle(std::uint32_t tag, const reply_event& event) {
         // as the decision took (at least a millisecond) — a healthy node answers
         // within that, and its report names every node — but a hung node is not
         // waited for until request_timeout.
-        const std::uint64_t took = core_.timers().now() - started_ms_;
-        timer_pending_ = true;
-        grace_ = core_.timers().schedule(
-            std::chrono::milliseconds{std::max<std::uint64_t>(1, took)}, [this] {
-                timer_pending_ = false;
-                grace_.reset();
-                if (!finished_) finish();
-                maybe_retire();
-            });
+        const auto took = static_cast<std::int64_t>(core_.timers().now() - started_ms_);
+        grace_ = after(std::chrono::milliseconds{std::max<std::int64_t>(1, took)}, [this] {
+            grace_.reset();
+            if (!finished_) finish();
+        });
     }
 }
 
