@@ -17,8 +17,8 @@ namespace redlock::detail {
 
 struct lock_state;
 
-/// One acquisition (the algorithm: README, "How an acquisition works"): fan out to every node at once, decide as
-/// soon as the verdict is known, compute the validity on the monotonic clock,
+/// One acquisition (the algorithm: README, "How an acquisition works"): fan out to every node at
+/// once, decide as soon as the verdict is known, compute the validity on the monotonic clock,
 /// release on every node after a failed attempt, and retry after a random
 /// delay while the attempt budget and the wait deadline allow.
 ///

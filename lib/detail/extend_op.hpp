@@ -15,8 +15,8 @@ namespace redlock::detail {
 
 struct lock_state;
 
-/// One extension (the algorithm: README, "How an acquisition works"): the extend script on every node at once, a
-/// majority that confirms before the current validity ends, and a new validity
+/// One extension (the algorithm: README, "How an acquisition works"): the extend script on every
+/// node at once, a majority that confirms before the current validity ends, and a new validity
 /// counted from this operation's own start. A failure leaves the old deadline.
 class extend_op final : public operation {
 public:
