@@ -9,15 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
-#include <fstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 using namespace std::chrono_literals;
 using nlohmann::json;
-using redlock_test::cli_process;
-using redlock_test::cli_result;
+using redlock_test::one_object;
 
 namespace {
 
@@ -26,33 +23,17 @@ namespace fs = std::filesystem;
 /// Five masters, a temp dir, and a config file with short timeouts: these cases wait for
 /// frozen masters, and a key written by a failed invocation must outlive the observation,
 /// which the TTLs given on the command line (10 s) ensure.
-class frozen_cli_cluster : public redlock_test::cluster {
+class frozen_cli_cluster : public redlock_test::cli_fixture {
 public:
-    frozen_cli_cluster() : dir{make_dir()}, config{dir / "cluster.json"} {
-        json nodes = json::array();
-        for (const auto& s : *this) nodes.push_back({{"host", "127.0.0.1"}, {"port", s.port()}});
-        const json settings{{"nodes", nodes},
-                            {"connect_timeout_ms", 200},
-                            {"request_timeout_ms", 100},
-                            {"lock", {{"ttl_ms", 10000}}},
-                            {"retry", {{"attempts", 3}, {"delay_ms", 50}, {"jitter_ms", 50}}},
-                            {"reconnect", {{"min_delay_ms", 20}, {"max_delay_ms", 200}}}};
-        std::ofstream{config} << settings.dump(2);
-    }
+    frozen_cli_cluster()
+        : cli_fixture{"redlock-cli-faults-",
+                      {.connect_timeout_ms = 200, .request_timeout_ms = 100, .ttl_ms = 10000}} {}
     frozen_cli_cluster(const frozen_cli_cluster&) = delete;
     auto operator=(const frozen_cli_cluster&) -> frozen_cli_cluster& = delete;
     ~frozen_cli_cluster() {
         for (auto& s : *this) {
             if (s.frozen()) s.thaw();
         }
-        std::error_code ignored;
-        fs::remove_all(dir, ignored);
-    }
-
-    /// `redlock --config <ours> args...`, run to completion.
-    auto redlock(std::vector<std::string> args) -> cli_result {
-        args.insert(args.begin(), {"--config", config.string()});
-        return cli_process{args, dir}.wait();
     }
 
     /// True when no master holds the lock key of `resource` at any poll for `period`.
@@ -61,29 +42,7 @@ public:
         const auto key = key_of(resource);
         return redlock_test::holds_for(period, [&] { return count_holding(key) == 0; });
     }
-
-    fs::path dir;
-    fs::path config;
-
-private:
-    static auto make_dir() -> fs::path {
-        static int counter = 0;
-        auto made = fs::temp_directory_path() / ("redlock-cli-faults-" + std::to_string(getpid()) +
-                                                 "-" + std::to_string(counter++));
-        fs::remove_all(made);
-        fs::create_directories(made);
-        return made;
-    }
 };
-
-/// The one JSON object a --json invocation printed; fails the case otherwise.
-auto one_object(const cli_result& r) -> json {
-    INFO("stdout: " << r.out << "\nstderr: " << r.err);
-    json parsed = json::parse(r.out, nullptr, /*allow_exceptions=*/false);
-    REQUIRE_FALSE(parsed.is_discarded());
-    REQUIRE(parsed.is_object());
-    return parsed;
-}
 
 }  // namespace
 

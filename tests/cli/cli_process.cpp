@@ -1,5 +1,7 @@
 #include "cli/cli_process.hpp"
 
+#include <doctest/doctest.h>
+
 #include <atomic>
 #include <cerrno>
 #include <fcntl.h>
@@ -10,6 +12,7 @@
 #include <stdexcept>
 #include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 
 extern char** environ;  // NOLINT: POSIX names it so
 
@@ -18,6 +21,15 @@ namespace redlock_test {
 namespace {
 
 std::atomic<int> next_id{0};
+
+auto make_dir(const std::string& prefix) -> std::filesystem::path {
+    static std::atomic<int> counter{0};
+    auto made = std::filesystem::temp_directory_path() /
+                (prefix + std::to_string(getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::remove_all(made);
+    std::filesystem::create_directories(made);
+    return made;
+}
 
 }  // namespace
 
@@ -111,6 +123,43 @@ auto slurp(const std::filesystem::path& file) -> std::string {
     std::ostringstream text;
     text << in.rdbuf();
     return text.str();
+}
+
+auto one_object(const cli_result& r) -> nlohmann::json {
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    auto parsed = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+    REQUIRE_FALSE(parsed.is_discarded());
+    REQUIRE(parsed.is_object());
+    return parsed;
+}
+
+cli_fixture::cli_fixture(const std::string& dir_prefix, const cli_timeouts& timeouts)
+    : dir{make_dir(dir_prefix)}, config{dir / "cluster.json"} {
+    auto nodes = nlohmann::json::array();
+    for (const auto& s : *this) nodes.push_back({{"host", "127.0.0.1"}, {"port", s.port()}});
+    const nlohmann::json settings{{"nodes", nodes},
+                                  {"connect_timeout_ms", timeouts.connect_timeout_ms},
+                                  {"request_timeout_ms", timeouts.request_timeout_ms},
+                                  {"lock", {{"ttl_ms", timeouts.ttl_ms}}},
+                                  {"retry", {{"attempts", 3}, {"delay_ms", 50}, {"jitter_ms", 50}}},
+                                  {"reconnect", {{"min_delay_ms", 20}, {"max_delay_ms", 200}}}};
+    std::ofstream{config} << settings.dump(2);
+}
+
+cli_fixture::~cli_fixture() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+}
+
+auto cli_fixture::redlock(std::vector<std::string> args, std::vector<std::string> env)
+    -> cli_result {
+    return start(std::move(args), std::move(env))->wait();
+}
+
+auto cli_fixture::start(std::vector<std::string> args, std::vector<std::string> env)
+    -> std::unique_ptr<cli_process> {
+    args.insert(args.begin(), {"--config", config.string()});
+    return std::make_unique<cli_process>(args, dir, env);
 }
 
 }  // namespace redlock_test

@@ -1,7 +1,15 @@
 #pragma once
 
+// What the CLI tests share: a `redlock` process run from the outside, and the fixture
+// that gives it five masters and a config file naming them.
+
+#include "support/cluster.hpp"
+
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <sys/types.h>
@@ -53,5 +61,36 @@ private:
 
 /// The whole content of a file; empty when it does not exist.
 [[nodiscard]] auto slurp(const std::filesystem::path& file) -> std::string;
+
+/// The one JSON object a --json invocation printed; fails the case otherwise.
+auto one_object(const cli_result& r) -> nlohmann::json;
+
+/// The settings a CLI fixture's config file gives `redlock`, besides the masters.
+struct cli_timeouts {
+    int connect_timeout_ms;
+    int request_timeout_ms;
+    int ttl_ms;
+};
+
+/// Five masters, a fresh temp dir (`dir_prefix` + pid + a counter; removed at the end),
+/// and in it a config file naming the masters with `timeouts`, a retry of 3 attempts
+/// 50 ms apart (50 ms jitter) and a reconnect back-off of 20 to 200 ms. The CLI test
+/// fixtures derive from it, each with the timeouts its cases need.
+class cli_fixture : public cluster {
+public:
+    cli_fixture(const std::string& dir_prefix, const cli_timeouts& timeouts);
+    cli_fixture(const cli_fixture&) = delete;
+    auto operator=(const cli_fixture&) -> cli_fixture& = delete;
+    ~cli_fixture();
+
+    /// `redlock --config <ours> args...`, run to completion.
+    auto redlock(std::vector<std::string> args, std::vector<std::string> env = {}) -> cli_result;
+    /// `redlock --config <ours> args...`, started in the background.
+    auto start(std::vector<std::string> args, std::vector<std::string> env = {})
+        -> std::unique_ptr<cli_process>;
+
+    std::filesystem::path dir;
+    std::filesystem::path config;
+};
 
 }  // namespace redlock_test

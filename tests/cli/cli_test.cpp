@@ -2,6 +2,7 @@
 // servers, exit codes and output checked from the outside.
 #include "cli/cli_process.hpp"
 #include "support/cluster.hpp"
+#include "support/port_holder.hpp"
 #include "support/wait.hpp"
 
 #include <doctest/doctest.h>
@@ -12,44 +13,24 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <netinet/in.h>
 #include <sstream>
-#include <stdexcept>
 #include <string>
-#include <sys/socket.h>
-#include <unistd.h>
 #include <vector>
 
 using namespace std::chrono_literals;
 using nlohmann::json;
 using redlock_test::cli_process;
 using redlock_test::cli_result;
+using redlock_test::one_object;
+using redlock_test::port_holder;
 using redlock_test::slurp;
 
 namespace {
 
 namespace fs = std::filesystem;
 
-auto make_temp_dir() -> fs::path {
-    static int counter = 0;
-    auto dir = fs::temp_directory_path() /
-               ("redlock-cli-tests-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
-
 void write_file(const fs::path& file, const std::string& text) {
     std::ofstream{file} << text;
-}
-
-/// The one JSON object a --json invocation printed; fails the case otherwise.
-auto one_object(const cli_result& r) -> json {
-    INFO("stdout: " << r.out << "\nstderr: " << r.err);
-    json parsed = json::parse(r.out, nullptr, /*allow_exceptions=*/false);
-    REQUIRE_FALSE(parsed.is_discarded());
-    REQUIRE(parsed.is_object());
-    return parsed;
 }
 
 /// Quotes `text` for sh.
@@ -60,65 +41,13 @@ auto quoted(const std::string& text) -> std::string {
 }
 
 /// Five masters, a temp dir, and a config file pointing at the masters.
-class cli_cluster : public redlock_test::cluster {
+class cli_cluster : public redlock_test::cli_fixture {
 public:
-    cli_cluster() : dir{make_temp_dir()}, config{dir / "cluster.json"} {
-        json nodes = json::array();
-        for (const auto& s : *this) nodes.push_back({{"host", "127.0.0.1"}, {"port", s.port()}});
-        // Generous timeouts: every invocation is a fresh process, and these cases are
-        // about the CLI, not about nodes that answer slowly on a loaded machine.
-        const json settings{{"nodes", nodes},
-                            {"connect_timeout_ms", 1000},
-                            {"request_timeout_ms", 250},
-                            {"lock", {{"ttl_ms", 2000}}},
-                            {"retry", {{"attempts", 3}, {"delay_ms", 50}, {"jitter_ms", 50}}},
-                            {"reconnect", {{"min_delay_ms", 20}, {"max_delay_ms", 200}}}};
-        write_file(config, settings.dump(2));
-    }
-    cli_cluster(const cli_cluster&) = delete;
-    auto operator=(const cli_cluster&) -> cli_cluster& = delete;
-    ~cli_cluster() {
-        std::error_code ignored;
-        fs::remove_all(dir, ignored);
-    }
-
-    /// `redlock --config <ours> args...`, run to completion.
-    auto redlock(std::vector<std::string> args, std::vector<std::string> env = {}) -> cli_result {
-        return start(std::move(args), std::move(env))->wait();
-    }
-
-    /// `redlock --config <ours> args...`, started in the background.
-    auto start(std::vector<std::string> args, std::vector<std::string> env = {})
-        -> std::unique_ptr<cli_process> {
-        args.insert(args.begin(), {"--config", config.string()});
-        return std::make_unique<cli_process>(args, dir, env);
-    }
-
-    fs::path dir;
-    fs::path config;
-};
-
-/// Keeps a crashed node's port from being taken by a server of another test
-/// running in parallel: bound without SO_REUSEADDR and never listening, so a
-/// connect to it is refused, as to the crashed node, and redis cannot bind it.
-class port_holder {
-public:
-    explicit port_holder(std::uint16_t port) : fd_{::socket(AF_INET, SOCK_STREAM, 0)} {
-        sockaddr_in address{};
-        address.sin_family = AF_INET;
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        address.sin_port = htons(port);
-        if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
-            throw std::runtime_error("cannot hold port " + std::to_string(port));
-    }
-    port_holder(const port_holder&) = delete;
-    auto operator=(const port_holder&) -> port_holder& = delete;
-    ~port_holder() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-
-private:
-    int fd_;
+    // Generous timeouts: every invocation is a fresh process, and these cases are
+    // about the CLI, not about nodes that answer slowly on a loaded machine.
+    cli_cluster()
+        : cli_fixture{"redlock-cli-tests-",
+                      {.connect_timeout_ms = 1000, .request_timeout_ms = 250, .ttl_ms = 2000}} {}
 };
 
 /// A `sh -c` script that signals it has started (file `started`), then loops

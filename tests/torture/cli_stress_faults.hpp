@@ -1,24 +1,22 @@
 #pragma once
 
-// The fault schedule of the CLI stress test. Unlike the torture test's injector, its
-// latency is always far above the request timeout (so a slowed node fails every request
-// rather than merely slowing it), every node persists every write (so a crashed node is
-// restarted at once and keeps its fence counters: see docs/reliability.md, "Fencing
-// across empty restarts"), and even an instantaneous connection drop counts toward the
-// limit on faulted nodes: never more than 2 of the 5 at any moment.
+// The fault schedule of the CLI stress test: the torture test's fault engine
+// (injector.hpp) with stricter settings. Its latency is always far above the request
+// timeout (so a slowed node fails every request rather than merely slowing it) and on
+// one node at a time, every node persists every write (so a crashed node is restarted
+// at once and keeps its fence counters: see docs/reliability.md, "Fencing across empty
+// restarts"), and even an instantaneous connection drop counts toward the limit on
+// faulted nodes: never more than 2 of the 5 at any moment.
 //
 // The schedule of attempted faults is a function of the seed alone (a fixed number of
 // draws per fault); what they hit depends on timing.
 
-#include "support/fault_proxy.hpp"
-#include "support/redis_server.hpp"
+#include "injector.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <map>
-#include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -26,8 +24,6 @@ namespace redlock_torture {
 
 class cli_fault_schedule {
 public:
-    using clock = std::chrono::steady_clock;
-
     struct settings {
         std::size_t max_faulted = 2;
         /// Added per direction, on one node at a time: a round trip then takes two of it.
@@ -42,46 +38,23 @@ public:
 
     /// Ends the faults that are due and, when it is time, starts the next one. Call it
     /// every few milliseconds from the thread that owns the servers.
-    void step();
+    void step() { engine_.step(); }
     /// Ends every fault: thaws, heals every proxy, restarts every crashed node. Throws
     /// std::runtime_error if a node cannot be restarted within a few seconds.
-    void heal_all();
+    void heal_all() { engine_.heal_all(); }
 
     /// Faults started, by kind: kill, freeze, blackhole, latency, drop, reset; "skipped":
     /// ruled out by the limit; "restart_failed": restarts retried (port taken meanwhile).
-    [[nodiscard]] auto counts() const -> const std::map<std::string, std::uint64_t>& {
-        return counts_;
-    }
+    [[nodiscard]] auto counts() const -> std::map<std::string, std::uint64_t>;
     /// The most nodes faulted at once, as seen by step(); never above max_faulted.
-    [[nodiscard]] auto most_faulted() const noexcept -> std::size_t { return most_faulted_; }
+    [[nodiscard]] auto most_faulted() const noexcept -> std::size_t {
+        return engine_.max_impaired();
+    }
     /// Sum of the faults started (skips and retries excluded).
     [[nodiscard]] auto injected() const -> std::uint64_t;
 
 private:
-    struct node_state {
-        std::optional<clock::time_point> restart_at;  ///< crashed until then
-        std::optional<clock::time_point> thaw_at;     ///< frozen until then
-        std::optional<clock::time_point> heal_at;     ///< blackholed until then
-        std::optional<clock::time_point> latency_until;
-    };
-
-    [[nodiscard]] auto faulted(std::size_t i) const -> bool;
-    [[nodiscard]] auto faulted_count() const -> std::size_t;
-    void end_due(clock::time_point now);
-    auto restart(std::size_t i) -> bool;
-    void inject(clock::time_point now);
-    auto uniform(std::int64_t lo, std::int64_t hi) -> std::int64_t;
-    void note(const char* what, std::size_t node, const std::string& detail = {});
-
-    std::vector<redlock_test::redis_server>& nodes_;
-    std::vector<redlock_test::fault_proxy>& proxies_;
-    settings limits_;
-    std::mt19937_64 rng_;
-    std::FILE* log_;
-    std::vector<node_state> state_;
-    clock::time_point next_fault_;
-    std::map<std::string, std::uint64_t> counts_;
-    std::size_t most_faulted_ = 0;
+    fault_injector engine_;
 };
 
 }  // namespace redlock_torture

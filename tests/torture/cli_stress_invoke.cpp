@@ -1,5 +1,7 @@
 #include "cli_stress_invoke.hpp"
 
+#include "process.hpp"
+
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -10,8 +12,6 @@
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
-
-extern char** environ;  // NOLINT: POSIX declares it nowhere else
 
 namespace redlock_torture {
 
@@ -80,28 +80,12 @@ auto invoke(const std::vector<std::string>& argv, const std::filesystem::path& s
                                      0644);
     // redlock keeps ignored signals ignored for its command, and does not forward them:
     // start it as a shell would start a foreground job, with nothing ignored or blocked.
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    sigset_t none;
-    sigset_t defaults;
-    sigemptyset(&none);
-    sigemptyset(&defaults);
-    for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2})
-        sigaddset(&defaults, sig);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    std::vector<std::string> copy = argv;
-    std::vector<char*> args;
-    for (auto& a : copy) args.push_back(a.data());
-    args.push_back(nullptr);
     pid_t pid = -1;
-    const int rc =
-        ::posix_spawn(&pid, copy.front().c_str(), &actions, &attributes, args.data(), environ);
+    const int rc = spawn(
+        argv, actions, {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2}, pid);
     posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
     if (rc != 0) {
-        outcome.spawn_error = copy.front() + ": " + std::strerror(rc);
+        outcome.spawn_error = (argv.empty() ? "" : argv.front()) + ": " + std::strerror(rc);
         return outcome;
     }
 

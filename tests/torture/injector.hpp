@@ -1,11 +1,13 @@
 #pragma once
 
-// The torture test's fault injector: at random intervals from a seeded generator, it
-// kills and restarts nodes, freezes and thaws them, and, through each node's fault
-// proxy, adds latency, drops connections and blackholes traffic. By default never more
-// than a minority of the nodes is impaired at once (killed, frozen, blackholed, or slowed
-// past the request timeout), so a majority stays reachable and the system should stay
-// live.
+// The fault engine of the torture test and of the CLI stress test: at random intervals
+// from a seeded generator, it kills and restarts nodes, freezes and thaws them, and,
+// through each node's fault proxy, adds latency, drops connections and blackholes
+// traffic. By default never more than a minority of the nodes is impaired at once
+// (killed, frozen, blackholed, or slowed past the request timeout), so a majority stays
+// reachable and the system should stay live. injector_settings holds what differs
+// between the two tests: the mix of faults, their timing, and the CLI stress test's
+// stricter limits (cli_stress_faults.hpp).
 //
 // The schedule is a function of the seed; what it hits (which lock is held when) also
 // depends on timing, so a replay with the same seed injects the same sequence of faults
@@ -25,6 +27,14 @@
 
 namespace redlock_torture {
 
+/// The chance of each kind of fault, in percent; what is left to 100 goes to drops.
+struct fault_mix {
+    int kill = 15;
+    int freeze = 20;
+    int blackhole = 20;
+    int latency = 25;
+};
+
 struct injector_settings {
     /// Nodes that persist every write (appendonly yes, appendfsync always): they may be
     /// restarted at once. The others are in-memory: the delayed-restart rule keeps them
@@ -43,6 +53,32 @@ struct injector_settings {
     /// than a minority gives up liveness on purpose (locks get lost, acquisitions
     /// fail), and safety must hold all the same.
     std::optional<std::size_t> max_impaired;
+
+    fault_mix mix;
+    /// The first fault comes after `first_fault`, each next one 50 ms to `max_gap` later.
+    std::chrono::milliseconds first_fault{500};
+    std::chrono::milliseconds max_gap{600};
+    /// The latencies per direction to pick from, each as likely. 2500 ms: a path slower
+    /// than the clients' patience with a connection (they recycle one that owes replies
+    /// for 2 s); what it carried arrives after what their next connection carries once
+    /// the latency ends.
+    std::vector<std::chrono::milliseconds> latencies{
+        std::chrono::milliseconds{1},  std::chrono::milliseconds{2},
+        std::chrono::milliseconds{5},  std::chrono::milliseconds{10},
+        std::chrono::milliseconds{20}, std::chrono::milliseconds{40},
+        std::chrono::milliseconds{80}, std::chrono::milliseconds{2500}};
+    /// true: one random number per fault, where the latency's span is drawn from its
+    /// upper digits instead of a second draw. The CLI stress test's schedule has always
+    /// been drawn so; kept, so that its seeds replay the faults they gave before.
+    bool one_draw_per_fault = false;
+    /// true: latency only on a node with no other fault, and on one node at a time.
+    bool lone_latency = false;
+    /// true: a connection drop on an unimpaired node needs room under the limit like a
+    /// lasting fault (its requests fail at once), and half of the drops go to a
+    /// blackholed or slowed node, if there is one: its connections owe replies whose
+    /// timeouts are running, and a connection failing while it is being given up on is
+    /// where a double uv_close once hid.
+    bool aimed_drops = false;
 };
 
 class fault_injector {
@@ -57,12 +93,17 @@ public:
     void step();
     /// Ends every fault: thaws, heals every proxy, restarts every crashed node (an
     /// in-memory one no sooner than the delayed-restart rule allows, so this may wait).
+    /// Throws std::runtime_error if a node cannot be restarted within 50 attempts.
     void heal_all();
 
     /// Faults injected so far, by kind: kill, freeze, blackhole, latency, drop, reset;
     /// and "skipped": faults the impairment limit (or a node already impaired) ruled out.
     [[nodiscard]] auto counts() const -> const std::map<std::string, std::uint64_t>& {
         return counts_;
+    }
+    /// Restarts that failed (their port was taken meanwhile) and were tried again.
+    [[nodiscard]] auto restart_failures() const noexcept -> std::uint64_t {
+        return restart_failures_;
     }
     /// The largest number of nodes impaired at the same time.
     [[nodiscard]] auto max_impaired() const noexcept -> std::size_t { return max_impaired_; }
@@ -80,11 +121,14 @@ private:
 
     [[nodiscard]] auto impaired(std::size_t i) const -> bool;
     [[nodiscard]] auto impaired_count() const -> std::size_t;
-    [[nodiscard]] auto busy(std::size_t i) const -> bool;
+    [[nodiscard]] auto restart_delayed(std::size_t i) const -> bool;
     void end_due(clock::time_point now);
-    void restart(std::size_t i);
+    auto restart(std::size_t i) -> bool;
     void inject(clock::time_point now);
-    auto pick_node(bool healthy_only) -> std::optional<std::size_t>;
+    void add_latency(clock::time_point now, std::size_t node, std::int64_t a, std::int64_t b,
+                     bool room);
+    void drop(std::size_t node, std::int64_t a, bool room);
+    void skip(const char* what, std::size_t node);
     auto uniform(std::int64_t lo, std::int64_t hi) -> std::int64_t;
     void note(const char* what, std::size_t node, const std::string& detail = {});
 
@@ -96,6 +140,7 @@ private:
     std::vector<node_state> state_;
     clock::time_point next_fault_;
     std::map<std::string, std::uint64_t> counts_;
+    std::uint64_t restart_failures_ = 0;
     std::size_t max_impaired_ = 0;
 };
 

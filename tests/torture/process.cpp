@@ -15,6 +15,30 @@ extern char** environ;  // NOLINT: POSIX declares it nowhere else
 
 namespace redlock_torture {
 
+auto spawn(const std::vector<std::string>& argv, const posix_spawn_file_actions_t& actions,
+           std::initializer_list<int> default_signals, pid_t& pid) -> int {
+    if (argv.empty()) return EINVAL;
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t none;
+    sigset_t defaults;
+    sigemptyset(&none);
+    sigemptyset(&defaults);
+    for (int sig : default_signals) sigaddset(&defaults, sig);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setsigdefault(&attributes, &defaults);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    // posix_spawn takes char* const[]: a copy whose characters may be pointed at.
+    std::vector<std::string> copy = argv;
+    std::vector<char*> args;
+    for (auto& a : copy) args.push_back(a.data());
+    args.push_back(nullptr);
+    const int rc =
+        ::posix_spawn(&pid, copy.front().c_str(), &actions, &attributes, args.data(), environ);
+    posix_spawnattr_destroy(&attributes);
+    return rc;
+}
+
 child_process::child_process(const std::vector<std::string>& argv, const std::filesystem::path& log)
     : log_{log} {
     if (argv.empty()) throw std::invalid_argument("child_process: no program");
@@ -36,24 +60,8 @@ child_process::child_process(const std::vector<std::string>& argv, const std::fi
     posix_spawn_file_actions_adddup2(&actions, log_fd, 1);
     posix_spawn_file_actions_adddup2(&actions, log_fd, 2);
     // Signals ignored or blocked here are not the worker's business.
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    sigset_t none;
-    sigset_t defaults;
-    sigemptyset(&none);
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGPIPE);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    std::vector<char*> args;
-    std::vector<std::string> copy = argv;
-    for (auto& a : copy) args.push_back(a.data());
-    args.push_back(nullptr);
-    const int rc =
-        ::posix_spawn(&pid_, copy.front().c_str(), &actions, &attributes, args.data(), environ);
+    const int rc = spawn(argv, actions, {SIGPIPE}, pid_);
     posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
     ::close(fds[0]);
     ::close(log_fd);
     if (rc != 0) {

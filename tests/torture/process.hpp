@@ -5,11 +5,21 @@
 
 #include <chrono>
 #include <filesystem>
+#include <initializer_list>
+#include <spawn.h>
 #include <string>
 #include <sys/types.h>
 #include <vector>
 
 namespace redlock_torture {
+
+/// posix_spawn of `argv[0]` (a path) with `argv`, the file actions given, the current
+/// environment, an empty signal mask and `default_signals` reset to their default
+/// disposition: what this process ignores or blocks is no business of the child's.
+/// Returns 0 and sets `pid`, or posix_spawn's error number.
+[[nodiscard]] auto spawn(const std::vector<std::string>& argv,
+                         const posix_spawn_file_actions_t& actions,
+                         std::initializer_list<int> default_signals, pid_t& pid) -> int;
 
 class child_process {
 public:
