@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -30,6 +31,27 @@ struct call_probe {
     std::atomic<bool> stopped{false};
     std::thread::id thread;
     std::mutex mutex;
+
+    /// Makes the call with this probe's callback, marking the call's extent.
+    template <class Result, class Call>
+    auto around(Call call) {
+        inside = true;
+        if constexpr (std::is_void_v<decltype(call(callback<Result>()))>) {
+            call(callback<Result>());
+            inside = false;
+        } else {
+            auto returned = call(callback<Result>());
+            inside = false;
+            return returned;
+        }
+    }
+
+    /// Waits for the callback; it must have run outside the call, with client_stopped.
+    void check_called_back_later() {
+        REQUIRE(redlock_test::wait_until(std::chrono::seconds{2}, [&] { return ran.load(); }));
+        CHECK_FALSE(ran_inside);
+        CHECK(stopped);
+    }
 
     template <class Result>
     auto callback() {
@@ -56,34 +78,26 @@ TEST_SUITE("contracts") {
         const redlock::lock held = moved.adopt("orders:42", "some-value");
 
         call_probe acquire;
-        acquire.inside = true;
-        // NOLINTNEXTLINE(bugprone-use-after-move): the moved-from state is under test
-        const auto ticket = locks.acquire_async("orders:42", {},
-                                                acquire.callback<redlock::result<redlock::lock>>());
-        acquire.inside = false;
+        call_probe release;
+        call_probe extend;
+        // NOLINTBEGIN(bugprone-use-after-move): the moved-from state is under test
+        const auto ticket = acquire.around<redlock::result<redlock::lock>>(
+            [&](auto cb) { return locks.acquire_async("orders:42", {}, std::move(cb)); });
         CHECK(ticket != 0);
         locks.cancel(ticket);  // harmless
-
-        call_probe release;
-        release.inside = true;
-        locks.release_async(held, release.callback<redlock::result<redlock::release_report>>());
-        release.inside = false;
-
-        call_probe extend;
-        extend.inside = true;
-        locks.extend_async(held, 1000ms,
-                           extend.callback<redlock::result<std::chrono::milliseconds>>());
-        extend.inside = false;
+        release.around<redlock::result<redlock::release_report>>(
+            [&](auto cb) { locks.release_async(held, std::move(cb)); });
+        extend.around<redlock::result<std::chrono::milliseconds>>(
+            [&](auto cb) { locks.extend_async(held, 1000ms, std::move(cb)); });
 
         for (call_probe* p : {&acquire, &release, &extend}) {
-            REQUIRE(redlock_test::wait_until(2s, [&] { return p->ran.load(); }));
-            CHECK_FALSE(p->ran_inside);
-            CHECK(p->stopped);
+            p->check_called_back_later();
             std::lock_guard held_probe{p->mutex};
             CHECK(p->thread != std::this_thread::get_id());
         }
         CHECK(locks.config().nodes.empty());  // no crash, and nothing to name
         CHECK(locks.node_count() == 0);
+        // NOLINTEND(bugprone-use-after-move)
     }
 
     TEST_CASE_FIXTURE(cluster, "after shutdown, a call's callback still does not run inside it") {
@@ -91,23 +105,15 @@ TEST_SUITE("contracts") {
         locks.shutdown();
 
         call_probe acquire;
-        acquire.inside = true;
-        const auto ticket = locks.acquire_async("orders:42", {},
-                                                acquire.callback<redlock::result<redlock::lock>>());
-        acquire.inside = false;
-        CHECK(ticket != 0);
-
         call_probe release;
-        release.inside = true;
-        locks.release_async(locks.adopt("orders:42", "v"),
-                            release.callback<redlock::result<redlock::release_report>>());
-        release.inside = false;
+        const auto ticket = acquire.around<redlock::result<redlock::lock>>(
+            [&](auto cb) { return locks.acquire_async("orders:42", {}, std::move(cb)); });
+        CHECK(ticket != 0);
+        release.around<redlock::result<redlock::release_report>>(
+            [&](auto cb) { locks.release_async(locks.adopt("orders:42", "v"), std::move(cb)); });
 
-        for (call_probe* p : {&acquire, &release}) {
-            REQUIRE(redlock_test::wait_until(2s, [&] { return p->ran.load(); }));
-            CHECK_FALSE(p->ran_inside);
-            CHECK(p->stopped);
-        }
+        acquire.check_called_back_later();
+        release.check_called_back_later();
     }
 
     TEST_CASE("the logger runs on the client's loop thread, not in create()") {
