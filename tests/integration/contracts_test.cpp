@@ -22,14 +22,16 @@ namespace {
 using namespace std::chrono_literals;
 using redlock_test::cluster;
 
-/// Records whether a callback ran while the call that started it was still on
-/// the stack, and on which thread.
+/// Records whether a callback ran inside the call that started it — during the
+/// call and on the caller's thread, i.e. on its stack — and on which thread. (A
+/// callback on another thread may well run before the call has returned.)
 struct call_probe {
     std::atomic<bool> inside{false};
     std::atomic<bool> ran{false};
     std::atomic<bool> ran_inside{false};
     std::atomic<bool> stopped{false};
     std::thread::id thread;
+    std::thread::id caller = std::this_thread::get_id();
     std::mutex mutex;
 
     /// Makes the call with this probe's callback, marking the call's extent.
@@ -60,7 +62,7 @@ struct call_probe {
                 std::lock_guard held{mutex};
                 thread = std::this_thread::get_id();
             }
-            ran_inside = inside.load();
+            ran_inside = inside.load() && std::this_thread::get_id() == caller;
             stopped = !r && r.error().code == redlock::errc::client_stopped;
             ran = true;
         };
