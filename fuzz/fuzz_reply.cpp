@@ -143,13 +143,20 @@ auto the_listener() -> listener& {
     return l;
 }
 
-/// Runs the loop until the connection is ready, for a bounded number of turns.
+/// Connected at the transport: the handshake is written and waits for its answer (which
+/// the input gives), or was answered. connected() means the latter only.
+auto transport_up(const node_connection& connection) -> bool {
+    using state = redlock::detail::connection_fsm::state;
+    return connection.state() == state::handshaking || connection.state() == state::ready;
+}
+
+/// Runs the loop until the connection is up, for a bounded number of turns.
 auto run_until_connected(uv_loop_t* loop, node_connection& connection) -> bool {
-    for (int turn = 0; turn < 200 && !connection.connected(); ++turn) {
+    for (int turn = 0; turn < 200 && !transport_up(connection); ++turn) {
         uv_run(loop, UV_RUN_ONCE);
         the_listener().accept_pending();
     }
-    return connection.connected();
+    return transport_up(connection);
 }
 
 }  // namespace
