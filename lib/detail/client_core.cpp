@@ -89,12 +89,7 @@ void client_core::check_identity(std::size_t node) {
 }
 
 void client_core::warn(const std::string& what) const {
-    const std::string line = "redlock: warning: " + what;
-    if (config_.logger) {
-        config_.logger(log_level::warning, line);
-    } else {
-        std::fprintf(stderr, "%s\n", line.c_str());
-    }
+    log_warning(config_, "redlock: warning: " + what);
 }
 
 void client_core::add_waiter(const std::string& id, operation* op) {

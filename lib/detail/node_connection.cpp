@@ -12,14 +12,6 @@
 namespace redlock::detail {
 namespace {
 
-auto as_handle(void* h) noexcept -> uv_handle_t* {
-    return static_cast<uv_handle_t*>(h);
-}
-
-auto ms(std::chrono::milliseconds d) noexcept -> std::uint64_t {
-    return static_cast<std::uint64_t>(std::max<std::int64_t>(d.count(), 0));
-}
-
 /// A host given as an address (or a Unix socket path) needs no resolver.
 auto numeric_address(const node_address& a, sockaddr_storage& out) -> bool {
     return uv_ip4_addr(a.host.c_str(), a.port, reinterpret_cast<sockaddr_in*>(&out)) == 0 ||
@@ -29,8 +21,9 @@ auto numeric_address(const node_address& a, sockaddr_storage& out) -> bool {
 auto fsm_settings(const node_address& address, const client_config& config)
     -> connection_fsm::settings {
     sockaddr_storage numeric{};
-    return connection_fsm::settings{ms(config.connect_timeout), ms(config.reconnect.min_delay),
-                                    ms(config.reconnect.max_delay),
+    return connection_fsm::settings{loop_ms(config.connect_timeout),
+                                    loop_ms(config.reconnect.min_delay),
+                                    loop_ms(config.reconnect.max_delay),
                                     !address.is_unix() && !numeric_address(address, numeric)};
 }
 
@@ -66,12 +59,7 @@ auto node_connection::stream() noexcept -> uv_stream_t* {
 }
 
 void node_connection::warn(std::string_view message) {
-    std::string line = "redlock: node " + name_ + ": " + std::string{message};
-    if (config_.logger) {
-        config_.logger(log_level::warning, line);
-    } else {
-        std::fprintf(stderr, "%s\n", line.c_str());
-    }
+    log_warning(config_, "redlock: node " + name_ + ": " + std::string{message});
 }
 
 void node_connection::subscribe(std::string channel,
@@ -108,7 +96,7 @@ auto node_connection::perform(connection_fsm::actions& a) -> bool {
     if (a.stop_connect_timer) uv_timer_stop(&connect_timer_);
     if (a.cancel_resolve) uv_cancel(reinterpret_cast<uv_req_t*>(&resolve_req_));
     if (a.close_stream) {
-        uv_close(as_handle(stream()), [](uv_handle_t* h) {
+        uv_close(as_uv_handle(stream()), [](uv_handle_t* h) {
             auto& self = *static_cast<node_connection*>(h->data);
             self.writing_ = false;
             self.writing_buf_.clear();
@@ -120,8 +108,8 @@ auto node_connection::perform(connection_fsm::actions& a) -> bool {
             auto& self = *static_cast<node_connection*>(h->data);
             if (--self.timers_open_ == 0) self.dispatch({connection_fsm::event::timers_closed});
         };
-        uv_close(as_handle(&connect_timer_), closed);
-        uv_close(as_handle(&deadline_timer_), closed);
+        uv_close(as_uv_handle(&connect_timer_), closed);
+        uv_close(as_uv_handle(&deadline_timer_), closed);
     }
     if (a.fail_pending) {
         // Nothing queued for this connection may reach the node any more: what

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <functional>
 #include <span>
@@ -24,6 +25,23 @@ namespace redlock::detail {
 
 class flush_hooks;
 class random_source;
+
+/// A duration as loop milliseconds (uv_now's unit), never negative.
+[[nodiscard]] inline auto loop_ms(std::chrono::milliseconds d) noexcept -> std::uint64_t {
+    return d.count() > 0 ? static_cast<std::uint64_t>(d.count()) : 0;
+}
+[[nodiscard]] inline auto as_uv_handle(void* h) noexcept -> uv_handle_t* {
+    return static_cast<uv_handle_t*>(h);
+}
+
+/// Hands one warning line to config.logger, or to stderr without one. Loop thread.
+inline void log_warning(const client_config& config, const std::string& line) {
+    if (config.logger) {
+        config.logger(log_level::warning, line);
+    } else {
+        std::fprintf(stderr, "%s\n", line.c_str());
+    }
+}
 
 /// Counters shared by a client's connections (read from any thread).
 struct connection_counters {
@@ -143,6 +161,7 @@ private:
     void on_deadline();
     void warn(std::string_view message);
     [[nodiscard]] auto stream() noexcept -> uv_stream_t*;
+
     /// The bytes the next write may take: the handshake until it is answered,
     /// then the commands queued meanwhile and after.
     [[nodiscard]] auto writable() noexcept -> std::string&;

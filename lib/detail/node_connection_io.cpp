@@ -21,14 +21,6 @@ auto pushed_message(const redisReply* r) -> const redisReply* {
     return r->element[2];
 }
 
-auto as_handle(void* h) noexcept -> uv_handle_t* {
-    return static_cast<uv_handle_t*>(h);
-}
-
-auto ms(std::chrono::milliseconds d) noexcept -> std::uint64_t {
-    return static_cast<std::uint64_t>(std::max<std::int64_t>(d.count(), 0));
-}
-
 }  // namespace
 
 // ---- requests -----------------------------------------------------------------------------
@@ -58,8 +50,8 @@ auto node_connection::send(std::string_view encoded, reply_sink* sink, std::uint
         // the connect time. Its deadline allows for a whole connect timeout,
         // which bounds connect and handshake together: if the node does not
         // answer by then, the request fails as unreachable, never written.
-        const std::uint64_t setup = ready ? 0 : ms(config_.connect_timeout);
-        const std::uint64_t deadline = uv_now(loop_) + setup + ms(config_.request_timeout);
+        const std::uint64_t setup = ready ? 0 : loop_ms(config_.connect_timeout);
+        const std::uint64_t deadline = uv_now(loop_) + setup + loop_ms(config_.request_timeout);
         const auto number = pending_.push(sink, tag, deadline);
         arm_deadline(deadline);
         if (ready) mark_dirty();
@@ -235,7 +227,7 @@ void node_connection::feed(const char* data, std::size_t len) {
 // ---- deadlines ----------------------------------------------------------------------------
 
 void node_connection::arm_deadline(std::uint64_t deadline) {
-    if (uv_is_active(as_handle(&deadline_timer_)) != 0 && deadline_armed_ <= deadline) return;
+    if (uv_is_active(as_uv_handle(&deadline_timer_)) != 0 && deadline_armed_ <= deadline) return;
     deadline_armed_ = deadline;
     const std::uint64_t now = uv_now(loop_);
     uv_timer_start(
@@ -269,7 +261,7 @@ void node_connection::on_deadline() {
     // A node that owes replies for much longer than any lock lives is not coming
     // back on this connection: recycle it (the keys expire by their TTL anyway).
     const std::uint64_t stale_after =
-        std::max<std::uint64_t>(2000, 20 * ms(config_.request_timeout));
+        std::max<std::uint64_t>(2000, 20 * loop_ms(config_.request_timeout));
     if (!pending_.empty() && pending_.front().expired &&
         now >= pending_.front().deadline + stale_after) {
         fail_transport("no reply for " + std::to_string(now - pending_.front().deadline) + " ms");

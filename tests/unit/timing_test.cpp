@@ -114,9 +114,9 @@ TEST_SUITE("quorum_tally") {
 
     TEST_CASE("a node's reported status counts as yes, no or failure") {
         using redlock::node_status;
-        for (const node_status s : {node_status::ok, node_status::refused, node_status::error,
-                                    node_status::timeout, node_status::unreachable,
-                                    node_status::cancelled, node_status::pending}) {
+        for (const node_status s :
+             {node_status::ok, node_status::refused, node_status::error, node_status::timeout,
+              node_status::unreachable, node_status::cancelled, node_status::pending}) {
             quorum_tally tally{3};
             (void)tally.outcome(s);
             CHECK(tally.yes_count() == (s == node_status::ok ? 1U : 0U));
