@@ -4,6 +4,7 @@
 #include "detail/extend_op.hpp"
 #include "detail/guarded.hpp"
 #include "detail/lock_state.hpp"
+#include "detail/probe_op.hpp"
 #include "detail/release_op.hpp"
 
 #include <algorithm>
@@ -69,6 +70,7 @@ client_core::client_core(client_config config, uv_loop_t* external)
     for (auto& n : nodes_) n->start();
     client_id_ = rng_.lock_value().substr(0, 16);
     wake_prefix_ = config_.queue_prefix + "wake:";
+    waiters_.set_channel(wake_prefix_ + client_id_);
 }
 
 void client_core::check_identity(std::size_t node) {
@@ -103,10 +105,6 @@ void client_core::delete_ops() noexcept {
         delete op;  // NOLINT: the registry owns its operations
     }
     operation_gauge_.store(0, std::memory_order_relaxed);
-}
-
-void client_core::count_held_back() noexcept {
-    held_back_gauge_.store(admission_.size(), std::memory_order_relaxed);
 }
 
 // ---- entering the loop --------------------------------------------------------------------
@@ -187,15 +185,6 @@ void client_core::start_op(std::unique_ptr<operation> op) {
 }
 
 void client_core::retire(operation* op) noexcept {
-    if (op->ticket() != 0 && !waiters_.empty()) {
-        for (auto it = waiters_.begin(); it != waiters_.end(); ++it) {
-            if (it->second == op) {
-                waiters_.erase(it);
-                waiter_gauge_.store(waiters_.size(), std::memory_order_relaxed);
-                break;
-            }
-        }
-    }
     (op->prev_ != nullptr ? op->prev_->next_ : ops_) = op->next_;
     if (op->next_ != nullptr) op->next_->prev_ = op->prev_;
     operation_gauge_.fetch_sub(1, std::memory_order_relaxed);
@@ -218,31 +207,18 @@ auto client_core::acquire(std::vector<std::string> resources, lock_options optio
     return ticket;
 }
 
-void client_core::pending_acquire::run(std::unique_ptr<loop_task> self) {
+void pending_acquire::run(std::unique_ptr<loop_task> self) {
     core.admit(std::unique_ptr<pending_acquire>{static_cast<pending_acquire*>(self.release())});
-}
-
-auto client_core::limited(const lock_options& options) const noexcept -> bool {
-    // Acquisitions with a wait deadline are never held back: they can wait
-    // for a holder for long, and would starve the others of their places.
-    return !options.max_wait.has_value() && config_.max_concurrent_acquisitions > 0;
-}
-
-auto client_core::held_back(const lock_options& options) const noexcept -> bool {
-    if (!limited(options)) return false;
-    return limited_running_ >= static_cast<std::size_t>(config_.max_concurrent_acquisitions) ||
-           !admission_.empty();
 }
 
 void client_core::start_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
                                 lock_options options, client::acquire_callback done) {
-    if (held_back(options)) {
-        admission_.push_back(std::make_unique<pending_acquire>(
-            *this, ticket, std::move(resources), std::move(options), std::move(done)));
-        count_held_back();
+    if (admission_.must_wait(options)) {
+        admission_.hold(std::make_unique<pending_acquire>(*this, ticket, std::move(resources),
+                                                          std::move(options), std::move(done)));
         return;
     }
-    const bool counted = limited(options);
+    const bool counted = admission_.counted(options);
     launch_acquire(ticket, std::move(resources), std::move(options), std::move(done), counted);
 }
 
@@ -251,39 +227,41 @@ void client_core::admit(std::unique_ptr<pending_acquire> pending) {
         refuse_stopped(std::move(pending->done));
         return;
     }
-    if (held_back(pending->options)) {
-        admission_.push_back(std::move(pending));  // the task itself waits its turn
-        count_held_back();
+    if (admission_.must_wait(pending->options)) {
+        admission_.hold(std::move(pending));  // the task itself waits its turn
         return;
     }
     pending_acquire& p = *pending;
-    const bool counted = limited(p.options);
+    const bool counted = admission_.counted(p.options);
     launch_acquire(p.ticket, std::move(p.resources), std::move(p.options), std::move(p.done),
                    counted);
 }
 
 void client_core::launch_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
                                  lock_options options, client::acquire_callback done,
-                                 bool limited) {
-    auto op = std::make_unique<acquire_op>(*this, std::move(resources), std::move(options),
+                                 bool counted) {
+    auto op = std::make_unique<acquire_op>(ctx_, std::move(resources), std::move(options),
                                            std::move(done), ticket);
-    if (limited) {
+    if (counted) {
         op->count_against_limit();
-        ++limited_running_;
+        admission_.started();
     }
     start_op(std::move(op));
 }
 
+void client_core::start_counted(std::unique_ptr<pending_acquire> next) {
+    // Already counted as started by the queue.
+    auto op =
+        std::make_unique<acquire_op>(ctx_, std::move(next->resources), std::move(next->options),
+                                     std::move(next->done), next->ticket);
+    op->count_against_limit();
+    start_op(std::move(op));
+}
+
 void client_core::acquisition_finished() {
-    --limited_running_;
-    const auto limit = static_cast<std::size_t>(config_.max_concurrent_acquisitions);
-    while (!stopping_ && !admission_.empty() && limited_running_ < limit) {
-        const std::unique_ptr<pending_acquire> next = std::move(admission_.front());
-        admission_.pop_front();
-        count_held_back();
-        launch_acquire(next->ticket, std::move(next->resources), std::move(next->options),
-                       std::move(next->done), true);
-    }
+    admission_.finished();
+    if (stopping_) return;
+    while (auto next = admission_.next()) start_counted(std::move(next));
 }
 
 void client_core::refuse(client::acquire_callback done, errc why) {
@@ -305,7 +283,7 @@ void client_core::refuse(client::acquire_callback done, errc why) {
 
 void client_core::start_release(std::shared_ptr<lock_state> state, client::release_callback done) {
     watchdog_.forget(state.get());
-    start_op(std::make_unique<release_op>(*this, std::move(state), std::move(done)));
+    start_op(std::make_unique<release_op>(ctx_, std::move(state), std::move(done)));
 }
 
 void client_core::cancel(client::acquire_ticket ticket) {
@@ -317,13 +295,7 @@ void client_core::cancel(client::acquire_ticket ticket) {
                 return;
             }
         }
-        for (auto it = admission_.begin(); it != admission_.end(); ++it) {
-            if ((*it)->ticket != ticket) continue;
-            refuse(std::move((*it)->done), errc::cancelled);
-            admission_.erase(it);
-            count_held_back();
-            return;
-        }
+        if (auto held = admission_.take(ticket)) refuse(std::move(held->done), errc::cancelled);
     });
 }
 
@@ -347,7 +319,7 @@ void client_core::extend(std::shared_ptr<lock_state> state, std::chrono::millise
     call_on_loop(
         std::move(done), [this, state = std::move(state), ttl](client::extend_callback& d) mutable {
             if (stopping_) return false;
-            start_op(std::make_unique<extend_op>(*this, std::move(state), ttl, std::move(d)));
+            start_op(std::make_unique<extend_op>(ctx_, std::move(state), ttl, std::move(d)));
             return true;
         });
 }
@@ -357,7 +329,7 @@ void client_core::probe(std::vector<std::vector<std::string>> commands,
     call_on_loop(std::move(done), [this, commands = std::move(commands)](auto& d) mutable {
         if (stopping_) return false;
         start_op(std::make_unique<probe_op>(
-            *this, std::move(commands),
+            ctx_, std::move(commands),
             [d = std::move(d)](std::vector<node_probe> probes) { d(std::move(probes)); }));
         return true;
     });
@@ -379,10 +351,9 @@ auto client_core::stats() const -> client_stats {
     s.timeouts = connection_counters_.timeouts.load(std::memory_order_relaxed);
     s.writes = connection_counters_.writes.load(std::memory_order_relaxed);
     s.node_restarts = connection_counters_.restarts.load(std::memory_order_relaxed);
-    s.waiters = waiter_gauge_.load(std::memory_order_relaxed);
-    s.subscriber_connections = subscriber_gauge_.load(std::memory_order_relaxed);
-    s.operations = operation_gauge_.load(std::memory_order_relaxed) +
-                   held_back_gauge_.load(std::memory_order_relaxed);
+    s.waiters = waiters_.waiter_count();
+    s.subscriber_connections = waiters_.connection_count();
+    s.operations = operation_gauge_.load(std::memory_order_relaxed) + admission_.held_back();
     s.connects = connection_counters_.connects.load(std::memory_order_relaxed);
     s.nodes_connected = connection_counters_.connected.load(std::memory_order_relaxed);
     return s;
@@ -420,8 +391,7 @@ void client_core::begin_shutdown() {
     if (stopping_) return;
     stopping_ = true;
     watchdog_.forget_all();  // renewals stop with the client; the keys expire by TTL
-    for (auto& h : std::exchange(admission_, {})) refuse(std::move(h->done), errc::client_stopped);
-    count_held_back();
+    for (auto& h : admission_.drain()) refuse(std::move(h->done), errc::client_stopped);
     std::vector<operation*> live;
     for (operation* op = ops_; op != nullptr; op = op->next_) live.push_back(op);
     for (operation* op : live) op->cancel(errc::client_stopped);  // may retire ops
@@ -439,14 +409,13 @@ void client_core::begin_shutdown() {
 void client_core::close_everything() {
     if (closing_) return;
     closing_ = true;
-    waiters_.clear();
-    closes_pending_ =
-        3 + static_cast<int>(nodes_.size() + subscribers_.size() + closing_subscribers_.size());
+    // Counted before any close starts: a callback may come before the last is asked.
+    closes_pending_ = 3 + static_cast<int>(nodes_.size()) + 1;
     // Closing a connection fails its pending requests at once, so after this no
     // request refers to an operation any more, and none can be left waiting.
     for (auto& n : nodes_) n->close([this] { on_handle_closed(); });
-    for (auto& s : subscribers_) s->close([this] { on_handle_closed(); });
-    for (auto& s : closing_subscribers_) s->close([this] { on_handle_closed(); });
+    closes_pending_ += static_cast<int>(waiters_.close([this] { on_handle_closed(); }));
+    on_handle_closed();  // the extra one above, held while the registry's were counted
     timers_.close([this] { on_handle_closed(); });
     hooks_.close([this] { on_handle_closed(); });
     delete_ops();

@@ -4,14 +4,6 @@
 
 namespace redlock::detail {
 
-auto connection_fsm::reconnect_delay(unsigned failures, std::uint64_t min_ms, std::uint64_t max_ms,
-                                     std::uint64_t random) noexcept -> std::uint64_t {
-    const unsigned shift = std::min(failures > 0 ? failures - 1 : 0U, 16U);
-    const std::uint64_t base = std::min(min_ms << shift, std::max(max_ms, min_ms));
-    const std::uint64_t half = base / 2;
-    return half + (half > 0 ? random % (half + 1) : 0);
-}
-
 auto connection_fsm::on(const input& in) -> actions {
     actions a;
     switch (in.what) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "detail/delays.hpp"
 #include "detail/request_fifo.hpp"
 
 #include <cstddef>
@@ -105,12 +106,12 @@ public:
     /// Consecutive failed connection attempts (for the back-off).
     [[nodiscard]] auto failures() const noexcept -> unsigned { return failures_; }
 
-    /// The reconnect delay after `failures` consecutive failures: capped
-    /// exponential, half fixed and half random so that clients that lost a
-    /// node together do not come back in lockstep.
+    /// The reconnect delay after `failures` consecutive failures (delays.hpp).
     [[nodiscard]] static auto reconnect_delay(unsigned failures, std::uint64_t min_ms,
                                               std::uint64_t max_ms, std::uint64_t random) noexcept
-        -> std::uint64_t;
+        -> std::uint64_t {
+        return detail::reconnect_delay(failures, min_ms, max_ms, random);
+    }
 
 private:
     enum class stream_state : std::uint8_t { none, open, closing };

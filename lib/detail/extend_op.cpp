@@ -1,8 +1,8 @@
 #include "detail/extend_op.hpp"
 
-#include "detail/client_core.hpp"
 #include "detail/command.hpp"
 #include "detail/lock_state.hpp"
+#include "detail/op_context.hpp"
 #include "detail/scripts.hpp"
 #include "detail/timing.hpp"
 
@@ -14,16 +14,16 @@ namespace redlock::detail {
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
-extend_op::extend_op(client_core& core, std::shared_ptr<lock_state> state, milliseconds ttl,
+extend_op::extend_op(op_context& ctx, std::shared_ptr<lock_state> state, milliseconds ttl,
                      client::extend_callback done)
-    : operation{core},
+    : operation{ctx},
       state_{std::move(state)},
       ttl_{ttl},
       ttl_text_{std::to_string(ttl.count())},
       done_{std::move(done)} {}
 
 void extend_op::start() {
-    core_.op_counters().extends.fetch_add(1, std::memory_order_relaxed);
+    ctx_.counters().extends.fetch_add(1, std::memory_order_relaxed);
     if (!state_ || state_->value.empty()) {
         fail_later(errc::invalid_argument, "extend of an empty lock handle");
         return;
@@ -49,7 +49,7 @@ void extend_op::start() {
         fail_later(errc::not_held, "cannot extend '" + state_->resources.front() + "': " + gone);
         return;
     }
-    const std::size_t n = core_.node_count();
+    const std::size_t n = ctx_.node_count();
     tally_ = quorum_tally{n};
     for (std::size_t i = 0; i < n; ++i) {
         reports_.reset(n);
@@ -113,7 +113,7 @@ void extend_op::handle(std::uint32_t tag, const reply_event& event) {
 void extend_op::decide(quorum_tally::verdict verdict) {
     if (verdict == quorum_tally::verdict::pending) return;
     open_ = false;
-    const std::size_t n = core_.node_count();
+    const std::size_t n = ctx_.node_count();
     if (verdict == quorum_tally::verdict::lost) {
         // A majority that answered "not ours" is definite: the lock is gone.
         if (tally_.refused_count() > n - tally_.needed()) {
@@ -129,8 +129,8 @@ void extend_op::decide(quorum_tally::verdict verdict) {
         fail(errc::not_held, "the majority confirmed only after the validity had ended");
         return;
     }
-    const milliseconds v = validity(ttl_, now - start_, core_.config().clock_drift_factor,
-                                    core_.config().clock_drift_floor);
+    const milliseconds v = validity(ttl_, now - start_, ctx_.config().clock_drift_factor,
+                                    ctx_.config().clock_drift_floor);
     // The script never shortens a TTL on a node, so neither does this.
     const auto deadline = state_->adopted ? now + v : std::max(old_deadline, now + v);
     if (v <= milliseconds{0} && state_->adopted) {
@@ -172,14 +172,14 @@ void extend_op::fail(errc code, std::string why) {
     deliver(done_,
             result<milliseconds>{failure{error{
                 make_error_code(code), std::move(message),
-                reports_.to_reports([this](std::size_t i) { return core_.node(i).name(); }), 0}}});
+                reports_.to_reports([this](std::size_t i) { return ctx_.node(i).name(); }), 0}}});
 }
 
 auto extend_op::describe_nodes() const -> std::string {
     std::string text = " (" + std::to_string(tally_.yes_count()) + " of " +
-                       std::to_string(core_.node_count()) + " confirmed, " +
+                       std::to_string(ctx_.node_count()) + " confirmed, " +
                        std::to_string(tally_.needed()) + " needed";
-    reports_.append_problems(text, [this](std::size_t i) { return core_.node(i).name(); });
+    reports_.append_problems(text, [this](std::size_t i) { return ctx_.node(i).name(); });
     return text + ")";
 }
 

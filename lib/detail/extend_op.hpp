@@ -20,7 +20,7 @@ struct lock_state;
 /// counted from this operation's own start. A failure leaves the old deadline.
 class extend_op final : public operation {
 public:
-    extend_op(client_core& core, std::shared_ptr<lock_state> state, std::chrono::milliseconds ttl,
+    extend_op(op_context& ctx, std::shared_ptr<lock_state> state, std::chrono::milliseconds ttl,
               client::extend_callback done);
 
     void start() override;

@@ -1,8 +1,8 @@
 #include "detail/operation.hpp"
 
-#include "detail/client_core.hpp"
 #include "detail/guarded.hpp"
 #include "detail/lock_state.hpp"
+#include "detail/op_context.hpp"
 #include "detail/scripts.hpp"
 
 #include <algorithm>
@@ -15,11 +15,11 @@ namespace redlock::detail {
 auto operation::send(std::size_t node, const encoded_command& command, std::uint32_t tag)
     -> std::uint32_t {
     ++outstanding_;
-    return core_.node(node).send(command.bytes(), this, tag);
+    return ctx_.node(node).send(command.bytes(), this, tag);
 }
 
 void operation::disown(std::size_t node, std::uint32_t number) noexcept {
-    if (core_.node(node).disown(number, this)) --outstanding_;
+    if (ctx_.node(node).disown(number, this)) --outstanding_;
 }
 
 auto operation::script_call(const script& s, bool eval, std::span<const std::string_view> keys,
@@ -70,11 +70,11 @@ operation::lock_keys::lock_keys(std::string_view prefix, const std::vector<std::
 }
 
 auto operation::keys_of(const lock_state& lock) const -> lock_keys {
-    return lock_keys{core_.config().key_prefix, lock.resources};
+    return lock_keys{ctx_.config().key_prefix, lock.resources};
 }
 
 auto operation::queue_key(const lock_state& lock) const -> joined_text {
-    return joined_text{core_.config().queue_prefix, lock.resources.front()};
+    return joined_text{ctx_.config().queue_prefix, lock.resources.front()};
 }
 
 auto operation::release_call(const lock_state& lock, bool eval, std::string_view waiter_id) const
@@ -83,7 +83,7 @@ auto operation::release_call(const lock_state& lock, bool eval, std::string_view
     if (lock.resources.size() == 1) {
         const std::string_view wake{&lock.wake, 1};
         return script_call(release_wake_script(), eval, {keys.front(), queue_key(lock).view()},
-                           {lock.value, wake, core_.wake_prefix(), waiter_id});
+                           {lock.value, wake, ctx_.wake_prefix(), waiter_id});
     }
     return script_call(release_script(), eval, keys.all(), {lock.value});
 }
@@ -97,11 +97,11 @@ void operation::on_reply(std::uint32_t tag, const reply_event& event) noexcept {
 }
 
 auto operation::timers() noexcept -> timer_queue& {
-    return core_.timers();
+    return ctx_.timers();
 }
 
 void operation::maybe_retire() noexcept {
-    if (finished_ && outstanding_ == 0 && !timer_pending_) core_.retire(this);
+    if (finished_ && outstanding_ == 0 && !timer_pending_) ctx_.retire(this);
 }
 
 }  // namespace redlock::detail

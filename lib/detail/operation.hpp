@@ -21,7 +21,7 @@
 
 namespace redlock::detail {
 
-class client_core;
+class op_context;
 struct lock_state;
 struct script;
 
@@ -33,7 +33,7 @@ struct script;
 /// stopped), so the connections never hold a dangling sink.
 class operation : public reply_sink {
 public:
-    explicit operation(client_core& core) noexcept : core_{core} {}
+    explicit operation(op_context& ctx) noexcept : ctx_{ctx} {}
     operation(const operation&) = delete;
     auto operator=(const operation&) -> operation& = delete;
     virtual ~operation() = default;
@@ -163,7 +163,7 @@ protected:
     }
     [[nodiscard]] auto timers() noexcept -> timer_queue&;
 
-    client_core& core_;
+    op_context& ctx_;
     std::size_t outstanding_ = 0;  // requests sent and not yet completed
     bool finished_ = false;        // result delivered
     bool timer_pending_ = false;   // a retry/renew timer refers to us

@@ -1,7 +1,7 @@
 #include "detail/probe_op.hpp"
 
-#include "detail/client_core.hpp"
 #include "detail/command.hpp"
+#include "detail/op_context.hpp"
 
 #include <string_view>
 #include <utility>
@@ -39,15 +39,15 @@ auto flatten(const redisReply* r) -> flat_reply {
 
 }  // namespace
 
-probe_op::probe_op(client_core& core, std::vector<std::vector<std::string>> commands, callback done)
-    : operation{core}, commands_{std::move(commands)}, done_{std::move(done)} {}
+probe_op::probe_op(op_context& ctx, std::vector<std::vector<std::string>> commands, callback done)
+    : operation{ctx}, commands_{std::move(commands)}, done_{std::move(done)} {}
 
 void probe_op::start() {
-    const std::size_t n = core_.node_count();
+    const std::size_t n = ctx_.node_count();
     probes_.resize(n);
     answers_.assign(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
-        probes_[i].node = core_.node(i).name();
+        probes_[i].node = ctx_.node(i).name();
         probes_[i].replies.resize(commands_.size());
     }
     start_ = std::chrono::steady_clock::now();
@@ -61,7 +61,7 @@ void probe_op::start() {
         for (std::size_t c = 0; c < commands_.size(); ++c) {
             const std::vector<std::string_view> argv{commands_[c].begin(), commands_[c].end()};
             ++outstanding_;
-            core_.node(i).send(argv, this, make_tag(0, static_cast<std::uint32_t>(c), i));
+            ctx_.node(i).send(argv, this, make_tag(0, static_cast<std::uint32_t>(c), i));
         }
     }
 }

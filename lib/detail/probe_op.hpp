@@ -34,7 +34,7 @@ class probe_op final : public operation {
 public:
     using callback = std::function<void(std::vector<node_probe>)>;
 
-    probe_op(client_core& core, std::vector<std::vector<std::string>> commands, callback done);
+    probe_op(op_context& ctx, std::vector<std::vector<std::string>> commands, callback done);
 
     void start() override;
     void cancel(errc) override {}  // bounded by request_timeout; let it report

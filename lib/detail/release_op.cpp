@@ -1,8 +1,8 @@
 #include "detail/release_op.hpp"
 
-#include "detail/client_core.hpp"
 #include "detail/command.hpp"
 #include "detail/lock_state.hpp"
+#include "detail/op_context.hpp"
 #include "detail/scripts.hpp"
 #include "detail/timing.hpp"
 
@@ -14,15 +14,15 @@
 
 namespace redlock::detail {
 
-release_op::release_op(client_core& core, std::shared_ptr<lock_state> state,
+release_op::release_op(op_context& ctx, std::shared_ptr<lock_state> state,
                        client::release_callback done)
-    : operation{core}, state_{std::move(state)}, done_{std::move(done)} {}
+    : operation{ctx}, state_{std::move(state)}, done_{std::move(done)} {}
 
 void release_op::start() {
-    const std::size_t n = core_.node_count();
+    const std::size_t n = ctx_.node_count();
     outcomes_.reset(n, node_status::pending);  // what a node is until it answers
     tally_ = quorum_tally{n};
-    started_ms_ = core_.timers().now();
+    started_ms_ = ctx_.timers().now();
     if (!state_ || state_->value.empty()) {
         finished_ = true;
         after(std::chrono::milliseconds{0}, [this] {
@@ -72,8 +72,8 @@ void release_op::handle(std::uint32_t tag, const reply_event& event) {
     }
     if (finished_) {
         // Decided without this node: its outcome goes to the statistics only.
-        auto& late = deleted ? core_.op_counters().release_late_deleted
-                             : core_.op_counters().release_late_failed;
+        auto& late =
+            deleted ? ctx_.counters().release_late_deleted : ctx_.counters().release_late_failed;
         late.fetch_add(1, std::memory_order_relaxed);
         return;
     }
@@ -87,7 +87,7 @@ void release_op::handle(std::uint32_t tag, const reply_event& event) {
         // as the decision took (at least a millisecond) — a healthy node answers
         // within that, and its report names every node — but a hung node is not
         // waited for until request_timeout.
-        const auto took = static_cast<std::int64_t>(core_.timers().now() - started_ms_);
+        const auto took = static_cast<std::int64_t>(ctx_.timers().now() - started_ms_);
         grace_ = after(std::chrono::milliseconds{std::max<std::int64_t>(1, took)}, [this] {
             grace_.reset();
             if (!finished_) finish();
@@ -97,13 +97,13 @@ void release_op::handle(std::uint32_t tag, const reply_event& event) {
 
 void release_op::finish() {
     finished_ = true;
-    if (grace_ && core_.timers().cancel(*grace_)) timer_pending_ = false;
+    if (grace_ && ctx_.timers().cancel(*grace_)) timer_pending_ = false;
     grace_.reset();
     release_report report;
     report.deleted = tally_.yes_count();
     report.quorum = tally_.needed();
     report.pending = tally_.pending();
-    report.nodes = outcomes_.to_reports([this](std::size_t i) { return core_.node(i).name(); });
+    report.nodes = outcomes_.to_reports([this](std::size_t i) { return ctx_.node(i).name(); });
     deliver(done_, result<release_report>{std::move(report)});
 }
 

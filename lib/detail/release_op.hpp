@@ -22,7 +22,7 @@ struct lock_state;
 /// counting their outcome in client_stats (release_late_deleted / _failed).
 class release_op final : public operation {
 public:
-    release_op(client_core& core, std::shared_ptr<lock_state> state, client::release_callback done);
+    release_op(op_context& ctx, std::shared_ptr<lock_state> state, client::release_callback done);
 
     void start() override;
     void cancel(errc why) override;

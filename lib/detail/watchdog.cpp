@@ -1,8 +1,9 @@
 #include "detail/watchdog.hpp"
 
-#include "detail/client_core.hpp"
+#include "detail/delays.hpp"
 #include "detail/guarded.hpp"
 #include "detail/lock_state.hpp"
+#include "detail/op_context.hpp"
 
 #include <algorithm>
 #include <utility>
@@ -17,24 +18,22 @@ void watchdog::watch(std::shared_ptr<lock_state> state) {
     entry& e = entries_[key];
     e.state = std::move(state);
     e.generation = ++next_generation_;
-    const auto every =
-        std::chrono::ceil<milliseconds>(e.state->ttl * core_.config().lock.renew_fraction);
-    schedule_renewal(e, std::max(every, milliseconds{1}));
+    schedule_renewal(e, renew_interval(e.state->ttl, ctx_.config().lock.renew_fraction));
     arm_deadline(e);
 }
 
 void watchdog::forget(const lock_state* key) {
     const auto it = entries_.find(key);
     if (it == entries_.end()) return;
-    core_.timers().cancel(it->second.renew_timer);
-    core_.timers().cancel(it->second.deadline_timer);
+    ctx_.timers().cancel(it->second.renew_timer);
+    ctx_.timers().cancel(it->second.deadline_timer);
     entries_.erase(it);
 }
 
 void watchdog::forget_all() {
     for (auto& [key, e] : entries_) {
-        core_.timers().cancel(e.renew_timer);
-        core_.timers().cancel(e.deadline_timer);
+        ctx_.timers().cancel(e.renew_timer);
+        ctx_.timers().cancel(e.deadline_timer);
     }
     entries_.clear();
 }
@@ -46,15 +45,15 @@ auto watchdog::find(const lock_state* key, std::uint64_t generation) -> entry* {
 }
 
 void watchdog::schedule_renewal(entry& e, milliseconds delay) {
-    core_.timers().cancel(e.renew_timer);
-    e.renew_timer = core_.timers().schedule(
+    ctx_.timers().cancel(e.renew_timer);
+    e.renew_timer = ctx_.timers().schedule(
         delay, [this, key = e.state.get(), g = e.generation] { renew(key, g); });
 }
 
 void watchdog::arm_deadline(entry& e) {
-    core_.timers().cancel(e.deadline_timer);
+    ctx_.timers().cancel(e.deadline_timer);
     const auto left = std::chrono::ceil<milliseconds>(e.state->valid_until() - steady_clock::now());
-    e.deadline_timer = core_.timers().schedule(left, [this, key = e.state.get(), g = e.generation] {
+    e.deadline_timer = ctx_.timers().schedule(left, [this, key = e.state.get(), g = e.generation] {
         entry* current = find(key, g);
         if (current == nullptr) return;
         if (steady_clock::now() < current->state->valid_until()) {
@@ -76,7 +75,7 @@ void watchdog::renew(const lock_state* key, std::uint64_t generation) {
     entry* e = find(key, generation);
     if (e == nullptr || e->renewing) return;
     e->renewing = true;
-    core_.extend(e->state, e->state->ttl, [this, key, generation](result<milliseconds> outcome) {
+    ctx_.extend(e->state, e->state->ttl, [this, key, generation](result<milliseconds> outcome) {
         on_extended(key, generation, std::move(outcome));
     });
 }
@@ -87,11 +86,9 @@ void watchdog::on_extended(const lock_state* key, std::uint64_t generation,
     if (e == nullptr) return;  // released or forgotten meanwhile
     e->renewing = false;
     if (outcome) {
-        core_.op_counters().renewals.fetch_add(1, std::memory_order_relaxed);
+        ctx_.counters().renewals.fetch_add(1, std::memory_order_relaxed);
         arm_deadline(*e);
-        const auto every =
-            std::chrono::ceil<milliseconds>(e->state->ttl * core_.config().lock.renew_fraction);
-        schedule_renewal(*e, std::max(every, milliseconds{1}));
+        schedule_renewal(*e, renew_interval(e->state->ttl, ctx_.config().lock.renew_fraction));
         return;
     }
     const error& why = outcome.error();
@@ -103,16 +100,15 @@ void watchdog::on_extended(const lock_state* key, std::uint64_t generation,
     }
     // Nodes slow or down: try again soon, while the validity lasts. The
     // deadline timer reports the loss if no attempt gets through in time.
-    const auto gap = std::max(core_.config().request_timeout * 2, milliseconds{10});
-    schedule_renewal(*e, gap);
+    schedule_renewal(*e, renew_retry_gap(ctx_.config().request_timeout));
 }
 
 void watchdog::mark_lost(const lock_state* key, error why) {
     const auto it = entries_.find(key);
     if (it == entries_.end()) return;
     std::shared_ptr<lock_state> state = std::move(it->second.state);
-    core_.timers().cancel(it->second.renew_timer);
-    core_.timers().cancel(it->second.deadline_timer);
+    ctx_.timers().cancel(it->second.renew_timer);
+    ctx_.timers().cancel(it->second.deadline_timer);
     entries_.erase(it);
     // A release on another thread sets `released` before its task reaches the
     // loop to forget this entry; a renewal refused meanwhile is not a loss.
@@ -120,7 +116,7 @@ void watchdog::mark_lost(const lock_state* key, error why) {
 
     state->lost.store(true, std::memory_order_release);
     state->lost_source.request_stop();
-    core_.op_counters().locks_lost.fetch_add(1, std::memory_order_relaxed);
+    ctx_.counters().locks_lost.fetch_add(1, std::memory_order_relaxed);
     if (state->on_lost && *state->on_lost) {
         auto on_lost = std::move(state->on_lost);
         const lock handle = lock_state::handle(state);

@@ -10,7 +10,7 @@
 
 namespace redlock::detail {
 
-class client_core;
+class op_context;
 struct lock_state;
 
 /// Keeps auto-renewed locks alive (as Redisson's watchdog does), on the loop
@@ -24,7 +24,7 @@ struct lock_state;
 /// past its validity deadline.
 class watchdog {
 public:
-    explicit watchdog(client_core& core) noexcept : core_{core} {}
+    explicit watchdog(op_context& ctx) noexcept : ctx_{ctx} {}
 
     void watch(std::shared_ptr<lock_state> state);
     /// Stops renewing (release). Nothing is reported.
@@ -50,7 +50,7 @@ private:
     void mark_lost(const lock_state* key, error why);
     [[nodiscard]] auto find(const lock_state* key, std::uint64_t generation) -> entry*;
 
-    client_core& core_;
+    op_context& ctx_;
     std::unordered_map<const lock_state*, entry> entries_;
     std::uint64_t next_generation_ = 0;
 };

@@ -1,0 +1,94 @@
+#pragma once
+
+// A client's waiting acquisitions, and the subscriber connections that carry
+// release notifications to them: one per node, opened while anyone waits (and
+// a grace period after). A notification names a waiter; the registry wakes it
+// through the waker interface.
+
+#include "detail/flush_hooks.hpp"
+#include "detail/node_connection.hpp"
+#include "detail/random.hpp"
+#include "detail/timer_queue.hpp"
+#include "redlock/config.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace redlock::detail {
+
+/// What a release notification wakes.
+class waker {
+public:
+    virtual void wake() = 0;
+
+protected:
+    waker() = default;
+    waker(const waker&) = default;
+    auto operator=(const waker&) -> waker& = default;
+    ~waker() = default;
+};
+
+class waiter_registry {
+public:
+    waiter_registry(uv_loop_t* loop, flush_hooks& hooks, const client_config& config,
+                    random_source& rng, timer_queue& timers);
+    waiter_registry(const waiter_registry&) = delete;
+    auto operator=(const waiter_registry&) -> waiter_registry& = delete;
+    ~waiter_registry() = default;
+
+    /// The channel this client's notifications arrive on.
+    void set_channel(std::string channel) { channel_ = std::move(channel); }
+    /// `w` waits under `id`: woken by a notification naming it until removed.
+    /// Opens the subscriber connections if they are not open.
+    void add(const std::string& id, waker* w);
+    /// Idempotent. When the last waiter leaves, the connections close after a
+    /// grace period, so that a steady stream of waiters does not open and close
+    /// them all the time.
+    void remove(const std::string& id);
+    /// Every node's subscriber connection has confirmed its SUBSCRIBE: a
+    /// release notification can reach this client.
+    [[nodiscard]] auto subscribed() const noexcept -> bool;
+
+    /// Shutdown: forgets every waiter and closes every subscriber connection;
+    /// `on_closed` runs once per connection closed. Returns how many there are.
+    /// Nothing opens afterwards.
+    auto close(const std::function<void()>& on_closed) -> std::size_t;
+
+    // Gauges for client_stats, read from any thread.
+    [[nodiscard]] auto waiter_count() const noexcept -> std::size_t {
+        return waiter_gauge_.load(std::memory_order_relaxed);
+    }
+    [[nodiscard]] auto connection_count() const noexcept -> std::size_t {
+        return connection_gauge_.load(std::memory_order_relaxed);
+    }
+
+private:
+    void open_connections();
+    void close_connections();
+    void on_message(std::string_view message);
+
+    uv_loop_t* loop_;
+    flush_hooks& hooks_;
+    const client_config& config_;
+    random_source& rng_;
+    timer_queue& timers_;
+    std::string channel_;
+    connection_counters counters_;  // kept apart from the lock nodes' (stats describes those)
+    std::unordered_map<std::string, waker*> waiters_;
+    std::vector<std::unique_ptr<node_connection>> connections_;  // one per node while anyone waits
+    std::list<std::unique_ptr<node_connection>> closing_;
+    std::optional<timer_queue::key> idle_timer_;
+    std::atomic<std::size_t> waiter_gauge_{0};
+    std::atomic<std::size_t> connection_gauge_{0};
+    bool closed_ = false;
+};
+
+}  // namespace redlock::detail
