@@ -1,16 +1,25 @@
-// client::adopt, client::status and client::check: read-only views of the
-// nodes, built on one probe operation and parsed here.
-#include "detail/client_core.hpp"
-#include "detail/lock_state.hpp"
+// The pure half of client::status and client::check: the commands they probe
+// every node with, and the summaries made of the replies (client.cpp runs the
+// probe in between). Also find_duplicate_servers, which check uses.
+
+#include "redlock/diagnostics.hpp"
+
+#include "detail/diagnostics_parse.hpp"
 #include "detail/node_handshake.hpp"
-#include "detail/timing.hpp"
-#include "redlock/client.hpp"
+#include "detail/probe_op.hpp"
+#include "redlock/config.hpp"
 
 #include <algorithm>
 #include <charconv>
-#include <future>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <map>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace redlock {
 namespace {
@@ -31,7 +40,8 @@ auto number_of(std::string_view text) -> std::optional<std::uint64_t> {
 }
 
 /// `field:value` from the text of an INFO reply (the handshake's parser).
-auto info_field(const flat_reply& r, std::string_view field) -> std::string {
+/// Not named info_field: inside namespace detail that name would hide this one.
+auto info_reply_field(const flat_reply& r, std::string_view field) -> std::string {
     if (r.type != flat_reply::kind::text) return {};
     return std::string{detail::info_field(r.text, field)};
 }
@@ -41,6 +51,36 @@ auto first_error(const node_probe& p) -> std::string {
         if (r.type == flat_reply::kind::error) return r.text;
     }
     return {};
+}
+
+}  // namespace
+
+auto find_duplicate_servers(const std::vector<node_health>& nodes)
+    -> std::vector<duplicate_server> {
+    // A run_id is 40 random hex digits chosen at start-up, so two servers
+    // never share one; a node that restarts between two probes only hides a
+    // duplicate until the next check.
+    std::map<std::string_view, std::vector<std::size_t>> by_run_id;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        if (!nodes[i].run_id.empty()) by_run_id[nodes[i].run_id].push_back(i);
+    }
+    std::vector<duplicate_server> groups;
+    for (auto& [run_id, members] : by_run_id) {
+        if (members.size() > 1) groups.push_back({std::string{run_id}, std::move(members)});
+    }
+    std::ranges::sort(groups, {}, [](const duplicate_server& d) { return d.nodes.front(); });
+    return groups;
+}
+
+namespace detail {
+
+auto status_commands(const client_config& config, const std::string& resource)
+    -> std::vector<std::vector<std::string>> {
+    return {
+        {"GET", config.key_prefix + resource},
+        {"PTTL", config.key_prefix + resource},
+        {"GET", config.fence_prefix + resource},
+    };
 }
 
 auto parse_status(std::string resource, std::size_t quorum, std::vector<node_probe> probes)
@@ -71,6 +111,15 @@ auto parse_status(std::string resource, std::size_t quorum, std::vector<node_pro
     return status;
 }
 
+auto health_commands() -> std::vector<std::vector<std::string>> {
+    return {
+        {"INFO", "server"},
+        {"INFO", "persistence"},
+        {"INFO", "replication"},
+        {"CONFIG", "GET", "appendfsync"},
+    };
+}
+
 auto parse_health(std::size_t quorum, std::vector<node_probe> probes) -> cluster_health {
     cluster_health health;
     health.quorum = quorum;
@@ -82,11 +131,11 @@ auto parse_health(std::size_t quorum, std::vector<node_probe> probes) -> cluster
         h.detail = p.cause;
         h.round_trip = p.round_trip;
         if (p.replies.size() == 4) {
-            h.redis_version = info_field(p.replies[0], "redis_version");
-            h.run_id = info_field(p.replies[0], "run_id");
-            const std::string aof = info_field(p.replies[1], "aof_enabled");
+            h.redis_version = info_reply_field(p.replies[0], "redis_version");
+            h.run_id = info_reply_field(p.replies[0], "run_id");
+            const std::string aof = info_reply_field(p.replies[1], "aof_enabled");
             if (!aof.empty()) h.aof_enabled = aof == "1";
-            h.role = info_field(p.replies[2], "role");
+            h.role = info_reply_field(p.replies[2], "role");
             const flat_reply& config = p.replies[3];
             if (config.type == flat_reply::kind::array && config.elements.size() == 2) {
                 h.appendfsync = text_of(config.elements[1]);
@@ -99,116 +148,5 @@ auto parse_health(std::size_t quorum, std::vector<node_probe> probes) -> cluster
     return health;
 }
 
-template <class T, class Start>
-auto block_on(detail::client_core& core, Start&& start) -> result<T> {
-    if (core.on_loop_thread()) {
-        return failure{error{make_error_code(errc::would_deadlock),
-                             "blocking call on the client's loop thread; use the _async form there",
-                             {},
-                             0}};
-    }
-    std::promise<result<T>> promise;
-    auto future = promise.get_future();
-    start([&promise](result<T> r) { promise.set_value(std::move(r)); });
-    return future.get();
-}
-
-auto moved_from() -> error {
-    return error{make_error_code(errc::client_stopped), "the client was moved from", {}, 0};
-}
-
-}  // namespace
-
-auto find_duplicate_servers(const std::vector<node_health>& nodes)
-    -> std::vector<duplicate_server> {
-    // A run_id is 40 random hex digits chosen at start-up, so two servers
-    // never share one; a node that restarts between two probes only hides a
-    // duplicate until the next check.
-    std::map<std::string_view, std::vector<std::size_t>> by_run_id;
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-        if (!nodes[i].run_id.empty()) by_run_id[nodes[i].run_id].push_back(i);
-    }
-    std::vector<duplicate_server> groups;
-    for (auto& [run_id, members] : by_run_id) {
-        if (members.size() > 1) groups.push_back({std::string{run_id}, std::move(members)});
-    }
-    std::ranges::sort(groups, {}, [](const duplicate_server& d) { return d.nodes.front(); });
-    return groups;
-}
-
-auto client::adopt(std::string resource, std::string value) const -> lock {
-    auto state = std::make_shared<detail::lock_state>();
-    state->resources.push_back(std::move(resource));
-    state->value = std::move(value);
-    state->ttl = core_ ? core_->config().lock.ttl : std::chrono::milliseconds{0};
-    state->adopted = true;
-    return detail::lock_state::handle(std::move(state));
-}
-
-void client::status_async(std::string resource, std::function<void(result<lock_status>)> done) {
-    if (!core_) {
-        done(failure{moved_from()});
-        return;
-    }
-    if (resource.empty()) {
-        // Delivered through the loop like every other completion.
-        core_->probe({}, [done = std::move(done)](result<std::vector<node_probe>>) {
-            done(failure{error{
-                make_error_code(errc::invalid_argument), "the resource name is empty", {}, 0}});
-        });
-        return;
-    }
-    const client_config& config = core_->config();
-    std::vector<std::vector<std::string>> commands{
-        {"GET", config.key_prefix + resource},
-        {"PTTL", config.key_prefix + resource},
-        {"GET", config.fence_prefix + resource},
-    };
-    const std::size_t quorum = detail::quorum(core_->node_count());
-    core_->probe(std::move(commands), [resource, quorum, done = std::move(done)](
-                                          result<std::vector<node_probe>> probes) mutable {
-        if (!probes) {
-            done(failure{std::move(probes).error()});
-            return;
-        }
-        done(parse_status(std::move(resource), quorum, std::move(*probes)));
-    });
-}
-
-auto client::status(std::string resource) -> result<lock_status> {
-    if (!core_) return failure{moved_from()};
-    return block_on<lock_status>(*core_, [&](std::function<void(result<lock_status>)> cb) {
-        status_async(std::move(resource), std::move(cb));
-    });
-}
-
-void client::check_async(std::function<void(result<cluster_health>)> done) {
-    if (!core_) {
-        done(failure{moved_from()});
-        return;
-    }
-    std::vector<std::vector<std::string>> commands{
-        {"INFO", "server"},
-        {"INFO", "persistence"},
-        {"INFO", "replication"},
-        {"CONFIG", "GET", "appendfsync"},
-    };
-    const std::size_t quorum = detail::quorum(core_->node_count());
-    core_->probe(std::move(commands),
-                 [quorum, done = std::move(done)](result<std::vector<node_probe>> probes) mutable {
-                     if (!probes) {
-                         done(failure{std::move(probes).error()});
-                         return;
-                     }
-                     done(parse_health(quorum, std::move(*probes)));
-                 });
-}
-
-auto client::check() -> result<cluster_health> {
-    if (!core_) return failure{moved_from()};
-    return block_on<cluster_health>(*core_, [&](std::function<void(result<cluster_health>)> cb) {
-        check_async(std::move(cb));
-    });
-}
-
+}  // namespace detail
 }  // namespace redlock

@@ -1,216 +1,36 @@
-// Reading a client_config from JSON. No exception escapes: nlohmann is used with
-// allow_exceptions=false, values are only read after their type was checked,
-// and anything thrown anyway (std::bad_alloc) becomes a config_error.
-//
-// The parser checks what only the JSON can get wrong: syntax, duplicate and
-// unknown keys, types, required fields, and values that cannot be represented
-// in client_config (a port above 65535, an integer above 2^31-1). The value
-// rules (ranges, cross-field checks) live in validate_config, which runs last,
-// so that a configuration built in code and one read from a file are held to
-// exactly the same rules and report the same JSON pointers.
+// Reading the fields of a parsed configuration document into a client_config:
+// which keys exist at each level, their types, the values client_config cannot
+// represent (a port above 65535, an integer above 2^31-1), required fields and
+// the password variable. The value rules (ranges, cross-field checks) are
+// validate_config's, which runs last, so that a configuration built in code and
+// one read from a file are held to exactly the same rules. Values are only
+// read after their type was checked, so nlohmann never throws here.
 
+#include "config_json_fields.hpp"
+
+#include "config_json_errors.hpp"
 #include "redlock/config.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
-#include <exception>
-#include <functional>
 #include <limits>
-#include <memory>
 #include <optional>
-#include <set>
 #include <span>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <utility>
-#include <vector>
 
-namespace redlock {
-
-using std::chrono::milliseconds;
-
-auto config_error::what() const -> std::string {
-    std::string text;
-    if (!file.empty()) text += file + ": ";
-    if (!field.empty()) text += field + ": ";
-    text += message;
-    return text;
-}
-
-auto node_address::to_string() const -> std::string {
-    if (is_unix()) return "unix:" + unix_path;
-    // An IPv6 literal is bracketed so that the port stays unambiguous.
-    if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
-    return host + ":" + std::to_string(port);
-}
-
+namespace redlock::detail {
 namespace {
 
 using json = nlohmann::json;
+using std::chrono::milliseconds;
 
 constexpr std::int64_t max_integer = std::numeric_limits<std::int32_t>::max();
-constexpr std::size_t max_file_size = std::size_t{16} << 20U;  // a config is a few hundred bytes
-
-/// One reference token of a JSON pointer (RFC 6901): "~" -> "~0", "/" -> "~1".
-auto escape_token(std::string_view token) -> std::string {
-    std::string out;
-    out.reserve(token.size());
-    for (const char c : token) {
-        if (c == '~') {
-            out += "~0";
-        } else if (c == '/') {
-            out += "~1";
-        } else {
-            out += c;
-        }
-    }
-    return out;
-}
-
-auto child(std::string_view parent, std::string_view key) -> std::string {
-    return std::string{parent} + "/" + escape_token(key);
-}
-
-auto child(std::string_view parent, std::size_t index) -> std::string {
-    return std::string{parent} + "/" + std::to_string(index);
-}
-
-auto edit_distance(std::string_view a, std::string_view b) -> std::size_t {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diagonal = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t above = row[j];
-            const std::size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-            row[j] = std::min({above + 1, row[j - 1] + 1, substitution});
-            diagonal = above;
-        }
-    }
-    return row[b.size()];
-}
-
-/// nlohmann keeps the last of two equal keys in an object. A repeated key is
-/// as much a mistake as an unknown one (which of the two did the author mean?),
-/// so the parse callback records the JSON pointer of the first repetition.
-class duplicate_key_finder {
-public:
-    auto operator()(int /*depth*/, json::parse_event_t event, json& parsed) -> bool {
-        switch (event) {
-            case json::parse_event_t::object_start:
-                stack_.push_back(frame{false, 0, {}, {}});
-                break;
-            case json::parse_event_t::array_start:
-                stack_.push_back(frame{true, 0, {}, {}});
-                break;
-            case json::parse_event_t::key:
-                if (!stack_.empty() && parsed.is_string()) {
-                    frame& top = stack_.back();
-                    top.key = parsed.get_ref<const std::string&>();
-                    if (!top.keys.insert(top.key).second && !first_duplicate_)
-                        first_duplicate_ = current_pointer();
-                }
-                break;
-            case json::parse_event_t::object_end:
-            case json::parse_event_t::array_end:
-                if (!stack_.empty()) stack_.pop_back();
-                element_done();
-                break;
-            case json::parse_event_t::value:
-                element_done();
-                break;
-        }
-        return true;  // never filter: the document is kept whole
-    }
-
-    [[nodiscard]] auto first_duplicate() const -> const std::optional<std::string>& {
-        return first_duplicate_;
-    }
-
-private:
-    /// One open object or array. Only its own position is kept (the pointer is
-    /// built on demand), so deeply nested input costs linear memory.
-    struct frame {
-        bool is_array;
-        std::size_t index;
-        std::string key;
-        std::set<std::string, std::less<>> keys;
-    };
-
-    /// The pointer of the value at the current position: the current key of
-    /// the innermost object.
-    [[nodiscard]] auto current_pointer() const -> std::string {
-        std::string pointer;
-        for (const frame& f : stack_)
-            pointer += "/" + (f.is_array ? std::to_string(f.index) : escape_token(f.key));
-        return pointer;
-    }
-
-    void element_done() {
-        if (!stack_.empty() && stack_.back().is_array) ++stack_.back().index;
-    }
-
-    std::vector<frame> stack_;
-    std::optional<std::string> first_duplicate_;
-};
-
-/// With allow_exceptions=false a failed parse only says "discarded". To tell
-/// the user where the error is, the text is parsed a second time with a SAX
-/// handler that keeps nlohmann's parse error (its byte offset and message).
-class parse_error_recorder final : public nlohmann::json_sax<json> {
-public:
-    auto null() -> bool override { return true; }
-    auto boolean(bool /*val*/) -> bool override { return true; }
-    auto number_integer(number_integer_t /*val*/) -> bool override { return true; }
-    auto number_unsigned(number_unsigned_t /*val*/) -> bool override { return true; }
-    auto number_float(number_float_t /*val*/, const string_t& /*s*/) -> bool override {
-        return true;
-    }
-    auto string(string_t& /*val*/) -> bool override { return true; }
-    auto binary(binary_t& /*val*/) -> bool override { return true; }
-    auto start_object(std::size_t /*elements*/) -> bool override { return true; }
-    auto key(string_t& /*val*/) -> bool override { return true; }
-    auto end_object() -> bool override { return true; }
-    auto start_array(std::size_t /*elements*/) -> bool override { return true; }
-    auto end_array() -> bool override { return true; }
-    auto parse_error(std::size_t position, const std::string& /*last_token*/,
-                     const nlohmann::detail::exception& ex) -> bool override {
-        std::string what = ex.what();
-        // "[json.exception.parse_error.101] parse error at line 1, column 5: ..."
-        if (const auto bracket = what.find("] "); what.starts_with('[') && bracket != what.npos)
-            what.erase(0, bracket + 2);
-        message_ = "invalid JSON at byte " + std::to_string(position) + ": " + what;
-        return false;
-    }
-
-    [[nodiscard]] auto message() const -> const std::string& { return message_; }
-
-private:
-    std::string message_ = "invalid JSON";
-};
-
-auto describe_parse_error(std::string_view text) -> std::string {
-    parse_error_recorder recorder;
-    (void)json::sax_parse(text.begin(), text.end(), &recorder);
-    return recorder.message();
-}
-
-/// What a value of the wrong type was, for "must be an integer (got "10")".
-/// Scalars are shown as written; containers only by kind.
-auto describe(const json& value) -> std::string {
-    if (value.is_object()) return "an object";
-    if (value.is_array()) return "an array";
-    if (value.is_string() && value.get_ref<const std::string&>().size() > 32) return "a string";
-    return value.dump();
-}
 
 constexpr std::array<std::string_view, 14> top_level_keys{"nodes",
                                                           "max_concurrent_acquisitions",
@@ -257,26 +77,13 @@ private:
     auto check_object(const json& value, const std::string& pointer,
                       std::span<const std::string_view> known) -> bool {
         if (!value.is_object())
-            return fail(pointer, "must be an object (got " + describe(value) + ")");
+            return fail(pointer, "must be an object (got " + describe_json_value(value) + ")");
         for (const auto& item : value.items()) {
             const std::string& key = item.key();
             if (std::ranges::find(known, key) != known.end()) continue;
             // A typo must not silently fall back to the default: "ttl_msec"
             // would otherwise leave the TTL at 10 s without a word.
-            std::string message = "unknown field";
-            std::string_view closest;
-            std::size_t best = 3;  // suggest only close matches
-            for (const std::string_view candidate : known) {
-                // "ttl" for "ttl_ms": a missing unit suffix is a likely slip.
-                const bool is_prefix = key.size() >= 3 && candidate.starts_with(key);
-                const std::size_t distance = is_prefix ? 1 : edit_distance(key, candidate);
-                if (distance < best) {
-                    best = distance;
-                    closest = candidate;
-                }
-            }
-            if (!closest.empty()) message += " (did you mean \"" + std::string{closest} + "\"?)";
-            return fail(child(pointer, key), std::move(message));
+            return fail(json_pointer(pointer, key), unknown_field_message(key, known));
         }
         return true;
     }
@@ -285,8 +92,9 @@ private:
                      std::string& out, bool non_empty = false) -> bool {
         const auto it = object.find(key);
         if (it == object.end()) return true;
-        const std::string field = child(pointer, key);
-        if (!it->is_string()) return fail(field, "must be a string (got " + describe(*it) + ")");
+        const std::string field = json_pointer(pointer, key);
+        if (!it->is_string())
+            return fail(field, "must be a string (got " + describe_json_value(*it) + ")");
         const auto& text = it->get_ref<const std::string&>();
         if (non_empty && text.empty()) return fail(field, "must not be empty");
         out = text;
@@ -309,7 +117,7 @@ private:
                 return true;
             }
         }
-        return fail(child(pointer, "wait"),
+        return fail(json_pointer(pointer, "wait"),
                     "must be one of \"targeted\", \"fair\", \"broadcast\", \"poll\" (got \"" +
                         text + "\")");
     }
@@ -319,7 +127,8 @@ private:
         const auto it = object.find(key);
         if (it == object.end()) return true;
         if (!it->is_boolean())
-            return fail(child(pointer, key), "must be a boolean (got " + describe(*it) + ")");
+            return fail(json_pointer(pointer, key),
+                        "must be a boolean (got " + describe_json_value(*it) + ")");
         out = it->get<bool>();
         return true;
     }
@@ -329,7 +138,8 @@ private:
         const auto it = object.find(key);
         if (it == object.end()) return true;
         if (!it->is_number())
-            return fail(child(pointer, key), "must be a number (got " + describe(*it) + ")");
+            return fail(json_pointer(pointer, key),
+                        "must be a number (got " + describe_json_value(*it) + ")");
         out = it->get<double>();
         return true;
     }
@@ -339,7 +149,7 @@ private:
     /// validate_config to reject with the rule of the field.
     auto read_integer(const json& value, const std::string& field, std::int64_t& out) -> bool {
         if (!value.is_number_integer())
-            return fail(field, "must be an integer (got " + describe(value) + ")");
+            return fail(field, "must be an integer (got " + describe_json_value(value) + ")");
         const bool too_large = value.is_number_unsigned()
                                    ? value.get<std::uint64_t>() > std::uint64_t{max_integer}
                                    : value.get<std::int64_t>() > max_integer;
@@ -353,7 +163,7 @@ private:
         const auto it = object.find(key);
         if (it == object.end()) return true;
         std::int64_t value = 0;
-        if (!read_integer(*it, child(pointer, key), value)) return false;
+        if (!read_integer(*it, json_pointer(pointer, key), value)) return false;
         out = milliseconds{value};
         return true;
     }
@@ -362,7 +172,7 @@ private:
                   std::string_view below_int_message) -> bool {
         const auto it = object.find(key);
         if (it == object.end()) return true;
-        const std::string field = child(pointer, key);
+        const std::string field = json_pointer(pointer, key);
         std::int64_t value = 0;
         if (!read_integer(*it, field, value)) return false;
         if (value < std::numeric_limits<int>::min())
@@ -380,14 +190,14 @@ private:
         if (!has_host && !has_unix) return fail(pointer, "must have either \"host\" or \"unix\"");
         if (has_unix) {
             if (value.contains("port"))
-                return fail(child(pointer, "port"), "is only allowed with \"host\"");
+                return fail(json_pointer(pointer, "port"), "is only allowed with \"host\"");
             return read_string(value, "unix", pointer, out.unix_path, /*non_empty=*/true);
         }
         if (!read_string(value, "host", pointer, out.host, /*non_empty=*/true)) return false;
         if (const auto port = value.find("port"); port != value.end()) {
-            const std::string field = child(pointer, "port");
+            const std::string field = json_pointer(pointer, "port");
             if (!port->is_number_integer())
-                return fail(field, "must be an integer (got " + describe(*port) + ")");
+                return fail(field, "must be an integer (got " + describe_json_value(*port) + ")");
             // 0 fits and is left to validate_config, which rejects it the same way.
             const bool in_range =
                 port->is_number_unsigned() && port->get<std::uint64_t>() <= std::uint64_t{65535};
@@ -402,12 +212,12 @@ private:
         const auto nodes = root.find("nodes");
         if (nodes == root.end()) return fail("/nodes", "is required");
         if (!nodes->is_array())
-            return fail("/nodes", "must be an array (got " + describe(*nodes) + ")");
+            return fail("/nodes", "must be an array (got " + describe_json_value(*nodes) + ")");
         // An empty array is left to validate_config.
         config.nodes.reserve(nodes->size());
         for (std::size_t i = 0; i < nodes->size(); ++i) {
             node_address node;
-            if (!read_node((*nodes)[i], child("/nodes", i), node)) return false;
+            if (!read_node((*nodes)[i], json_pointer("/nodes", i), node)) return false;
             config.nodes.push_back(std::move(node));
         }
         return true;
@@ -492,69 +302,11 @@ private:
     std::optional<config_error> error_;
 };
 
-auto parse_config_impl(std::string_view json_text, std::string_view source)
+}  // namespace
+
+auto read_config_document(const json& root, std::string_view source)
     -> result<client_config, config_error> {
-    duplicate_key_finder duplicates;
-    // parse() copies the callback into a std::function; keep the state here.
-    const json root = json::parse(
-        json_text.begin(), json_text.end(),
-        [&duplicates](int depth, json::parse_event_t event, json& parsed) {
-            return duplicates(depth, event, parsed);
-        },
-        /*allow_exceptions=*/false);
-    if (root.is_discarded())
-        return failure{config_error{std::string{source}, "", describe_parse_error(json_text)}};
-    if (const auto& duplicate = duplicates.first_duplicate())
-        return failure{config_error{std::string{source}, *duplicate, "duplicate field"}};
     return document_reader{source}.read(root);
 }
 
-}  // namespace
-
-auto parse_config(std::string_view json_text, std::string_view source)
-    -> result<client_config, config_error> {
-    try {
-        return parse_config_impl(json_text, source);
-    } catch (const std::exception& e) {
-        return failure{
-            config_error{std::string{source}, "", std::string{"internal error: "} + e.what()}};
-    } catch (...) {
-        return failure{config_error{std::string{source}, "", "internal error"}};
-    }
-}
-
-auto load_config(const std::filesystem::path& file) -> result<client_config, config_error> {
-    std::string name;
-    try {
-        name = file.string();
-        const auto close = [](std::FILE* f) { (void)std::fclose(f); };
-        const std::unique_ptr<std::FILE, decltype(close)> stream{std::fopen(name.c_str(), "rb"),
-                                                                 close};
-        if (!stream) {
-            const int err = errno;
-            return failure{
-                config_error{name, "", "cannot open: " + std::generic_category().message(err)}};
-        }
-        std::string text;
-        std::array<char, 4096> buffer{};
-        while (true) {
-            const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), stream.get());
-            text.append(buffer.data(), n);
-            if (text.size() > max_file_size)
-                return failure{config_error{name, "", "cannot read: larger than 16 MiB"}};
-            if (n < buffer.size()) break;
-        }
-        if (std::ferror(stream.get()) != 0) {
-            const int err = errno;
-            return failure{
-                config_error{name, "", "cannot read: " + std::generic_category().message(err)}};
-        }
-        return parse_config(text, name);
-    } catch (const std::exception& e) {
-        return failure{config_error{name, "", std::string{"internal error: "} + e.what()}};
-    } catch (...) {
-        return failure{config_error{name, "", "internal error"}};
-    }
-}
-
-}  // namespace redlock
+}  // namespace redlock::detail
