@@ -192,7 +192,7 @@ auto client::adopt(std::string resource, std::string value) const -> lock {
 
 void client::status_async(std::string resource, std::function<void(result<lock_status>)> done) {
     if (!core_) {
-        done(failure{moved_from_error()});
+        refuse_moved_from(std::move(done));
         return;
     }
     if (resource.empty()) {
@@ -225,7 +225,7 @@ auto client::status(std::string resource) -> result<lock_status> {
 
 void client::check_async(std::function<void(result<cluster_health>)> done) {
     if (!core_) {
-        done(failure{moved_from_error()});
+        refuse_moved_from(std::move(done));
         return;
     }
     const std::size_t quorum = detail::quorum(core_->node_count());

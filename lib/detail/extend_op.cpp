@@ -20,7 +20,8 @@ extend_op::extend_op(op_context& ctx, std::shared_ptr<lock_state> state, millise
       state_{std::move(state)},
       ttl_{ttl},
       ttl_text_{std::to_string(ttl.count())},
-      done_{std::move(done)} {}
+      done_{std::move(done)},
+      decision_{ctx.node_count()} {}
 
 void extend_op::start() {
     ctx_.counters().extends.fetch_add(1, std::memory_order_relaxed);
@@ -50,12 +51,7 @@ void extend_op::start() {
         return;
     }
     const std::size_t n = ctx_.node_count();
-    tally_ = quorum_tally{n};
-    for (std::size_t i = 0; i < n; ++i) {
-        reports_.reset(n);
-    }
-    open_ = true;
-    missing_.assign(n, false);
+    reports_.reset(n);
     start_ = steady_clock::now();
     const encoded_command extend = extend_command(false);
     for (std::size_t i = 0; i < n; ++i) send(i, extend, make_tag(0, sha_kind, i));
@@ -78,15 +74,22 @@ void extend_op::fail_later(errc code, std::string message) {
     });
 }
 
+auto extend_op::answer_of(const reply_event& event) -> extend_answer {
+    const std::optional<long long> answer =
+        event.status == request_status::reply ? integer_of(event.reply) : std::nullopt;
+    if (answer == 1) return extend_answer::extended;
+    if (answer == 0) return extend_answer::other_value;
+    if (answer == -1) return extend_answer::missing;
+    return extend_answer::failed;
+}
+
 void extend_op::handle(std::uint32_t tag, const reply_event& event) {
     const std::size_t node = tag_node(tag);
     if (tag_kind(tag) == repair_kind) return;  // best effort; never counted
-    if (!open_) {
+    const extend_answer answer = answer_of(event);
+    if (!decision_.open()) {
         // A straggler that lost the key, after a successful extend: repair it too.
-        if (extended_ && event.status == request_status::reply && integer_of(event.reply) == -1 &&
-            lock_state::handle(state_).valid()) {
-            send_repair(node);
-        }
+        if (decision_.repairs_late(answer) && lock_state::handle(state_).valid()) send_repair(node);
         return;
     }
     if (tag_kind(tag) == sha_kind && event.status == request_status::reply &&
@@ -94,63 +97,58 @@ void extend_op::handle(std::uint32_t tag, const reply_event& event) {
         send_extend(node, true);  // restarted or flushed node: EVAL loads the script again
         return;
     }
-    const std::optional<long long> answer =
-        event.status == request_status::reply ? integer_of(event.reply) : std::nullopt;
-    if (answer == 1) {
-        reports_.set(node, {node_status::ok, {}});
-    } else if (answer == 0) {
-        reports_.set(node, {node_status::refused, "holds another value"});
-    } else if (answer == -1) {
-        // Never counted, even if repaired below: a missing key is not ours.
-        reports_.set(node, {node_status::refused, "the key is missing (restarted or evicted)"});
-        missing_[node] = true;
-    } else {
-        reports_.set(node, failed_outcome(event));
+    switch (answer) {
+        case extend_answer::extended:
+            reports_.set(node, {node_status::ok, {}});
+            break;
+        case extend_answer::other_value:
+            reports_.set(node, {node_status::refused, "holds another value"});
+            break;
+        case extend_answer::missing:
+            reports_.set(node, {node_status::refused, "the key is missing (restarted or evicted)"});
+            break;
+        case extend_answer::failed:
+            reports_.set(node, failed_outcome(event));
+            break;
     }
-    decide(tally_.outcome(reports_.status(node)));
+    decide(decision_.on_answer(node, answer));
 }
 
 void extend_op::decide(quorum_tally::verdict verdict) {
     if (verdict == quorum_tally::verdict::pending) return;
-    open_ = false;
-    const std::size_t n = ctx_.node_count();
     if (verdict == quorum_tally::verdict::lost) {
-        // A majority that answered "not ours" is definite: the lock is gone.
-        if (tally_.refused_count() > n - tally_.needed()) {
-            fail(errc::not_held, "a majority of nodes no longer hold it");
-        } else {
-            fail(errc::quorum_unreachable, "fewer than a majority of nodes confirmed in time");
-        }
+        fail(decision_.failure(), decision_.failure() == errc::not_held
+                                      ? "a majority of nodes no longer hold it"
+                                      : "fewer than a majority of nodes confirmed in time");
         return;
     }
     const auto now = steady_clock::now();
-    const auto old_deadline = state_->valid_until();
-    if (!state_->adopted && now >= old_deadline) {
-        fail(errc::not_held, "the majority confirmed only after the validity had ended");
-        return;
-    }
-    const milliseconds v = validity(ttl_, now - start_, ctx_.config().clock_drift_factor,
-                                    ctx_.config().clock_drift_floor);
-    // The script never shortens a TTL on a node, so neither does this.
-    const auto deadline = state_->adopted ? now + v : std::max(old_deadline, now + v);
-    if (v <= milliseconds{0} && state_->adopted) {
-        fail(errc::not_held, "confirmed, but with no validity left after elapsed time and drift");
+    const auto outcome =
+        extend_decision::new_deadline({.adopted = state_->adopted,
+                                       .old_deadline = state_->valid_until(),
+                                       .started = start_,
+                                       .now = now,
+                                       .ttl = ttl_,
+                                       .drift_factor = ctx_.config().clock_drift_factor,
+                                       .drift_floor = ctx_.config().clock_drift_floor});
+    if (!outcome.deadline) {
+        fail(errc::not_held, outcome.why);
         return;
     }
     state_->adopted = false;  // from now on its validity is known
-    state_->set_valid_until(deadline);
+    state_->set_valid_until(*outcome.deadline);
     finished_ = true;
-    extended_ = true;
+    decision_.mark_extended();
     repair_missing();
-    deliver(done_, result<milliseconds>{std::chrono::floor<milliseconds>(deadline - now)});
+    deliver(done_, result<milliseconds>{std::chrono::floor<milliseconds>(*outcome.deadline - now)});
 }
 
 void extend_op::repair_missing() {
     // Only now, with the lock confirmed on a majority and valid: put the key
     // back where it went missing, with SET NX so that nothing is overwritten.
     // These answers never count toward any quorum.
-    for (std::size_t i = 0; i < missing_.size(); ++i) {
-        if (missing_[i]) send_repair(i);
+    for (std::size_t i = 0; i < ctx_.node_count(); ++i) {
+        if (decision_.missing(i)) send_repair(i);
     }
 }
 
@@ -176,9 +174,10 @@ void extend_op::fail(errc code, std::string why) {
 }
 
 auto extend_op::describe_nodes() const -> std::string {
-    std::string text = " (" + std::to_string(tally_.yes_count()) + " of " +
+    const quorum_tally& tally = decision_.tally();
+    std::string text = " (" + std::to_string(tally.yes_count()) + " of " +
                        std::to_string(ctx_.node_count()) + " confirmed, " +
-                       std::to_string(tally_.needed()) + " needed";
+                       std::to_string(tally.needed()) + " needed";
     reports_.append_problems(text, [this](std::size_t i) { return ctx_.node(i).name(); });
     return text + ")";
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "detail/extend_decision.hpp"
 #include "detail/node_outcomes.hpp"
 #include "detail/operation.hpp"
 #include "detail/quorum_tally.hpp"
@@ -17,7 +18,8 @@ struct lock_state;
 
 /// One extension (the algorithm: README, "How an acquisition works"): the extend script on every
 /// node at once, a majority that confirms before the current validity ends, and a new validity
-/// counted from this operation's own start. A failure leaves the old deadline.
+/// counted from this operation's own start. A failure leaves the old deadline. The I/O shell
+/// around extend_decision, which decides the verdict, the repairs and the deadline.
 class extend_op final : public operation {
 public:
     extend_op(op_context& ctx, std::shared_ptr<lock_state> state, std::chrono::milliseconds ttl,
@@ -34,6 +36,7 @@ private:
     void send_extend(std::size_t node, bool eval);
     void fail_later(errc code, std::string message);
     void decide(quorum_tally::verdict verdict);
+    [[nodiscard]] static auto answer_of(const reply_event& event) -> extend_answer;
     void fail(errc code, std::string why);
     void repair_missing();
     void send_repair(std::size_t node);
@@ -44,11 +47,8 @@ private:
     std::string ttl_text_;
     client::extend_callback done_;
     std::chrono::steady_clock::time_point start_;
-    quorum_tally tally_{0};
+    extend_decision decision_;
     node_outcomes reports_;
-    bool open_ = false;
-    bool extended_ = false;      // confirmed on a majority: repairs are allowed
-    std::vector<bool> missing_;  // nodes that answered: key missing
 };
 
 }  // namespace redlock::detail

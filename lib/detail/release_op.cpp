@@ -16,12 +16,14 @@ namespace redlock::detail {
 
 release_op::release_op(op_context& ctx, std::shared_ptr<lock_state> state,
                        client::release_callback done)
-    : operation{ctx}, state_{std::move(state)}, done_{std::move(done)} {}
+    : operation{ctx},
+      state_{std::move(state)},
+      done_{std::move(done)},
+      decision_{ctx.node_count()} {}
 
 void release_op::start() {
     const std::size_t n = ctx_.node_count();
     outcomes_.reset(n, node_status::pending);  // what a node is until it answers
-    tally_ = quorum_tally{n};
     started_ms_ = ctx_.timers().now();
     if (!state_ || state_->value.empty()) {
         finished_ = true;
@@ -78,20 +80,20 @@ void release_op::handle(std::uint32_t tag, const reply_event& event) {
         return;
     }
     outcomes_.set(node, std::move(r));
-    // A refusal counts as a failure here: either way that node did not delete.
-    const auto verdict = deleted ? tally_.yes() : tally_.failed();
-    if (tally_.pending() == 0) {
-        finish();
-    } else if (verdict != quorum_tally::verdict::pending && !grace_) {
-        // Decided: a majority deleted, or none can. The others get as long again
-        // as the decision took (at least a millisecond) — a healthy node answers
-        // within that, and its report names every node — but a hung node is not
-        // waited for until request_timeout.
-        const auto took = static_cast<std::int64_t>(ctx_.timers().now() - started_ms_);
-        grace_ = after(std::chrono::milliseconds{std::max<std::int64_t>(1, took)}, [this] {
-            grace_.reset();
-            if (!finished_) finish();
-        });
+    switch (decision_.on_answer(deleted)) {
+        case release_decision::step::finish:
+            finish();
+            break;
+        case release_decision::step::start_grace: {
+            const auto took = static_cast<std::int64_t>(ctx_.timers().now() - started_ms_);
+            grace_ = after(release_decision::grace(std::chrono::milliseconds{took}), [this] {
+                grace_.reset();
+                if (!finished_) finish();
+            });
+            break;
+        }
+        case release_decision::step::wait:
+            break;
     }
 }
 
@@ -100,9 +102,9 @@ void release_op::finish() {
     if (grace_ && ctx_.timers().cancel(*grace_)) timer_pending_ = false;
     grace_.reset();
     release_report report;
-    report.deleted = tally_.yes_count();
-    report.quorum = tally_.needed();
-    report.pending = tally_.pending();
+    report.deleted = decision_.deleted();
+    report.quorum = decision_.needed();
+    report.pending = decision_.pending();
     report.nodes = outcomes_.to_reports([this](std::size_t i) { return ctx_.node(i).name(); });
     deliver(done_, result<release_report>{std::move(report)});
 }

@@ -2,7 +2,7 @@
 
 #include "detail/node_outcomes.hpp"
 #include "detail/operation.hpp"
-#include "detail/quorum_tally.hpp"
+#include "detail/release_decision.hpp"
 #include "detail/timer_queue.hpp"
 #include "redlock/client.hpp"
 
@@ -15,7 +15,7 @@ namespace redlock::detail {
 struct lock_state;
 
 /// Compare-and-delete on every node (EVALSHA, falling back to EVAL when a node
-/// does not have the script cached). Answers once decided (quorum_tally): a
+/// does not have the script cached). Answers once decided (release_decision): a
 /// majority deleted, or none can; the other nodes get as long again as the
 /// decision took, so a healthy cluster's report names every node. Nodes still
 /// to answer are reported pending, and the operation lives on until they do,
@@ -37,7 +37,7 @@ private:
     std::shared_ptr<lock_state> state_;
     client::release_callback done_;
     node_outcomes outcomes_;  // the report is built from these once decided
-    quorum_tally tally_{0};   // deleted (yes) against refused or failed
+    release_decision decision_;
     std::uint64_t started_ms_ = 0;
     std::optional<timer_queue::key> grace_;  // decided: the others' last chance
 };

@@ -91,8 +91,14 @@ TEST_SUITE("contracts") {
             [&](auto cb) { locks.release_async(held, std::move(cb)); });
         extend.around<redlock::result<std::chrono::milliseconds>>(
             [&](auto cb) { locks.extend_async(held, 1000ms, std::move(cb)); });
+        call_probe status;
+        call_probe check;
+        status.around<redlock::result<redlock::lock_status>>(
+            [&](auto cb) { locks.status_async("orders:42", std::move(cb)); });
+        check.around<redlock::result<redlock::cluster_health>>(
+            [&](auto cb) { locks.check_async(std::move(cb)); });
 
-        for (call_probe* p : {&acquire, &release, &extend}) {
+        for (call_probe* p : {&acquire, &release, &extend, &status, &check}) {
             p->check_called_back_later();
             std::lock_guard held_probe{p->mutex};
             CHECK(p->thread != std::this_thread::get_id());

@@ -53,14 +53,23 @@ auto delay_for(const std::vector<seen>& nodes, bool subscribed, wait_mode mode,
 // majority; a node that failed or timed out is never free.
 auto earliest_majority(const std::vector<seen>& nodes) -> long long {
     const std::size_t needed = nodes.size() / 2 + 1;
-    for (long long t = 0; t <= 20'000; ++t) {
+    const auto free_at = [&](long long t) {
         std::size_t free = 0;
         for (const auto& n : nodes) {
             if (n.status == node_status::ok) ++free;
             if (n.status == node_status::refused && (n.holder_ttl == -2 || n.holder_ttl < t))
                 ++free;
         }
-        if (free >= needed) return t;
+        return free;
+    };
+    // The count changes only at 0 and just after a key expires: try those, earliest first.
+    std::vector<long long> moments{0};
+    for (const auto& n : nodes) {
+        if (n.holder_ttl > 0) moments.push_back(n.holder_ttl + 1);
+    }
+    std::sort(moments.begin(), moments.end());
+    for (const long long t : moments) {
+        if (free_at(t) >= needed) return t;
     }
     return std::numeric_limits<long long>::max();
 }
