@@ -132,10 +132,12 @@ auto acquire_decision::release_form_of(std::size_t node) const noexcept -> relea
 
 void acquire_decision::fail_attempt(errc reason, std::optional<milliseconds> validity,
                                     acquire_actions& a) {
+    std::size_t releases = 0;
     for (std::size_t i = 0; i < reports_.size(); ++i) {
-        if (release_form_of(i) != release_form::none) ++cleanups_;
+        if (release_form_of(i) != release_form::none) ++releases;
     }
-    a.send_releases = cleanups_ > 0;
+    cleanups_ += releases;
+    a.send_releases = releases > 0;
     const bool budget_left =
         settings_.max_attempts == 0 || static_cast<long long>(attempt_) < settings_.max_attempts;
     std::optional<milliseconds> next;

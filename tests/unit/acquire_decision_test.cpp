@@ -242,3 +242,136 @@ TEST_SUITE("acquire decision: fencing rounds") {
         }
     }
 }
+
+TEST_SUITE("acquire decision: retries, wake-ups, cancellation") {
+    // Three nodes, all refuse: the attempt fails with nothing to release on them.
+    auto refuse_all = [](acquire_decision& d) {
+        acquire_actions last;
+        for (std::size_t node = 0; node < 3 && d.open_for_grants(); ++node)
+            last = d.on_grant(node, {outcome_of(answer::refuse)});
+        return last;
+    };
+
+    TEST_CASE("retries after retry.delay + jitter until the attempt budget is spent") {
+        fake_env env;
+        env.rand = 37;  // jitter 37 % 101 = 37 ms
+        auto s = plain_settings(3);
+        s.max_attempts = 3;
+        acquire_decision d{s, env};
+        REQUIRE(d.start().send_grants);
+        for (std::uint32_t attempt = 1; attempt <= 3; ++attempt) {
+            CHECK(d.attempt() == attempt);
+            const acquire_actions a = refuse_all(d);
+            if (attempt < 3) {
+                REQUIRE(a.retry_after);
+                CHECK(*a.retry_after == 237ms);
+                CHECK(d.current_phase() == acquire_decision::phase::sleeping);
+                CHECK(d.on_retry_timer().send_grants);
+            } else {
+                CHECK_FALSE(a.retry_after);
+                CHECK(d.failure_reason() == errc::contended);
+            }
+            CHECK(a.send_releases);  // node 2 had not answered: it may still grant
+        }
+        // Reported once every attempt's release is answered: no key left behind.
+        REQUIRE(d.cleanups_pending() == 3);
+        CHECK(d.on_cleanup_answered().end == acquire_actions::ending::none);
+        CHECK(d.on_cleanup_answered().end == acquire_actions::ending::none);
+        CHECK(d.on_cleanup_answered().end == acquire_actions::ending::failed);
+    }
+
+    TEST_CASE("the last attempt starts at the wait deadline, and none after it") {
+        fake_env env;
+        env.rand = 100;  // 200 + 100 ms asked
+        auto s = plain_settings(3);
+        s.max_attempts = 0;  // the deadline bounds it
+        s.deadline = env.t + 250ms;
+        acquire_decision d{s, env};
+        (void)d.start();
+        acquire_actions a = refuse_all(d);
+        REQUIRE(a.retry_after);
+        CHECK(*a.retry_after == 250ms);  // capped at the deadline
+        env.t += 250ms;
+        (void)d.on_retry_timer();
+        a = refuse_all(d);
+        CHECK_FALSE(a.retry_after);  // even retry.delay would pass the deadline
+        CHECK(d.current_phase() == acquire_decision::phase::ending);
+        CHECK(d.attempt() == 2);
+    }
+
+    TEST_CASE("a wake-up mid-attempt retries at once; while sleeping it cancels the timer") {
+        fake_env env;
+        auto s = plain_settings(3);
+        s.max_attempts = 0;
+        s.waiting = true;
+        s.deadline = env.t + 10s;
+        acquire_decision d{s, env};
+        (void)d.start();
+        CHECK_FALSE(d.on_wake().send_grants);  // in flight: remembered, not acted on
+        acquire_actions a = refuse_all(d);
+        REQUIRE(a.retry_after);
+        CHECK(*a.retry_after == 0ms);
+        (void)d.on_retry_timer();
+        a = refuse_all(d);
+        REQUIRE(a.retry_after);
+        CHECK(*a.retry_after > 0ms);  // the wake-up was used up
+        const acquire_actions woken = d.on_wake();
+        CHECK(woken.cancel_retry_timer);
+        CHECK(woken.send_grants);
+        CHECK(d.attempt() == 3);
+    }
+
+    TEST_CASE("cancelled mid-attempt: releases what may have been granted, reports cancelled") {
+        fake_env env;
+        auto s = plain_settings(3);
+        s.max_attempts = 5;
+        acquire_decision d{s, env};
+        (void)d.start();
+        (void)d.on_grant(0, {outcome_of(answer::grant)});
+        acquire_actions a = d.on_cancel(errc::cancelled);
+        CHECK(a.send_releases);
+        CHECK_FALSE(a.retry_after);
+        CHECK(d.release_form_of(0) == release_form::by_sha);
+        CHECK(d.release_form_of(1) == release_form::by_eval);
+        CHECK(d.cleanups_pending() == 3);
+        CHECK(d.on_cleanup_answered().end == acquire_actions::ending::none);
+        CHECK(d.on_cleanup_answered().end == acquire_actions::ending::none);
+        CHECK(d.on_cleanup_answered().end == acquire_actions::ending::failed);
+        CHECK(d.failure_reason() == errc::cancelled);
+        CHECK(d.on_cancel(errc::client_stopped).end == acquire_actions::ending::none);  // once
+        CHECK_FALSE(d.on_grant(1, {outcome_of(answer::grant)}).send_grants);  // late: ignored
+    }
+
+    TEST_CASE("cancelled while sleeping: the timer is cancelled and the failure reported") {
+        fake_env env;
+        auto s = plain_settings(3);
+        s.max_attempts = 5;
+        acquire_decision d{s, env};
+        (void)d.start();
+        REQUIRE(refuse_all(d).retry_after);
+        CHECK(d.on_cleanup_answered().end == acquire_actions::ending::none);  // still sleeping
+        const acquire_actions a = d.on_cancel(errc::client_stopped);
+        CHECK(a.cancel_retry_timer);
+        CHECK(a.end == acquire_actions::ending::failed);
+        CHECK(d.failure_reason() == errc::client_stopped);
+        CHECK_FALSE(d.on_retry_timer().send_grants);
+        CHECK_FALSE(d.on_wake().send_grants);
+    }
+
+    TEST_CASE("a waiter that was queued leaves the queue on every node when it gives up") {
+        for (const bool queued : {false, true}) {
+            fake_env env;
+            auto s = plain_settings(3);
+            s.waiting = true;
+            s.max_attempts = 1;
+            s.deadline = env.t + 1s;
+            acquire_decision d{s, env};
+            (void)d.start();
+            acquire_actions a;
+            for (std::size_t node = 0; node < 2; ++node)
+                a = d.on_grant(node, {outcome_of(answer::refuse), 0, 500, queued});
+            CHECK(a.send_dequeues == queued);
+            CHECK(d.cleanups_pending() == (queued ? 4U : 1U));  // + node 2's release
+        }
+    }
+}
