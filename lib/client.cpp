@@ -10,6 +10,7 @@
 #include "detail/lock_state.hpp"
 #include "detail/timing.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -182,11 +183,18 @@ auto client::release(const lock& held) -> result<release_report> {
 }
 
 auto client::adopt(std::string resource, std::string value) const -> lock {
+    return adopt(std::move(resource), std::move(value), lock_kind::exclusive);
+}
+
+auto client::adopt(std::string resource, std::string value, lock_kind kind, int permits) const
+    -> lock {
     auto state = std::make_shared<detail::lock_state>();
     state->resources.push_back(std::move(resource));
     state->value = std::move(value);
     state->ttl = core_ ? core_->config().lock.ttl : std::chrono::milliseconds{0};
     state->adopted = true;
+    state->kind = kind;
+    if (kind == lock_kind::permit) state->permits = std::clamp(permits, 1, max_permits);
     return detail::lock_state::handle(std::move(state));
 }
 

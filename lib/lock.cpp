@@ -20,6 +20,28 @@ auto lock::fence() const noexcept -> std::optional<std::uint64_t> {
     return state_ ? state_->fence : std::nullopt;
 }
 
+auto lock::kind() const noexcept -> lock_kind {
+    return state_ ? state_->kind : lock_kind::exclusive;
+}
+
+auto lock::permit() const noexcept -> std::optional<int> {
+    if (!state_ || state_->kind != lock_kind::permit || state_->slot < 0) return std::nullopt;
+    return state_->slot;
+}
+
+auto lock::permits() const noexcept -> std::optional<int> {
+    if (!state_ || state_->kind != lock_kind::permit) return std::nullopt;
+    return state_->permits;
+}
+
+auto lock::owner() const -> const std::string& {
+    return state_ ? state_->owner : empty_string;
+}
+
+auto lock::holds() const noexcept -> int {
+    return state_ ? state_->holds.load(std::memory_order_acquire) : 0;
+}
+
 auto lock::lost() const noexcept -> bool {
     return state_ && state_->lost.load(std::memory_order_acquire);
 }

@@ -33,6 +33,10 @@ struct release_report {
     /// no majority can, rather than wait for a hung node's request_timeout.
     std::size_t pending = 0;
     std::vector<node_report> nodes;
+    /// Reentrant locks (lock_options::owner): holds still open after this
+    /// release. When it is above 0 nothing was sent to the nodes (deleted is
+    /// 0, nodes empty) and the lock stays valid for the remaining holders.
+    int holds_left = 0;
 
     /// True when a majority deleted the key.
     [[nodiscard]] auto majority() const noexcept -> bool { return deleted >= quorum; }
@@ -162,6 +166,11 @@ public:
     /// ownership, so release and extend work on it; its validity is unknown
     /// here until an extend succeeds, so valid() is false until then.
     [[nodiscard]] auto adopt(std::string resource, std::string value) const -> lock;
+    /// Same, for a reader (lock_kind::shared) or a semaphore's permit
+    /// (lock_kind::permit, with the semaphore's permit count: the permit is
+    /// found on each node by its value).
+    [[nodiscard]] auto adopt(std::string resource, std::string value, lock_kind kind,
+                             int permits = 0) const -> lock;
 
     /// Every node's view of `resource`: holder value, remaining TTL, fencing
     /// counter; and the holder a majority agree on. Read-only. Errors:

@@ -33,6 +33,20 @@ enum class wait_mode {
     poll,
 };
 
+/// What kind of lock an acquisition asks for (README, "Lock kinds").
+enum class lock_kind : std::uint8_t {
+    /// One holder per resource: the writer of a read-write lock. The default.
+    exclusive,
+    /// A reader: any number hold together while no exclusive holder does. A
+    /// queued writer stops new readers (writer-preferring).
+    shared,
+    /// One of `lock_options::permits` leases of a counting semaphore.
+    permit,
+};
+
+/// The most permits a semaphore may have (each is a key on every node).
+inline constexpr int max_permits = 1024;
+
 /// Per-acquisition choices. Every unset field takes the client's configured default.
 struct lock_options {
     std::optional<std::chrono::milliseconds> ttl{};
@@ -56,6 +70,25 @@ struct lock_options {
     /// applies when more than one attempt is allowed; a lock over several
     /// resources always polls.
     std::optional<redlock::wait_mode> wait{};
+    /// Read-write locks: true asks for a shared (reader) hold on a single
+    /// resource; false or unset for an exclusive one (a writer). Readers and
+    /// exclusive holders of one resource exclude each other on every node, so
+    /// the two can never both hold a majority. With `fencing`, a reader gets
+    /// the current token (the last writer's, or higher) rather than a new one.
+    std::optional<bool> shared{};
+    /// Counting semaphore: take one of this many permits (1 to 1024) on a
+    /// single resource. Every user of the resource must name the same count
+    /// (a node refuses a different one: invalid_argument). Each permit is an
+    /// exclusive lock of its own on the quorum, so at most `permits` hold at
+    /// once. Not with `shared` or `fencing`.
+    std::optional<int> permits{};
+    /// Reentrancy: an owner (any non-empty name of the caller's choosing, not
+    /// a thread id) that acquires a lock this client already holds for it, of
+    /// the same kind on the same resources, gets the same lock again at once
+    /// and its hold count rises; each release lowers it, and the lock is
+    /// released on the nodes when it returns to zero. Unset: no reentrancy (a
+    /// second acquire contends with the first, as on another client).
+    std::optional<std::string> owner{};
 };
 
 /// A held (or once-held) distributed lock.
@@ -82,6 +115,17 @@ public:
     /// nor marked lost. Only act on the protected resource while this is true.
     [[nodiscard]] auto valid() const noexcept -> bool;
     [[nodiscard]] auto empty() const noexcept -> bool { return !state_; }
+
+    /// exclusive, shared (a reader) or permit (a semaphore's lease).
+    [[nodiscard]] auto kind() const noexcept -> lock_kind;
+    /// The permit held (0 to permits - 1), for a semaphore's lease.
+    [[nodiscard]] auto permit() const noexcept -> std::optional<int>;
+    /// The semaphore's permit count, for a semaphore's lease.
+    [[nodiscard]] auto permits() const noexcept -> std::optional<int>;
+    /// Reentrant locks (lock_options::owner): the owner, and how many holds
+    /// are open (acquisitions not yet matched by a release). 1 otherwise.
+    [[nodiscard]] auto owner() const -> const std::string&;
+    [[nodiscard]] auto holds() const noexcept -> int;
 
     /// The fencing token, when the lock was acquired with `fencing`: pass it to
     /// the protected resource, which rejects any write carrying a lower token

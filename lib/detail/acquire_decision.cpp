@@ -22,6 +22,10 @@ void acquire_decision::begin_attempt(acquire_actions& a) {
     ++attempt_;
     const std::size_t n = settings_.nodes;
     tally_ = quorum_tally{n};
+    if (settings_.permits > 0) {
+        permit_tally_ = permit_tally{n, settings_.permits};
+        granted_permit_.assign(n, permit_tally::none);
+    }
     max_counter_ = 0;
     if (settings_.waiting) holder_ttl_.assign(n, -2);
     reports_.reset(n);
@@ -42,9 +46,20 @@ auto acquire_decision::on_grant(std::size_t node, grant_answer answer) -> acquir
     // Counters count whether or not this node granted: reading one is safe,
     // and a higher reading only raises the token.
     max_counter_ = std::max(max_counter_, answer.counter);
+    permits_conflict_ = permits_conflict_ || answer.permits_conflict;
     const node_status status = answer.outcome.status;
     reports_.set(node, std::move(answer.outcome));
-    decide_grant(tally_.outcome(status), a);
+    quorum_tally::verdict verdict = tally_.outcome(status);
+    if (settings_.permits > 0) {
+        // A yes counts only towards the permit it granted.
+        const int permit = status == node_status::ok ? answer.permit : permit_tally::none;
+        granted_permit_[node] = permit;
+        permit_tally_.answer(permit);
+        verdict = permit_tally_.won()    ? quorum_tally::verdict::won
+                  : permit_tally_.lost() ? quorum_tally::verdict::lost
+                                         : quorum_tally::verdict::pending;
+    }
+    decide_grant(verdict, a);
     return a;
 }
 
@@ -98,6 +113,11 @@ void acquire_decision::conclude(acquire_actions& a) {
         return;
     }
     phase_ = phase::done;
+    if (settings_.permits > 0) {
+        won_permit_ = *permit_tally_.won();
+        for (std::size_t i = 0; i < reports_.size(); ++i)
+            a.send_stray_releases = a.send_stray_releases || stray_form_of(i) != release_form::none;
+    }
     a.end = acquire_actions::ending::granted;
     a.validity = v;
     a.decided_at = now;
@@ -130,6 +150,17 @@ auto acquire_decision::release_form_of(std::size_t node) const noexcept -> relea
     }
 }
 
+auto acquire_decision::stray_form_of(std::size_t node) const noexcept -> release_form {
+    // Where the node granted the permit won there is nothing stray; where it
+    // granted another, or may have (no answer yet, or an unknown outcome), the
+    // value may hold a second permit there.
+    if (won_permit_ < 0 || node >= granted_permit_.size()) return release_form::none;
+    if (reports_.status(node) == node_status::ok && granted_permit_[node] == won_permit_)
+        return release_form::none;
+    if (reports_.status(node) == node_status::pending) return release_form::by_eval;
+    return release_form_of(node);
+}
+
 void acquire_decision::fail_attempt(errc reason, std::optional<milliseconds> validity,
                                     acquire_actions& a) {
     std::size_t releases = 0;
@@ -138,8 +169,12 @@ void acquire_decision::fail_attempt(errc reason, std::optional<milliseconds> val
     }
     cleanups_ += releases;
     a.send_releases = releases > 0;
+    // Semaphores: users that disagree on the permit count are a bug to report,
+    // not a contention to wait out.
+    if (permits_conflict_ && !cancelled_) reason = errc::invalid_argument;
     const bool budget_left =
-        settings_.max_attempts == 0 || static_cast<long long>(attempt_) < settings_.max_attempts;
+        !permits_conflict_ &&
+        (settings_.max_attempts == 0 || static_cast<long long>(attempt_) < settings_.max_attempts);
     std::optional<milliseconds> next;
     if (budget_left && !cancelled_) {
         next =

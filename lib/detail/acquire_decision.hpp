@@ -9,6 +9,7 @@
 
 #include "detail/delays.hpp"
 #include "detail/node_outcomes.hpp"
+#include "detail/permit_tally.hpp"
 #include "detail/quorum_tally.hpp"
 #include "redlock/config.hpp"
 #include "redlock/error.hpp"
@@ -41,6 +42,9 @@ struct acquire_settings {
     bool fencing = false;  ///< round 2 raises and confirms the fence counter
     bool waiting = false;  ///< queued per node and woken by release notifications
     wait_mode mode = wait_mode::targeted;
+    /// A semaphore's permit count: a node grants one of them, and the attempt
+    /// wins the permit a majority granted (permit_tally). 0: one lock key.
+    int permits = 0;
     int max_attempts = 1;  ///< 0: unlimited (a wait deadline bounds it)
     std::optional<std::chrono::steady_clock::time_point> deadline;  ///< of the wait
     std::chrono::milliseconds ttl{0};
@@ -58,6 +62,10 @@ struct grant_answer {
     std::uint64_t counter = 0;  ///< the node's fence counter (scripted grants), 0 if none
     long long holder_ttl = -2;  ///< waiting: the holder's TTL there in ms (-2: no key)
     bool queued = false;        ///< waiting: the refusal queued us on that node
+    int permit = -1;            ///< semaphores: the permit this node granted (outcome ok)
+    /// Semaphores: the node knows this resource with another permit count. The
+    /// acquisition gives up (invalid_argument) unless a majority granted anyway.
+    bool permits_conflict = false;
 };
 
 /// What the shell does after an event, in this order.
@@ -72,6 +80,10 @@ struct acquire_actions {
     bool send_releases = false;
     /// Leave the queue on every node.
     bool send_dequeues = false;
+    /// Semaphores, once granted: release the other permits this attempt's
+    /// value holds, on every node stray_form() names (their grant, answered or
+    /// not, is ahead of the release on the same connection).
+    bool send_stray_releases = false;
     /// Start the next attempt after this long.
     std::optional<std::chrono::milliseconds> retry_after;
     enum class ending : std::uint8_t { none, granted, failed };
@@ -127,10 +139,17 @@ public:
     }
     [[nodiscard]] auto attempt() const noexcept -> std::uint32_t { return attempt_; }
     [[nodiscard]] auto token() const noexcept -> std::uint64_t { return token_; }
+    /// The highest fence counter the current attempt's grants read (a reader's
+    /// token: at least that of every writer that held before it).
+    [[nodiscard]] auto highest_counter() const noexcept -> std::uint64_t { return max_counter_; }
     [[nodiscard]] auto cancelled() const noexcept -> bool { return cancelled_.has_value(); }
     /// What each node said in the current attempt (the last round it reached).
     [[nodiscard]] auto nodes() const noexcept -> const node_outcomes& { return reports_; }
     [[nodiscard]] auto release_form_of(std::size_t node) const noexcept -> release_form;
+    /// Semaphores, once granted: how a node's other permits are released.
+    [[nodiscard]] auto stray_form_of(std::size_t node) const noexcept -> release_form;
+    /// Semaphores: the permit won (-1 until granted).
+    [[nodiscard]] auto permit() const noexcept -> int { return won_permit_; }
     /// Some node refused and so queued us: leaving needs a dequeue there.
     [[nodiscard]] auto queued() const noexcept -> bool { return queued_; }
     [[nodiscard]] auto cleanups_pending() const noexcept -> std::size_t { return cleanups_; }
@@ -162,6 +181,9 @@ private:
     node_outcomes reports_;
     quorum_tally tally_{0};
     quorum_tally confirm_tally_{0};
+    permit_tally permit_tally_;
+    std::vector<int> granted_permit_;  // semaphores: what each node granted
+    int won_permit_ = -1;
     std::vector<long long> holder_ttl_;  // waiting only
     std::chrono::steady_clock::time_point attempt_start_;
     std::optional<std::chrono::milliseconds> failure_validity_;
@@ -174,6 +196,7 @@ private:
     phase phase_ = phase::idle;
     bool woken_ = false;   // woken while an attempt was in flight
     bool queued_ = false;  // some node refused, and so queued us
+    bool permits_conflict_ = false;  // a node knows the semaphore with another count
 };
 
 }  // namespace redlock::detail

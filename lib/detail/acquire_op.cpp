@@ -24,7 +24,10 @@ auto settings_of(const client_config& config, std::size_t resources, const lock_
     -> acquire_settings {
     acquire_settings s;
     s.nodes = config.nodes.size();
-    s.fencing = options.fencing.value_or(config.lock.fencing);
+    // A reader reads the fence counter in its grant; only a writer raises it.
+    s.fencing = options.fencing.value_or(config.lock.fencing) && !options.shared.value_or(false) &&
+                !options.permits;
+    s.permits = options.permits.value_or(0);
     s.mode = options.wait.value_or(config.lock.wait);
     s.ttl = options.ttl.value_or(config.lock.ttl);
     s.min_validity = config.lock.min_validity;
@@ -64,6 +67,14 @@ acquire_op::acquire_op(op_context& ctx, std::vector<std::string> resources, lock
     const acquire_settings& s = decision_.settings();
     state_->resources = std::move(resources);
     state_->ttl = s.ttl;
+    if (options.permits) {
+        state_->kind = lock_kind::permit;
+        state_->permits = *options.permits;
+    } else if (options.shared.value_or(false)) {
+        state_->kind = lock_kind::shared;
+        read_fence_ = options.fencing.value_or(ctx.config().lock.fencing);
+    }
+    if (options.owner) state_->owner = *options.owner;
     state_->auto_renew = options.auto_renew.value_or(ctx.config().lock.auto_renew);
     if (state_->auto_renew) state_->lost_source = std::stop_source{};
     if (options.on_lost) {
@@ -71,7 +82,7 @@ acquire_op::acquire_op(op_context& ctx, std::vector<std::string> resources, lock
             std::move(options.on_lost));
     }
     state_->wake = s.mode == wait_mode::broadcast ? 'a' : s.mode == wait_mode::poll ? '0' : '1';
-    scripted_ = s.fencing || state_->resources.size() > 1;
+    scripted_ = s.fencing || state_->resources.size() > 1 || state_->kind != lock_kind::exclusive;
     if (s.waiting) wait_ = std::make_unique<wait_fields>();
     if (std::string problem = check_arguments(options); !problem.empty()) {
         argument_error_ = std::make_unique<error>(
@@ -98,6 +109,23 @@ auto acquire_op::check_arguments(const lock_options& options) const -> std::stri
         return "max_wait must not be negative";
     if (s.fencing && state_->resources.size() > 1) {
         return "fencing tokens are available for a single resource only";
+    }
+    if (options.owner && options.owner->empty()) return "owner must not be empty (unset it instead)";
+    if (options.permits) {
+        if (*options.permits < 1 || *options.permits > max_permits)
+            return "permits must be between 1 and " + std::to_string(max_permits);
+        if (options.shared.value_or(false)) return "a lock is either shared or a permit, not both";
+        if (options.fencing.value_or(false))
+            return "fencing tokens mean nothing for permits (several hold at once)";
+    }
+    if (state_->kind != lock_kind::exclusive && state_->resources.size() > 1) {
+        return state_->kind == lock_kind::shared
+                   ? "a shared lock covers a single resource"
+                   : "a semaphore's permit covers a single resource";
+    }
+    if (read_fence_ && (config.key_prefix.starts_with(config.fence_prefix) ||
+                        config.fence_prefix.starts_with(config.key_prefix))) {
+        return "fencing needs a fence_prefix and a key_prefix that do not start with each other";
     }
     if (s.fencing && (config.key_prefix.starts_with(config.fence_prefix) ||
                       config.fence_prefix.starts_with(config.key_prefix))) {
@@ -145,6 +173,10 @@ void acquire_op::handle(std::uint32_t tag, const reply_event& event) {
     const auto k = static_cast<kind>(tag_kind(tag));
     const bool noscript = event.status == request_status::reply && is_noscript(event.reply);
 
+    if (k == stray_sha_kind || k == stray_eval_kind) {
+        if (noscript && k == stray_sha_kind) send_stray_release(node, true);
+        return;  // best effort: the permit's own TTL bounds what a lost one costs
+    }
     if (k == release_sha_kind || k == release_eval_kind || k == dequeue_kind) {
         // This request is done; a NOSCRIPT is replaced by its EVAL, which the
         // decision counts as the same cleanup (a dequeue goes as EVAL already).
@@ -226,6 +258,19 @@ auto acquire_op::grant_answer_of(std::size_t node, const reply_event& event) con
         answer.holder_ttl = array_integer(event.reply, 2).value_or(-2);
         answer.queued = array_integer(event.reply, 0) == 0;  // a refusal enqueues us there
     }
+    if (state_->kind == lock_kind::permit) {
+        const auto second = array_integer(event.reply, 1);
+        if (answer.outcome.status == node_status::ok && second) {
+            answer.permit = static_cast<int>(*second);
+        } else if (array_integer(event.reply, 0) == -1) {
+            answer.permits_conflict = true;
+            answer.outcome = {node_status::error,
+                              "it knows this semaphore with " +
+                                  std::to_string(second.value_or(0)) + " permits, not " +
+                                  std::to_string(state_->permits)};
+        }
+        return answer;
+    }
     if (scripted_) {
         if (const auto counter = array_integer(event.reply, 1); counter && *counter > 0)
             answer.counter = static_cast<std::uint64_t>(*counter);
@@ -258,6 +303,10 @@ void acquire_op::perform(const acquire_actions& a) {
     }
     if (a.send_releases) send_releases();
     if (a.send_dequeues) send_dequeues();
+    if (a.send_stray_releases) {
+        state_->slot = decision_.permit();
+        for (std::size_t i = 0; i < ctx_.node_count(); ++i) send_stray_release(i, false);
+    }
     if (a.retry_after) {
         retry_timer_ = after(*a.retry_after, [this] { perform(decision_.on_retry_timer()); });
     }
@@ -270,6 +319,10 @@ void acquire_op::send_grants() {
     // arrives late (on a connection given up and recycled) must never delete
     // what this attempt is granted. It compares against the old value.
     state_->value = ctx_.rng().lock_value();
+    // Semaphores: each attempt starts its scan at a random permit, so that
+    // clients spread over the permits instead of all racing for the first.
+    if (state_->kind == lock_kind::permit)
+        first_permit_ = static_cast<int>(ctx_.rng().next() % static_cast<std::uint64_t>(state_->permits));
     ctx_.counters().attempts.fetch_add(1, std::memory_order_relaxed);
     // Registered before the first request: the script queues us on a node at
     // once, and a release there may notify us before this attempt has failed.
@@ -297,8 +350,17 @@ auto acquire_op::grant_command(bool eval) const -> encoded_command {
             std::to_chars(ttl_buf.data(), ttl_buf.data() + ttl_buf.size(), state_->ttl.count())
                 .ptr -
             ttl_buf.data())};
+    if (state_->kind == lock_kind::permit) return permit_grant_command(eval, ttl_text);
     const lock_keys keys = keys_of(*state_);
     const bool fencing = decision_.settings().fencing;
+    if (state_->kind == lock_kind::shared) {
+        const std::string fence = read_fence_ ? fence_key() : std::string{};
+        return script_call(shared_acquire_script(), eval,
+                           {keys.front(), fence, queue_key(*state_).view()},
+                           {state_->value, ttl_text, wait_ ? wait_->waiter_id : std::string_view{},
+                            wait_ ? wait_->liveness_text : std::string_view{},
+                            wait_ ? wait_->arrival_text : std::string_view{}, "0"});
+    }
     if (wait_) {
         const std::string fence = fencing ? fence_key() : std::string{};  // empty: no counter
         return script_call(
@@ -312,6 +374,21 @@ auto acquire_op::grant_command(bool eval) const -> encoded_command {
                            {state_->value, ttl_text, "1"});
     }
     return script_call(acquire_script(), eval, keys.all(), {state_->value, ttl_text, "0"});
+}
+
+auto acquire_op::permit_grant_command(bool eval, std::string_view ttl_text) const
+    -> encoded_command {
+    const std::string count_key = permit_count_key(*state_);
+    const std::string prefix = permit_key_prefix(*state_);
+    const std::string queue = permit_queue_key(*state_);
+    const std::string permits = std::to_string(state_->permits);
+    const std::string first = std::to_string(first_permit_);
+    return script_call(permit_acquire_script(), eval, {count_key, queue},
+                       {state_->value, ttl_text, permits, first, prefix,
+                        wait_ ? wait_->waiter_id : std::string_view{},
+                        wait_ ? wait_->liveness_text : std::string_view{},
+                        decision_.settings().mode == wait_mode::fair ? "f" : "t",
+                        wait_ ? wait_->arrival_text : std::string_view{}});
 }
 
 void acquire_op::send_grant(std::size_t node, bool eval) {
@@ -355,10 +432,22 @@ void acquire_op::send_release(std::size_t node, bool eval) {
          make_tag(decision_.attempt(), eval ? release_eval_kind : release_sha_kind, node));
 }
 
+void acquire_op::send_stray_release(std::size_t node, bool eval) {
+    const auto form = decision_.stray_form_of(node);
+    if (form == acquire_decision::release_form::none) return;
+    eval = eval || form == acquire_decision::release_form::by_eval;
+    send(node, release_call(*state_, eval, {}, permit_scope::all_but_held),
+         make_tag(decision_.attempt(), eval ? stray_eval_kind : stray_sha_kind, node));
+}
+
 void acquire_op::send_dequeues() {
     ctx_.waiters().remove(wait_->waiter_id);
-    const encoded_command dequeue =
-        script_call(dequeue_script(), true, {queue_key(*state_).view()}, {wait_->waiter_id});
+    const std::string permit_queue =
+        state_->kind == lock_kind::permit ? permit_queue_key(*state_) : std::string{};
+    const encoded_command dequeue = script_call(
+        dequeue_script(), true,
+        {state_->kind == lock_kind::permit ? std::string_view{permit_queue} : queue_key(*state_).view()},
+        {wait_->waiter_id});
     for (std::size_t i = 0; i < ctx_.node_count(); ++i)
         send(i, dequeue, make_tag(decision_.attempt(), dequeue_kind, i));
 }
@@ -368,6 +457,8 @@ void acquire_op::send_dequeues() {
 void acquire_op::finish_success(milliseconds validity, steady_clock::time_point decided_at) {
     state_->set_valid_until(decided_at + validity);
     if (decision_.settings().fencing) state_->fence = decision_.token();
+    if (read_fence_) state_->fence = decision_.highest_counter();
+    if (state_->kind == lock_kind::permit) state_->slot = decision_.permit();
     finished_ = true;
     if (limited_) ctx_.acquisition_finished();
     // The nodes yet to answer the grant: their replies change nothing now (the

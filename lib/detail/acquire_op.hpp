@@ -55,6 +55,8 @@ private:
         release_sha_kind,
         release_eval_kind,
         dequeue_kind,
+        stray_sha_kind,  // semaphores: the other permits a won attempt holds
+        stray_eval_kind,
     };
 
     // decision_env: the decision's clock, random numbers and subscription state.
@@ -69,6 +71,9 @@ private:
     [[nodiscard]] auto grant_command(bool eval) const -> encoded_command;
     void send_grants();
     void send_grant(std::size_t node, bool eval);
+    [[nodiscard]] auto permit_grant_command(bool eval, std::string_view ttl_text) const
+        -> encoded_command;
+    void send_stray_release(std::size_t node, bool eval);
     [[nodiscard]] auto fence_key() const -> std::string;
     [[nodiscard]] auto confirm_command(bool eval) const -> encoded_command;
     void send_confirm(std::size_t node, bool eval);
@@ -103,7 +108,9 @@ private:
     // This attempt's grant request on each node (the usual 3, 5 or 7 nodes):
     // what a decided acquisition disowns rather than wait for.
     std::array<std::uint32_t, 8> grant_numbers_{};
-    bool scripted_ = false;  // several resources, or fencing
+    int first_permit_ = 0;   // semaphores: where this attempt's scan starts
+    bool scripted_ = false;  // several resources, fencing, a reader or a permit
+    bool read_fence_ = false;  // a reader with fencing: reads the counter
     bool limited_ = false;   // counted against max_concurrent_acquisitions
 };
 

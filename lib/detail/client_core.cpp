@@ -213,6 +213,8 @@ void pending_acquire::run(std::unique_ptr<loop_task> self) {
 
 void client_core::start_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
                                 lock_options options, client::acquire_callback done) {
+    if (options.owner && !options.owner->empty() && reenter(ticket, resources, options, done))
+        return;
     if (admission_.must_wait(options)) {
         admission_.hold(std::make_unique<pending_acquire>(*this, ticket, std::move(resources),
                                                           std::move(options), std::move(done)));
@@ -247,6 +249,37 @@ void client_core::launch_acquire(client::acquire_ticket ticket, std::vector<std:
         admission_.started();
     }
     start_op(std::move(op));
+}
+
+auto client_core::reenter(client::acquire_ticket ticket, std::vector<std::string>& resources,
+                          lock_options& options, client::acquire_callback& done) -> bool {
+    std::string key = reentry_registry::key_of(resources, options);
+    if (auto held = reentries_.reenter(key)) {
+        counters_.acquired.fetch_add(1, std::memory_order_relaxed);
+        complete_later([done = std::move(done), held = std::move(held)]() mutable {
+            call_guarded([&] { done(lock_state::handle(std::move(held))); });
+        });
+        return true;
+    }
+    if (reentries_.in_flight(key)) {
+        // The owner's first acquisition decides: held, this one re-enters it;
+        // failed, this one tries on its own.
+        reentries_.wait(key, [this, ticket, resources = std::move(resources),
+                              options = std::move(options), done = std::move(done)]() mutable {
+            if (stopping_) {
+                refuse_stopped(std::move(done));
+                return;
+            }
+            start_acquire(ticket, std::move(resources), std::move(options), std::move(done));
+        });
+        return true;
+    }
+    reentries_.begin(key);
+    done = [this, key = std::move(key), done = std::move(done)](result<lock> outcome) mutable {
+        reentries_.end(key, outcome ? lock_state::of(*outcome) : nullptr);
+        done(std::move(outcome));
+    };
+    return false;
 }
 
 void client_core::start_counted(std::unique_ptr<pending_acquire> next) {
@@ -301,6 +334,23 @@ void client_core::cancel(client::acquire_ticket ticket) {
 
 void client_core::release(std::shared_ptr<lock_state> state, client::release_callback done) {
     counters_.releases.fetch_add(1, std::memory_order_relaxed);
+    if (state && !state->owner.empty() && !state->released.load(std::memory_order_acquire)) {
+        // A reentrant lock goes to the nodes only with its last hold.
+        const int left = state->holds.fetch_sub(1, std::memory_order_acq_rel) - 1;
+        if (left > 0) {
+            release_report report;
+            report.quorum = quorum(nodes_.size());
+            report.holds_left = left;
+            call_on_loop(std::move(done), [this, report = std::move(report)](
+                                              client::release_callback& d) mutable {
+                complete_later([d = std::move(d), report = std::move(report)]() mutable {
+                    call_guarded([&] { d(std::move(report)); });
+                });
+                return true;
+            });
+            return;
+        }
+    }
     if (state) state->released.store(true, std::memory_order_release);
     if (on_loop_thread() && !stopping_) {
         start_release(std::move(state), std::move(done));

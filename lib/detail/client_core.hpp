@@ -8,6 +8,7 @@
 #include "detail/operation.hpp"
 #include "detail/probe_op.hpp"
 #include "detail/random.hpp"
+#include "detail/reentry_registry.hpp"
 #include "detail/timer_queue.hpp"
 #include "detail/waiter_registry.hpp"
 #include "detail/watchdog.hpp"
@@ -82,6 +83,11 @@ private:
     /// On the loop thread: starts an acquisition, or holds it back.
     void start_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
                        lock_options options, client::acquire_callback done);
+    /// A reentrant acquisition (lock_options::owner): another hold of the lock
+    /// held for its owner, or a wait for the owner's acquisition in flight.
+    /// False: acquire as usual (`done` now also records what it gets).
+    auto reenter(client::acquire_ticket ticket, std::vector<std::string>& resources,
+                 lock_options& options, client::acquire_callback& done) -> bool;
     friend struct pending_acquire;
     void admit(std::unique_ptr<pending_acquire> pending);
     void start_release(std::shared_ptr<lock_state> state, client::release_callback done);
@@ -117,6 +123,7 @@ private:
         {config_, nodes_, timers_, rng_, counters_, waiters_, client_id_, wake_prefix_, *this}};
     watchdog watchdog_{ctx_};
     std::atomic<std::size_t> operation_gauge_{0};  // live operations (ops_)
+    reentry_registry reentries_;                   // lock_options::owner (loop thread)
     std::set<std::size_t> same_server_warned_;     // node pairs (i * n + j) already reported
     bool stopping_ = false;                        // loop thread: no new operations
     bool closing_ = false;                         // loop thread: handles are being closed

@@ -22,6 +22,12 @@ struct lock_state {
     std::string value;  ///< proof of ownership
     std::chrono::milliseconds ttl{0};
     std::optional<std::uint64_t> fence;
+    lock_kind kind = lock_kind::exclusive;
+    int permits = 0;  ///< a semaphore's permit count
+    int slot = -1;    ///< the permit held; -1 unknown (adopted by value)
+    /// Reentrant locks: the owner, and the holds not yet released.
+    std::string owner;
+    std::atomic<int> holds{1};
     bool auto_renew = false;
     /// Whom the release wakes: '1' the first live waiter, 'a' all, '0' nobody.
     char wake = '1';

@@ -77,15 +77,51 @@ auto operation::queue_key(const lock_state& lock) const -> joined_text {
     return joined_text{ctx_.config().queue_prefix, lock.resources.front()};
 }
 
-auto operation::release_call(const lock_state& lock, bool eval, std::string_view waiter_id) const
-    -> encoded_command {
+auto operation::release_call(const lock_state& lock, bool eval, std::string_view waiter_id,
+                             permit_scope scope) const -> encoded_command {
+    const std::string_view wake{&lock.wake, 1};
+    if (lock.kind == lock_kind::permit) {
+        std::vector<std::string> keys = permit_keys(lock, scope);
+        keys.push_back(permit_queue_key(lock));
+        const std::vector<std::string_view> views(keys.begin(), keys.end());
+        return script_call(release_wake_script(), eval, views,
+                           {lock.value, wake, ctx_.wake_prefix(), waiter_id, "p"});
+    }
     const lock_keys keys = keys_of(lock);
     if (lock.resources.size() == 1) {
-        const std::string_view wake{&lock.wake, 1};
         return script_call(release_wake_script(), eval, {keys.front(), queue_key(lock).view()},
-                           {lock.value, wake, ctx_.wake_prefix(), waiter_id});
+                           {lock.value, wake, ctx_.wake_prefix(), waiter_id,
+                            lock.kind == lock_kind::shared ? "r" : "w"});
     }
     return script_call(release_script(), eval, keys.all(), {lock.value});
+}
+
+auto operation::permit_count_key(const lock_state& lock) const -> std::string {
+    return ctx_.config().key_prefix + lock.resources.front() + "|permits";
+}
+
+auto operation::permit_key_prefix(const lock_state& lock) const -> std::string {
+    return ctx_.config().key_prefix + lock.resources.front() + "|permit|";
+}
+
+auto operation::permit_queue_key(const lock_state& lock) const -> std::string {
+    return ctx_.config().queue_prefix + lock.resources.front() + "|permits";
+}
+
+auto operation::permit_keys(const lock_state& lock, permit_scope scope) const
+    -> std::vector<std::string> {
+    const std::string prefix = permit_key_prefix(lock);
+    std::vector<std::string> keys;
+    if (scope == permit_scope::held && lock.slot >= 0) {
+        keys.push_back(prefix + std::to_string(lock.slot));
+        return keys;
+    }
+    keys.reserve(static_cast<std::size_t>(lock.permits));
+    for (int i = 0; i < lock.permits; ++i) {
+        if (scope == permit_scope::all_but_held && i == lock.slot) continue;
+        keys.push_back(prefix + std::to_string(i));
+    }
+    return keys;
 }
 
 void operation::on_reply(std::uint32_t tag, const reply_event& event) noexcept {

@@ -90,8 +90,22 @@ protected:
     /// The compare-and-delete of `lock` on one node. A single resource's also
     /// wakes its waiters there (as the lock's wait mode says) and removes
     /// `waiter_id`'s entry from the queue.
-    [[nodiscard]] auto release_call(const lock_state& lock, bool eval,
-                                    std::string_view waiter_id) const -> encoded_command;
+    /// A semaphore's lease: which permits a release names (the one held when it
+    /// is known, else all; or all but the one held, for an acquisition's strays).
+    enum class permit_scope : std::uint8_t { held, all_but_held };
+    [[nodiscard]] auto release_call(const lock_state& lock, bool eval, std::string_view waiter_id,
+                                    permit_scope scope = permit_scope::held) const
+        -> encoded_command;
+    /// A semaphore's keys: the permit-count key, the prefix of the permit keys
+    /// (key_prefix + resource + "|permit|", then the permit's number), and the
+    /// queue (queue_prefix + resource + "|permits").
+    [[nodiscard]] auto permit_count_key(const lock_state& lock) const -> std::string;
+    [[nodiscard]] auto permit_key_prefix(const lock_state& lock) const -> std::string;
+    [[nodiscard]] auto permit_queue_key(const lock_state& lock) const -> std::string;
+    /// The permit keys a command names: the one held (when known and `scope`
+    /// is held), else every one but the one held.
+    [[nodiscard]] auto permit_keys(const lock_state& lock, permit_scope scope) const
+        -> std::vector<std::string>;
     /// Two strings joined, on the stack when short (the usual key): a key made
     /// for one command costs no allocation.
     class joined_text {

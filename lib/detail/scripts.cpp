@@ -105,35 +105,225 @@ redis.call('PEXPIRE', q, ARGV[4])
 return {0, counter, redis.call('PTTL', KEYS[1])}
 )lua";
 
-// KEYS[1] lock key, KEYS[2] queue key. ARGV[1] value, ARGV[2] "1" wake the
-// first live waiter, "a" wake all live waiters, "0" wake nobody, ARGV[3] the
-// wake channel prefix, ARGV[4] the holder's own waiter id or "" (a holder that
-// waited may still be queued where its grant answered late: it leaves here).
-// Deletes the key if it holds our value; then publishes
-// "<waiter id>|<released value>" to "<prefix><client id>" for each woken waiter
-// (a waiter id is "<client id>:<n>"; the value lets a waiter that hears of one
-// release from several nodes act on it once).
-// Returns 1 if deleted, else 0.
+// Releasing and waking, for every kind of lock. KEYS[1..n-1] the lock keys
+// (one, or a semaphore's permit keys when the permit is not known), KEYS[n] the
+// queue key. ARGV[1] value, ARGV[2] whom to wake ("1" the next in line, "a"
+// every live waiter, "0" nobody), ARGV[3] the wake channel prefix, ARGV[4] the
+// holder's own waiter id or "" (a holder that waited may still be queued where
+// its grant answered late: it leaves here), ARGV[5] "r" for a reader, "p" for
+// a semaphore's permit, else an exclusive holder.
+//
+// An exclusive holder or a permit: deletes the key that holds our value. A
+// reader: deletes its own reader key; the last live reader out also deletes the
+// shared marker (else the marker's TTL shrinks to the longest live reader's).
+// Then, if the resource became free, publishes "<waiter id>|<released value>" to
+// "<prefix><client id>" for each woken waiter (a waiter id is "<client id>:<n>";
+// the value lets a waiter that hears of one release from several nodes act on
+// it once). "The next in line" is the first live waiter if it is a writer (or a
+// semaphore's waiter), else every live reader queued before the first live
+// writer: ZooKeeper's shared-lock recipe, never a herd.
+// Returns 1 if our hold was deleted, else 0.
 constexpr std::string_view release_wake_source = R"lua(
-local q = KEYS[2]
+local q = KEYS[#KEYS]
+local mine = ARGV[1]
 if ARGV[4] ~= '' then
   redis.call('ZREM', q, ARGV[4])
   redis.call('DEL', q .. '|' .. ARGV[4])
 end
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1])
+if ARGV[5] == 'r' then
+  local k = KEYS[1]
+  local readers = k .. '|readers'
+  redis.call('SREM', readers, mine)
+  if redis.call('DEL', k .. '|r|' .. mine) == 0 then return 0 end
+  if redis.call('GET', k) ~= '~readers' then return 1 end
+  local longest = 0
+  for _, v in ipairs(redis.call('SMEMBERS', readers)) do
+    local t = redis.call('PTTL', k .. '|r|' .. v)
+    if t == -2 then redis.call('SREM', readers, v) elseif t > longest then longest = t end
+  end
+  if longest > 0 then
+    redis.call('PEXPIRE', k, longest)
+    redis.call('PEXPIRE', readers, longest)
+    return 1
+  end
+  redis.call('DEL', k, readers)
+else
+  local deleted = false
+  for i = 1, #KEYS - 1 do
+    if redis.call('GET', KEYS[i]) == mine then
+      redis.call('DEL', KEYS[i])
+      deleted = true
+      if ARGV[5] == 'p' then break end
+    end
+  end
+  if not deleted then return 0 end
+end
 if ARGV[2] == '0' then return 1 end
 local woken = 0
 for _, w in ipairs(redis.call('ZRANGE', q, 0, 63)) do
-  if redis.call('EXISTS', q .. '|' .. w) == 1 then
-    redis.call('PUBLISH', ARGV[3] .. string.match(w, '^(.*):'), w .. '|' .. ARGV[1])
+  local kind = redis.call('GET', q .. '|' .. w)
+  if kind then
+    if ARGV[2] == '1' and kind ~= 'r' and woken > 0 then break end
+    redis.call('PUBLISH', ARGV[3] .. string.match(w, '^(.*):'), w .. '|' .. mine)
     woken = woken + 1
-    if ARGV[2] == '1' then break end
+    if ARGV[2] == '1' and kind ~= 'r' then break end
   else
     redis.call('ZREM', q, w)
   end
 end
 return 1
+)lua";
+
+// A reader's grant (README, "Read-write locks"). On one node the resource is
+// held either by an exclusive holder (the lock key holds its value) or by
+// readers: the lock key holds the marker "~readers", each reader has a key
+// "<lock key>|r|<value>" with its own TTL, and the set "<lock key>|readers"
+// names them. The marker's TTL is never shorter than a live reader's, so a
+// writer's SET NX fails while any reader holds, and a crashed reader blocks
+// nobody for longer than its own TTL once the others are gone.
+//
+// KEYS[1] lock key, KEYS[2] fence counter key or "", KEYS[3] queue key.
+// ARGV[1] value, ARGV[2] ttl ms, ARGV[3] waiter id or "" (not waiting),
+// ARGV[4] liveness ms, ARGV[5] the waiter's arrival (µs, the same on every
+// node) or "", ARGV[6] "1" to skip the writer-preference check (an extend's
+// repair of a reader that already held).
+// Writer-preferring: a live writer queued ahead of us (every queued writer, for
+// a reader that does not wait) refuses us. A refused waiter is queued as "r".
+// Returns {granted 0|1, fence counter, the lock key's PTTL (-2: no key)}.
+constexpr std::string_view shared_acquire_source = R"lua(
+local k, q, me = KEYS[1], KEYS[3], ARGV[3]
+local counter = 0
+if KEYS[2] ~= '' then counter = tonumber(redis.call('GET', KEYS[2]) or '0') end
+local holder = redis.call('GET', k)
+local blocked = holder ~= false and holder ~= '~readers'
+if not blocked and ARGV[6] ~= '1' then
+  local arrival = math.huge
+  if me ~= '' then arrival = tonumber(ARGV[5]) end
+  local queue = redis.call('ZRANGE', q, 0, 63, 'WITHSCORES')
+  for i = 1, #queue, 2 do
+    local w = queue[i]
+    if tonumber(queue[i + 1]) >= arrival then break end
+    local kind = redis.call('GET', q .. '|' .. w)
+    if not kind then
+      redis.call('ZREM', q, w)
+    elseif kind ~= 'r' and w ~= me then
+      blocked = true
+      break
+    end
+  end
+end
+if not blocked then
+  local ttl = tonumber(ARGV[2])
+  redis.call('SET', k .. '|r|' .. ARGV[1], '1', 'PX', ttl)
+  redis.call('SADD', k .. '|readers', ARGV[1])
+  if not holder then
+    redis.call('SET', k, '~readers', 'PX', ttl)
+  elseif redis.call('PTTL', k) < ttl then
+    redis.call('PEXPIRE', k, ttl)
+  end
+  redis.call('PEXPIRE', k .. '|readers', redis.call('PTTL', k))
+  if me ~= '' then
+    redis.call('ZREM', q, me)
+    redis.call('DEL', q .. '|' .. me)
+  end
+  return {1, counter, -2}
+end
+if me ~= '' then
+  redis.call('ZADD', q, 'NX', ARGV[5], me)
+  redis.call('SET', q .. '|' .. me, 'r', 'PX', ARGV[4])
+  redis.call('PEXPIRE', q, ARGV[4])
+end
+return {0, counter, redis.call('PTTL', k)}
+)lua";
+
+// A reader's extend. KEYS[1] lock key; ARGV[1] value, ARGV[2] ttl ms. Raises
+// the reader's TTL (and the marker's, and the set's, never shortening any) and
+// returns 1; returns -1 if the reader's key is missing (restarted or evicted:
+// repairable), 0 if a writer holds the resource there.
+constexpr std::string_view shared_extend_source = R"lua(
+local k = KEYS[1]
+local mine = k .. '|r|' .. ARGV[1]
+local ttl = tonumber(ARGV[2])
+if redis.call('EXISTS', mine) == 0 then
+  local holder = redis.call('GET', k)
+  if holder and holder ~= '~readers' then return 0 end
+  return -1
+end
+if redis.call('PTTL', mine) < ttl then redis.call('PEXPIRE', mine, ttl) end
+if redis.call('PTTL', k) < ttl then
+  redis.call('PEXPIRE', k, ttl)
+  redis.call('PEXPIRE', k .. '|readers', ttl)
+end
+return 1
+)lua";
+
+// A semaphore's permit (README, "Semaphores"): K permits, each an exclusive
+// lock of its own ("<prefix><i>"). A node grants the first free permit from
+// ARGV[4] on; the client holds permit i only where a majority granted i.
+// KEYS[1] the permit-count key, KEYS[2] queue key. ARGV[1] value, ARGV[2] ttl
+// ms, ARGV[3] K, ARGV[4] the permit to try first, ARGV[5] the permit key prefix,
+// ARGV[6] waiter id or "" (not waiting), ARGV[7] liveness ms, ARGV[8] "f" for
+// fair mode (no overtaking a live waiter), ARGV[9] the waiter's arrival.
+// Returns {1, permit, -2} when granted, {0, -1, the soonest a permit's TTL
+// ends (-2: unknown)} when all are held, {-1, the node's K, -2} when the node
+// knows this semaphore with another K.
+constexpr std::string_view permit_acquire_source = R"lua(
+local q, me = KEYS[2], ARGV[6]
+local known = redis.call('GET', KEYS[1])
+if known and known ~= ARGV[3] then return {-1, tonumber(known), -2} end
+local n, first, ttl = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[2])
+local ahead = false
+if ARGV[8] == 'f' then
+  for _ = 1, 64 do
+    local head = redis.call('ZRANGE', q, 0, 0)[1]
+    if not head or head == me then break end
+    if redis.call('EXISTS', q .. '|' .. head) == 1 then ahead = true break end
+    redis.call('ZREM', q, head)
+    redis.call('DEL', q .. '|' .. head)
+  end
+end
+if not ahead then
+  for j = 0, n - 1 do
+    local p = (first + j) % n
+    if redis.call('SET', ARGV[5] .. p, ARGV[1], 'NX', 'PX', ttl) then
+      if redis.call('PTTL', KEYS[1]) < ttl then redis.call('SET', KEYS[1], ARGV[3], 'PX', ttl) end
+      if me ~= '' then
+        redis.call('ZREM', q, me)
+        redis.call('DEL', q .. '|' .. me)
+      end
+      return {1, p, -2}
+    end
+  end
+end
+local soonest = -2
+for p = 0, n - 1 do
+  local t = redis.call('PTTL', ARGV[5] .. p)
+  if t >= 0 and (soonest < 0 or t < soonest) then soonest = t end
+end
+if me ~= '' then
+  redis.call('ZADD', q, 'NX', ARGV[9], me)
+  redis.call('SET', q .. '|' .. me, '1', 'PX', ARGV[7])
+  redis.call('PEXPIRE', q, ARGV[7])
+end
+return {0, -1, soonest}
+)lua";
+
+// A permit's extend. KEYS[1] the permit-count key, KEYS[2..] the permit key
+// (or every permit key, when the permit is not known); ARGV[1] value, ARGV[2]
+// ttl ms, ARGV[3] K. Raises the TTL of the permit that holds our value (never
+// shortening it) and returns 1; else -1 if the one permit named is missing
+// (repairable), 0 otherwise.
+constexpr std::string_view permit_extend_source = R"lua(
+local ttl = tonumber(ARGV[2])
+for i = 2, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then
+    if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIRE', KEYS[i], ttl) end
+    if redis.call('PTTL', KEYS[1]) < ttl then redis.call('SET', KEYS[1], ARGV[3], 'PX', ttl) end
+    return 1
+  end
+end
+if #KEYS == 2 and redis.call('EXISTS', KEYS[2]) == 0 then return -1 end
+return 0
 )lua";
 
 // KEYS[1] queue key, ARGV[1] waiter id: leave the queue (acquired or gave up).
@@ -174,10 +364,25 @@ auto extend_script() -> const script& {
     return cached<extend_source>();
 }
 
+auto shared_acquire_script() -> const script& {
+    return cached<shared_acquire_source>();
+}
+auto shared_extend_script() -> const script& {
+    return cached<shared_extend_source>();
+}
+auto permit_acquire_script() -> const script& {
+    return cached<permit_acquire_source>();
+}
+auto permit_extend_script() -> const script& {
+    return cached<permit_extend_source>();
+}
+
 auto all_scripts() -> std::span<const script* const> {
     static const script* const scripts[] = {
-        &release_script(),      &acquire_script(),      &fence_confirm_script(), &extend_script(),
-        &wait_acquire_script(), &release_wake_script(), &dequeue_script()};
+        &release_script(),         &acquire_script(),         &fence_confirm_script(),
+        &extend_script(),          &wait_acquire_script(),    &release_wake_script(),
+        &dequeue_script(),         &shared_acquire_script(),  &shared_extend_script(),
+        &permit_acquire_script(),  &permit_extend_script()};
     return scripts;
 }
 

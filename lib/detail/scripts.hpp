@@ -40,6 +40,14 @@ struct script {
 [[nodiscard]] auto release_wake_script() -> const script&;
 [[nodiscard]] auto dequeue_script() -> const script&;
 
+/// Read-write locks and semaphores: a reader's grant and extend, a permit's
+/// grant and extend (release_wake_script releases every kind). Contracts next
+/// to their sources.
+[[nodiscard]] auto shared_acquire_script() -> const script&;
+[[nodiscard]] auto shared_extend_script() -> const script&;
+[[nodiscard]] auto permit_acquire_script() -> const script&;
+[[nodiscard]] auto permit_extend_script() -> const script&;
+
 /// Every script, for SCRIPT LOAD when a connection is (re)established.
 [[nodiscard]] auto all_scripts() -> std::span<const script* const>;
 

@@ -1,0 +1,82 @@
+#include "detail/reentry_registry.hpp"
+
+#include "detail/lock_state.hpp"
+
+#include <chrono>
+
+namespace redlock::detail {
+
+auto reentry_registry::key_of(const std::vector<std::string>& resources,
+                              const lock_options& options) -> std::string {
+    // NUL separates the parts: no resource or owner name can forge another key.
+    std::string key;
+    key += options.permits ? 'p' : options.shared.value_or(false) ? 's' : 'x';
+    key += std::to_string(options.permits.value_or(0));
+    key += '\0';
+    key += options.owner.value_or("");
+    for (const auto& r : resources) {
+        key += '\0';
+        key += r;
+    }
+    return key;
+}
+
+auto reentry_registry::add_hold(lock_state& state) noexcept -> bool {
+    // Never from 0: a release that took the last hold is already on its way to
+    // the nodes, and must not hand its lock to a new holder.
+    int holds = state.holds.load(std::memory_order_acquire);
+    while (holds > 0) {
+        if (state.holds.compare_exchange_weak(holds, holds + 1, std::memory_order_acq_rel))
+            return true;
+    }
+    return false;
+}
+
+auto reentry_registry::reenter(const std::string& key) -> std::shared_ptr<lock_state> {
+    const auto it = entries_.find(key);
+    if (it == entries_.end()) return nullptr;
+    std::shared_ptr<lock_state> held = it->second.held.lock();
+    if (!held || !lock_state::handle(held).valid() || !add_hold(*held)) return nullptr;
+    return held;
+}
+
+auto reentry_registry::in_flight(const std::string& key) const -> bool {
+    const auto it = entries_.find(key);
+    return it != entries_.end() && it->second.in_flight;
+}
+
+void reentry_registry::wait(const std::string& key, std::function<void()> retry) {
+    entries_[key].waiting.push_back(std::move(retry));
+}
+
+void reentry_registry::begin(const std::string& key) {
+    if (entries_.size() >= swept_at_) sweep();
+    entry& e = entries_[key];
+    e.in_flight = true;
+    e.held.reset();
+}
+
+void reentry_registry::end(const std::string& key, std::shared_ptr<lock_state> held) {
+    const auto it = entries_.find(key);
+    if (it == entries_.end()) return;
+    it->second.in_flight = false;
+    it->second.held = held;
+    std::vector<std::function<void()>> waiting = std::move(it->second.waiting);
+    it->second.waiting.clear();
+    if (!held) entries_.erase(it);
+    for (auto& retry : waiting) retry();  // each retry may touch entries_ again
+}
+
+void reentry_registry::sweep() {
+    // Entries whose lock is gone (released to zero, or its last handle dropped).
+    for (auto it = entries_.begin(); it != entries_.end();) {
+        const auto held = it->second.held.lock();
+        const bool live = it->second.in_flight || !it->second.waiting.empty() ||
+                          (held && held->holds.load(std::memory_order_acquire) > 0 &&
+                           !held->released.load(std::memory_order_acquire));
+        it = live ? std::next(it) : entries_.erase(it);
+    }
+    swept_at_ = std::max<std::size_t>(64, entries_.size() * 2);
+}
+
+}  // namespace redlock::detail
