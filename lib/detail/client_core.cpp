@@ -229,6 +229,9 @@ void client_core::admit(std::unique_ptr<pending_acquire> pending) {
         refuse_stopped(std::move(pending->done));
         return;
     }
+    if (pending->options.owner && !pending->options.owner->empty() &&
+        reenter(pending->ticket, pending->resources, pending->options, pending->done))
+        return;
     if (admission_.must_wait(pending->options)) {
         admission_.hold(std::move(pending));  // the task itself waits its turn
         return;
