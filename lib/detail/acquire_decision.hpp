@@ -194,8 +194,8 @@ private:
     std::uint32_t attempt_ = 0;
     errc failure_ = errc::contended;
     phase phase_ = phase::idle;
-    bool woken_ = false;   // woken while an attempt was in flight
-    bool queued_ = false;  // some node refused, and so queued us
+    bool woken_ = false;             // woken while an attempt was in flight
+    bool queued_ = false;            // some node refused, and so queued us
     bool permits_conflict_ = false;  // a node knows the semaphore with another count
 };
 

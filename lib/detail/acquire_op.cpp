@@ -110,7 +110,8 @@ auto acquire_op::check_arguments(const lock_options& options) const -> std::stri
     if (s.fencing && state_->resources.size() > 1) {
         return "fencing tokens are available for a single resource only";
     }
-    if (options.owner && options.owner->empty()) return "owner must not be empty (unset it instead)";
+    if (options.owner && options.owner->empty())
+        return "owner must not be empty (unset it instead)";
     if (options.permits) {
         if (*options.permits < 1 || *options.permits > max_permits)
             return "permits must be between 1 and " + std::to_string(max_permits);
@@ -119,9 +120,8 @@ auto acquire_op::check_arguments(const lock_options& options) const -> std::stri
             return "fencing tokens mean nothing for permits (several hold at once)";
     }
     if (state_->kind != lock_kind::exclusive && state_->resources.size() > 1) {
-        return state_->kind == lock_kind::shared
-                   ? "a shared lock covers a single resource"
-                   : "a semaphore's permit covers a single resource";
+        return state_->kind == lock_kind::shared ? "a shared lock covers a single resource"
+                                                 : "a semaphore's permit covers a single resource";
     }
     if (read_fence_ && (config.key_prefix.starts_with(config.fence_prefix) ||
                         config.fence_prefix.starts_with(config.key_prefix))) {
@@ -265,9 +265,8 @@ auto acquire_op::grant_answer_of(std::size_t node, const reply_event& event) con
         } else if (array_integer(event.reply, 0) == -1) {
             answer.permits_conflict = true;
             answer.outcome = {node_status::error,
-                              "it knows this semaphore with " +
-                                  std::to_string(second.value_or(0)) + " permits, not " +
-                                  std::to_string(state_->permits)};
+                              "it knows this semaphore with " + std::to_string(second.value_or(0)) +
+                                  " permits, not " + std::to_string(state_->permits)};
         }
         return answer;
     }
@@ -322,7 +321,8 @@ void acquire_op::send_grants() {
     // Semaphores: each attempt starts its scan at a random permit, so that
     // clients spread over the permits instead of all racing for the first.
     if (state_->kind == lock_kind::permit)
-        first_permit_ = static_cast<int>(ctx_.rng().next() % static_cast<std::uint64_t>(state_->permits));
+        first_permit_ =
+            static_cast<int>(ctx_.rng().next() % static_cast<std::uint64_t>(state_->permits));
     ctx_.counters().attempts.fetch_add(1, std::memory_order_relaxed);
     // Registered before the first request: the script queues us on a node at
     // once, and a release there may notify us before this attempt has failed.
@@ -444,10 +444,11 @@ void acquire_op::send_dequeues() {
     ctx_.waiters().remove(wait_->waiter_id);
     const std::string permit_queue =
         state_->kind == lock_kind::permit ? permit_queue_key(*state_) : std::string{};
-    const encoded_command dequeue = script_call(
-        dequeue_script(), true,
-        {state_->kind == lock_kind::permit ? std::string_view{permit_queue} : queue_key(*state_).view()},
-        {wait_->waiter_id});
+    const encoded_command dequeue =
+        script_call(dequeue_script(), true,
+                    {state_->kind == lock_kind::permit ? std::string_view{permit_queue}
+                                                       : queue_key(*state_).view()},
+                    {wait_->waiter_id});
     for (std::size_t i = 0; i < ctx_.node_count(); ++i)
         send(i, dequeue, make_tag(decision_.attempt(), dequeue_kind, i));
 }
@@ -507,7 +508,14 @@ auto acquire_op::describe_failure(errc reason) const -> std::string {
     std::string what;
     switch (reason) {
         case errc::contended:
-            what = "is held by another owner";
+            what = state_->kind == lock_kind::permit
+                       ? "has no free permit (all " + std::to_string(state_->permits) + " held)"
+                   : state_->kind == lock_kind::shared
+                       ? "is held by a writer, or a writer is queued for it"
+                       : "is held by another owner";
+            break;
+        case errc::invalid_argument:
+            what = "could not be locked: the nodes disagree with this call's arguments";
             break;
         case errc::quorum_unreachable:
             what = "could not be locked: a majority of nodes did not answer";

@@ -108,10 +108,10 @@ private:
     // This attempt's grant request on each node (the usual 3, 5 or 7 nodes):
     // what a decided acquisition disowns rather than wait for.
     std::array<std::uint32_t, 8> grant_numbers_{};
-    int first_permit_ = 0;   // semaphores: where this attempt's scan starts
-    bool scripted_ = false;  // several resources, fencing, a reader or a permit
+    int first_permit_ = 0;     // semaphores: where this attempt's scan starts
+    bool scripted_ = false;    // several resources, fencing, a reader or a permit
     bool read_fence_ = false;  // a reader with fencing: reads the counter
-    bool limited_ = false;   // counted against max_concurrent_acquisitions
+    bool limited_ = false;     // counted against max_concurrent_acquisitions
 };
 
 }  // namespace redlock::detail

@@ -176,7 +176,8 @@ void extend_op::send_repair(std::size_t node) {
         // Re-admitted as a reader unless a writer holds it there now; the
         // writer-preference check is skipped (this reader held all along).
         send(node,
-             script_call(shared_acquire_script(), true, {keys.front(), "", queue_key(*state_).view()},
+             script_call(shared_acquire_script(), true,
+                         {keys.front(), "", queue_key(*state_).view()},
                          {state_->value, ttl_text_, "", "", "", "1"}),
              make_tag(0, repair_kind, node));
         return;

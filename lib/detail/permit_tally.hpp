@@ -19,9 +19,7 @@ class permit_tally {
 public:
     permit_tally() = default;
     permit_tally(std::size_t nodes, int permits)
-        : votes_(static_cast<std::size_t>(permits), 0),
-          pending_{nodes},
-          needed_{quorum(nodes)} {}
+        : votes_(static_cast<std::size_t>(permits), 0), pending_{nodes}, needed_{quorum(nodes)} {}
 
     /// A node granted `permit`; anything else (refused, failed) is `none`.
     static constexpr int none = -1;

@@ -379,10 +379,10 @@ auto permit_extend_script() -> const script& {
 
 auto all_scripts() -> std::span<const script* const> {
     static const script* const scripts[] = {
-        &release_script(),         &acquire_script(),         &fence_confirm_script(),
-        &extend_script(),          &wait_acquire_script(),    &release_wake_script(),
-        &dequeue_script(),         &shared_acquire_script(),  &shared_extend_script(),
-        &permit_acquire_script(),  &permit_extend_script()};
+        &release_script(),        &acquire_script(),        &fence_confirm_script(),
+        &extend_script(),         &wait_acquire_script(),   &release_wake_script(),
+        &dequeue_script(),        &shared_acquire_script(), &shared_extend_script(),
+        &permit_acquire_script(), &permit_extend_script()};
     return scripts;
 }
 

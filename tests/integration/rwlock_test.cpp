@@ -117,22 +117,22 @@ TEST_CASE("a crashed reader blocks a writer only until its own TTL ends") {
     CHECK(steady::now() - start < 3000ms);
 }
 
-TEST_CASE("a queued writer stops new readers (writer-preferring), and its turn comes when the readers leave") {
+TEST_CASE(
+    "a queued writer stops new readers (writer-preferring), and its turn comes when the readers "
+    "leave") {
     cluster nodes;
     auto c = nodes.make_client();
     auto r1 = c.acquire("doc", reader(10000ms));
     REQUIRE(r1);
 
     // The writer waits: the readers hold.
-    auto writer_done = std::async(std::launch::async, [&] {
-        return c.acquire("doc", waiting(writer(), 8000ms));
-    });
+    auto writer_done =
+        std::async(std::launch::async, [&] { return c.acquire("doc", waiting(writer(), 8000ms)); });
     // Queued on a majority once its first attempt was refused there.
     REQUIRE(wait_until(5s, [&] {
         int queued = 0;
         for (auto& server : nodes) {
-            queued += std::stoi(
-                server.command({"ZCARD", "redlock-queue:doc"}).value_or("0"));
+            queued += std::stoi(server.command({"ZCARD", "redlock-queue:doc"}).value_or("0"));
         }
         return queued >= 3;
     }));

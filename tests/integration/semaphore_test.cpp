@@ -30,7 +30,8 @@ auto permits(int k) -> redlock::lock_options {
 
 }  // namespace
 
-TEST_CASE("a semaphore of 3 admits 3 holders on distinct permits, refuses a 4th, and takes one back") {
+TEST_CASE(
+    "a semaphore of 3 admits 3 holders on distinct permits, refuses a 4th, and takes one back") {
     cluster nodes;
     auto a = nodes.make_client();
     auto b = nodes.make_client();
@@ -128,7 +129,8 @@ TEST_CASE("users that disagree on the permit count get invalid_argument naming b
     REQUIRE(c.release(*three));
 }
 
-TEST_CASE("a reentrant owner gets the lock it holds again; the nodes release it with the last hold") {
+TEST_CASE(
+    "a reentrant owner gets the lock it holds again; the nodes release it with the last hold") {
     cluster nodes;
     auto a = nodes.make_client();
     auto b = nodes.make_client();
