@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <set>
 #include <string>
 #include <utility>
 
@@ -88,50 +87,6 @@ acquire_op::acquire_op(op_context& ctx, std::vector<std::string> resources, lock
         argument_error_ = std::make_unique<error>(
             error{make_error_code(errc::invalid_argument), std::move(problem), {}, 0});
     }
-}
-
-auto acquire_op::check_arguments(const lock_options& options) const -> std::string {
-    const client_config& config = ctx_.config();
-    const acquire_settings& s = decision_.settings();
-    if (state_->resources.empty()) return "no resource to lock";
-    for (const auto& r : state_->resources) {
-        if (r.empty()) return "a resource name is empty";
-    }
-    if (state_->resources.size() > 1 &&
-        std::set<std::string>(state_->resources.begin(), state_->resources.end()).size() !=
-            state_->resources.size()) {
-        return "a resource is named twice";
-    }
-    if (state_->ttl <= milliseconds{0}) return "ttl must be greater than 0 ms";
-    if (state_->ttl > max_ttl) return "ttl must be at most 2147483647 ms";
-    if (s.max_attempts < 0) return "attempts must be at least 1";
-    if (options.max_wait && *options.max_wait < milliseconds{0})
-        return "max_wait must not be negative";
-    if (s.fencing && state_->resources.size() > 1) {
-        return "fencing tokens are available for a single resource only";
-    }
-    if (options.owner && options.owner->empty())
-        return "owner must not be empty (unset it instead)";
-    if (options.permits) {
-        if (*options.permits < 1 || *options.permits > max_permits)
-            return "permits must be between 1 and " + std::to_string(max_permits);
-        if (options.shared.value_or(false)) return "a lock is either shared or a permit, not both";
-        if (options.fencing.value_or(false))
-            return "fencing tokens mean nothing for permits (several hold at once)";
-    }
-    if (state_->kind != lock_kind::exclusive && state_->resources.size() > 1) {
-        return state_->kind == lock_kind::shared ? "a shared lock covers a single resource"
-                                                 : "a semaphore's permit covers a single resource";
-    }
-    if (read_fence_ && (config.key_prefix.starts_with(config.fence_prefix) ||
-                        config.fence_prefix.starts_with(config.key_prefix))) {
-        return "fencing needs a fence_prefix and a key_prefix that do not start with each other";
-    }
-    if (s.fencing && (config.key_prefix.starts_with(config.fence_prefix) ||
-                      config.fence_prefix.starts_with(config.key_prefix))) {
-        return "fencing needs a fence_prefix and a key_prefix that do not start with each other";
-    }
-    return {};
 }
 
 // ---- the decision's environment -------------------------------------------------------------
@@ -335,83 +290,6 @@ void acquire_op::send_grants() {
     }
 }
 
-auto acquire_op::grant_kind(bool eval) const noexcept -> kind {
-    if (!wait_ && !scripted_) return set_kind;
-    return eval ? script_eval_kind : script_sha_kind;
-}
-
-auto acquire_op::grant_command(bool eval) const -> encoded_command {
-    // Text made here rather than kept: a thousand acquisitions in flight hold
-    // a thousand of this object.
-    std::array<char, 24> ttl_buf{};
-    const std::string_view ttl_text{
-        ttl_buf.data(),
-        static_cast<std::size_t>(
-            std::to_chars(ttl_buf.data(), ttl_buf.data() + ttl_buf.size(), state_->ttl.count())
-                .ptr -
-            ttl_buf.data())};
-    if (state_->kind == lock_kind::permit) return permit_grant_command(eval, ttl_text);
-    const lock_keys keys = keys_of(*state_);
-    const bool fencing = decision_.settings().fencing;
-    if (state_->kind == lock_kind::shared) {
-        const std::string fence = read_fence_ ? fence_key() : std::string{};
-        return script_call(shared_acquire_script(), eval,
-                           {keys.front(), fence, queue_key(*state_).view()},
-                           {state_->value, ttl_text, wait_ ? wait_->waiter_id : std::string_view{},
-                            wait_ ? wait_->liveness_text : std::string_view{},
-                            wait_ ? wait_->arrival_text : std::string_view{}, "0"});
-    }
-    if (wait_) {
-        const std::string fence = fencing ? fence_key() : std::string{};  // empty: no counter
-        return script_call(
-            wait_acquire_script(), eval, {keys.front(), fence, queue_key(*state_).view()},
-            {state_->value, ttl_text, wait_->waiter_id, wait_->liveness_text,
-             decision_.settings().mode == wait_mode::fair ? "f" : "t", wait_->arrival_text});
-    }
-    if (!scripted_) return {"SET", keys.front(), state_->value, "NX", "PX", ttl_text};
-    if (fencing) {
-        return script_call(acquire_script(), eval, {keys.front(), fence_key()},
-                           {state_->value, ttl_text, "1"});
-    }
-    return script_call(acquire_script(), eval, keys.all(), {state_->value, ttl_text, "0"});
-}
-
-auto acquire_op::permit_grant_command(bool eval, std::string_view ttl_text) const
-    -> encoded_command {
-    const std::string count_key = permit_count_key(*state_);
-    const std::string prefix = permit_key_prefix(*state_);
-    const std::string queue = permit_queue_key(*state_);
-    const std::string permits = std::to_string(state_->permits);
-    const std::string first = std::to_string(first_permit_);
-    return script_call(permit_acquire_script(), eval, {count_key, queue},
-                       {state_->value, ttl_text, permits, first, prefix,
-                        wait_ ? wait_->waiter_id : std::string_view{},
-                        wait_ ? wait_->liveness_text : std::string_view{},
-                        decision_.settings().mode == wait_mode::fair ? "f" : "t",
-                        wait_ ? wait_->arrival_text : std::string_view{}});
-}
-
-void acquire_op::send_grant(std::size_t node, bool eval) {
-    const std::uint32_t number =
-        send(node, grant_command(eval), make_tag(decision_.attempt(), grant_kind(eval), node));
-    if (node < grant_numbers_.size()) grant_numbers_[node] = number;
-}
-
-auto acquire_op::fence_key() const -> std::string {
-    return ctx_.config().fence_prefix + state_->resources.front();
-}
-
-auto acquire_op::confirm_command(bool eval) const -> encoded_command {
-    const lock_keys keys = keys_of(*state_);
-    return script_call(fence_confirm_script(), eval, {keys.front(), fence_key()},
-                       {state_->value, std::to_string(decision_.token())});
-}
-
-void acquire_op::send_confirm(std::size_t node, bool eval) {
-    send(node, confirm_command(eval),
-         make_tag(decision_.attempt(), eval ? confirm_eval_kind : confirm_sha_kind, node));
-}
-
 void acquire_op::send_releases() {
     // Each form is encoded once, for every node it goes to.
     std::optional<encoded_command> by_sha;
@@ -502,53 +380,6 @@ void acquire_op::finish_failure() {
                                                   return ctx_.node(i).name();
                                               }),
                                               static_cast<int>(decision_.attempt())}}});
-}
-
-auto acquire_op::describe_failure(errc reason) const -> std::string {
-    std::string what;
-    switch (reason) {
-        case errc::contended:
-            what = state_->kind == lock_kind::permit
-                       ? "has no free permit (all " + std::to_string(state_->permits) + " held)"
-                   : state_->kind == lock_kind::shared
-                       ? "is held by a writer, or a writer is queued for it"
-                       : "is held by another owner";
-            break;
-        case errc::invalid_argument:
-            what = "could not be locked: the nodes disagree with this call's arguments";
-            break;
-        case errc::quorum_unreachable:
-            what = "could not be locked: a majority of nodes did not answer";
-            break;
-        case errc::validity_expired:
-            what = "was granted too late: no validity left after elapsed time and clock drift";
-            break;
-        case errc::cancelled:
-            what = "was not locked: the acquisition was cancelled";
-            break;
-        case errc::client_stopped:
-            what = "was not locked: the client was shut down";
-            break;
-        default:
-            what = "could not be locked";
-            break;
-    }
-    const std::size_t n = ctx_.node_count();
-    const std::size_t attempts = decision_.attempt();
-    std::string names = "'" + state_->resources.front() + "'";
-    for (std::size_t i = 1; i < state_->resources.size(); ++i)
-        names += ", '" + state_->resources[i] + "'";
-    std::string message =
-        (state_->resources.size() == 1 ? "resource " : "resources ") + names + " " + what + " (" +
-        std::to_string(attempts) + (attempts == 1 ? " attempt" : " attempts") +
-        "; last attempt: " + std::to_string(decision_.nodes().count(node_status::ok)) + " of " +
-        std::to_string(n) + " nodes " +
-        (decision_.settings().fencing ? "granted or confirmed, " : "granted, ") +
-        std::to_string(quorum(n)) + " needed";
-    decision_.nodes().append_problems(message,
-                                      [this](std::size_t i) { return ctx_.node(i).name(); });
-    message += ")";
-    return message;
 }
 
 }  // namespace redlock::detail
