@@ -229,3 +229,42 @@ TEST_CASE("invalid lock kind options are named") {
     REQUIRE_FALSE(anon);
     CHECK(anon.error().message.find("owner must not be empty") != std::string::npos);
 }
+
+TEST_CASE("grants follow the queue: readers queued before a writer go first, a reader behind it waits") {
+    cluster nodes;
+    auto c = nodes.make_client();
+    auto first = c.acquire("doc", [] {
+        redlock::lock_options o;
+        o.ttl = 20000ms;
+        return o;
+    }());
+    REQUIRE(first);
+
+    std::atomic<int> next{0};
+    auto contender = [&](bool shared, int* position) {
+        auto o = waiting(shared ? reader(5000ms) : writer(), 15000ms);
+        o.ttl = 5000ms;
+        auto got = c.acquire("doc", o);
+        if (!got) return false;
+        *position = next++;
+        std::this_thread::sleep_for(100ms);  // the critical section
+        return static_cast<bool>(c.release(*got));
+    };
+    int r1 = -1;
+    int w2 = -1;
+    int r3 = -1;
+    auto a = std::async(std::launch::async, contender, true, &r1);
+    REQUIRE(wait_until(5s, [&] { return c.stats().waiters == 1; }));
+    auto b = std::async(std::launch::async, contender, false, &w2);
+    REQUIRE(wait_until(5s, [&] { return c.stats().waiters == 2; }));
+    auto d = std::async(std::launch::async, contender, true, &r3);
+    REQUIRE(wait_until(5s, [&] { return c.stats().waiters == 3; }));
+
+    REQUIRE(c.release(*first));
+    CHECK(a.get());
+    CHECK(b.get());
+    CHECK(d.get());
+    CHECK(r1 == 0);
+    CHECK(w2 == 1);  // the reader behind the writer did not overtake it
+    CHECK(r3 == 2);
+}

@@ -1,0 +1,94 @@
+// Auto-renewal and the lost signal for readers and semaphore permits, against
+// five real redis-server processes: a renewed reader or permit outlives its
+// TTL on the nodes; one taken over on a majority is reported lost.
+#include "support/cluster.hpp"
+#include "support/wait.hpp"
+
+#include <doctest/doctest.h>
+#include <redlock/client.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+
+using namespace std::chrono_literals;
+using redlock_test::cluster;
+using redlock_test::wait_until;
+
+namespace {
+
+auto renewed(std::chrono::milliseconds ttl) -> redlock::lock_options {
+    redlock::lock_options o;
+    o.ttl = ttl;
+    o.auto_renew = true;
+    o.attempts = 1;
+    return o;
+}
+
+}  // namespace
+
+TEST_CASE("a renewed reader holds past its TTL, and a writer still cannot get in") {
+    cluster nodes;
+    auto c = nodes.make_client();
+    auto o = renewed(500ms);
+    o.shared = true;
+    auto r = c.acquire("doc", o);
+    REQUIRE(r);
+    const auto renewals_before = c.stats().renewals;
+    // Three TTLs later the reader is still valid, through renewals alone.
+    REQUIRE(wait_until(5s, [&] { return c.stats().renewals >= renewals_before + 4; }));
+    CHECK(r->valid());
+    const std::string reader_key = nodes.key_of("doc") + "|r|" + r->value();
+    CHECK(nodes.count_holding(reader_key) == 5);
+    redlock::lock_options w;
+    w.attempts = 1;
+    CHECK_FALSE(c.acquire("doc", w));
+    REQUIRE(c.release(*r));
+}
+
+TEST_CASE("a reader whose nodes were taken over by a writer is reported lost") {
+    cluster nodes;
+    auto c = nodes.make_client();
+    std::atomic<int> lost_calls{0};
+    auto o = renewed(600ms);
+    o.shared = true;
+    o.on_lost = [&](const redlock::lock&, const redlock::error& why) {
+        if (why.code == redlock::errc::lock_lost) ++lost_calls;
+    };
+    auto r = c.acquire("doc", o);
+    REQUIRE(r);
+    // What a writer would leave after the reader's keys were lost on a majority
+    // (say, three nodes restarted without persistence and a writer came by).
+    const std::string key = nodes.key_of("doc");
+    for (int i : {0, 1, 2}) {
+        (void)nodes[i].command({"DEL", key + "|r|" + r->value(), key + "|readers"});
+        (void)nodes[i].command({"SET", key, "a-writer", "PX", "10000"});
+    }
+    REQUIRE(wait_until(3s, [&] { return lost_calls.load() == 1; }));
+    CHECK(r->lost());
+    CHECK(r->lost_token().stop_requested());
+    CHECK_FALSE(r->valid());
+}
+
+TEST_CASE("a renewed permit holds past its TTL; one taken over on a majority is reported lost") {
+    cluster nodes;
+    auto c = nodes.make_client();
+    std::atomic<int> lost_calls{0};
+    auto o = renewed(500ms);
+    o.permits = 2;
+    o.on_lost = [&](const redlock::lock&, const redlock::error&) { ++lost_calls; };
+    auto p = c.acquire("pool", o);
+    REQUIRE(p);
+    const std::string permit_key =
+        nodes.key_of("pool") + "|permit|" + std::to_string(p->permit().value_or(-1));
+    const auto renewals_before = c.stats().renewals;
+    REQUIRE(wait_until(5s, [&] { return c.stats().renewals >= renewals_before + 4; }));
+    CHECK(p->valid());
+    CHECK(nodes.count_holding(permit_key, p->value()) == 5);
+
+    for (int i : {0, 1, 2})
+        (void)nodes[i].command({"SET", permit_key, "someone-else", "PX", "10000"});
+    REQUIRE(wait_until(3s, [&] { return lost_calls.load() == 1; }));
+    CHECK(p->lost());
+    CHECK_FALSE(p->valid());
+}
