@@ -254,37 +254,6 @@ void client_core::launch_acquire(client::acquire_ticket ticket, std::vector<std:
     start_op(std::move(op));
 }
 
-auto client_core::reenter(client::acquire_ticket ticket, std::vector<std::string>& resources,
-                          lock_options& options, client::acquire_callback& done) -> bool {
-    std::string key = reentry_registry::key_of(resources, options);
-    if (auto held = reentries_.reenter(key)) {
-        counters_.acquired.fetch_add(1, std::memory_order_relaxed);
-        complete_later([done = std::move(done), held = std::move(held)]() mutable {
-            call_guarded([&] { done(lock_state::handle(std::move(held))); });
-        });
-        return true;
-    }
-    if (reentries_.in_flight(key)) {
-        // The owner's first acquisition decides: held, this one re-enters it;
-        // failed, this one tries on its own.
-        reentries_.wait(key, [this, ticket, resources = std::move(resources),
-                              options = std::move(options), done = std::move(done)]() mutable {
-            if (stopping_) {
-                refuse_stopped(std::move(done));
-                return;
-            }
-            start_acquire(ticket, std::move(resources), std::move(options), std::move(done));
-        });
-        return true;
-    }
-    reentries_.begin(key);
-    done = [this, key = std::move(key), done = std::move(done)](result<lock> outcome) mutable {
-        reentries_.end(key, outcome ? lock_state::of(*outcome) : nullptr);
-        done(std::move(outcome));
-    };
-    return false;
-}
-
 void client_core::start_counted(std::unique_ptr<pending_acquire> next) {
     // Already counted as started by the queue.
     auto op =
@@ -300,19 +269,18 @@ void client_core::acquisition_finished() {
     while (auto next = admission_.next()) start_counted(std::move(next));
 }
 
-void client_core::refuse(client::acquire_callback done, errc why) {
+void client_core::refuse(client::acquire_callback done, errc why, const char* waiting_for) {
     // Delivered on a later turn, like every completion.
-    complete_later([done = std::move(done), why]() mutable {
+    complete_later([done = std::move(done), why, waiting_for]() mutable {
         if (!done) return;
         const char* what =
             why == errc::cancelled ? "the acquisition was cancelled" : "the client was shut down";
         call_guarded([&] {
-            done(failure{error{make_error_code(why),
-                               std::string{"not locked: "} + what +
-                                   " while it waited for its turn to start "
-                                   "(max_concurrent_acquisitions)",
-                               {},
-                               0}});
+            done(failure{
+                error{make_error_code(why),
+                      std::string{"not locked: "} + what + " while it waited " + waiting_for,
+                      {},
+                      0}});
         });
     });
 }
@@ -331,7 +299,11 @@ void client_core::cancel(client::acquire_ticket ticket) {
                 return;
             }
         }
-        if (auto held = admission_.take(ticket)) refuse(std::move(held->done), errc::cancelled);
+        if (auto held = admission_.take(ticket)) {
+            refuse(std::move(held->done), errc::cancelled);
+            return;
+        }
+        (void)reentries_.cancel(ticket);  // waiting for its owner's acquisition in flight
     });
 }
 

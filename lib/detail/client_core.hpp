@@ -96,7 +96,8 @@ private:
                         lock_options options, client::acquire_callback done, bool counted);
     /// Starts an acquisition the admission queue let through (counted already).
     void start_counted(std::unique_ptr<pending_acquire> next);
-    void refuse(client::acquire_callback done, errc why);
+    void refuse(client::acquire_callback done, errc why,
+                const char* waiting_for = "for its turn to start (max_concurrent_acquisitions)");
     void begin_shutdown();
     void close_everything();
     void on_handle_closed();

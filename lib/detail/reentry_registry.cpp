@@ -45,8 +45,22 @@ auto reentry_registry::in_flight(const std::string& key) const -> bool {
     return it != entries_.end() && it->second.in_flight;
 }
 
-void reentry_registry::wait(const std::string& key, std::function<void()> retry) {
-    entries_[key].waiting.push_back(std::move(retry));
+void reentry_registry::wait(const std::string& key, std::uint64_t ticket,
+                            std::function<void(bool)> retry) {
+    entries_[key].waiting.push_back({ticket, std::move(retry)});
+}
+
+auto reentry_registry::cancel(std::uint64_t ticket) -> bool {
+    for (auto& [key, e] : entries_) {
+        for (auto it = e.waiting.begin(); it != e.waiting.end(); ++it) {
+            if (it->ticket != ticket) continue;
+            auto retry = std::move(it->retry);
+            e.waiting.erase(it);
+            retry(true);
+            return true;
+        }
+    }
+    return false;
 }
 
 void reentry_registry::begin(const std::string& key) {
@@ -61,10 +75,10 @@ void reentry_registry::end(const std::string& key, std::shared_ptr<lock_state> h
     if (it == entries_.end()) return;
     it->second.in_flight = false;
     it->second.held = held;
-    std::vector<std::function<void()>> waiting = std::move(it->second.waiting);
+    std::vector<waiter> waiting = std::move(it->second.waiting);
     it->second.waiting.clear();
     if (!held) entries_.erase(it);
-    for (auto& retry : waiting) retry();  // each retry may touch entries_ again
+    for (auto& w : waiting) w.retry(false);  // each retry may touch entries_ again
 }
 
 void reentry_registry::sweep() {

@@ -7,6 +7,7 @@
 
 #include "redlock/lock.hpp"
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -27,8 +28,11 @@ public:
     [[nodiscard]] auto reenter(const std::string& key) -> std::shared_ptr<lock_state>;
     /// An acquisition for `key` is in flight: a second one waits for its outcome.
     [[nodiscard]] auto in_flight(const std::string& key) const -> bool;
-    /// Runs `retry` once the acquisition in flight for `key` has finished.
-    void wait(const std::string& key, std::function<void()> retry);
+    /// Runs `retry(false)` once the acquisition in flight for `key` has
+    /// finished, or `retry(true)` if `ticket` is cancelled first.
+    void wait(const std::string& key, std::uint64_t ticket, std::function<void(bool)> retry);
+    /// Cancels a waiting acquisition: true if `ticket` was waiting here.
+    auto cancel(std::uint64_t ticket) -> bool;
     /// An acquisition for `key` starts.
     void begin(const std::string& key);
     /// It ended: `held` is the lock it got (null: none). Runs the waiting retries.
@@ -38,9 +42,13 @@ public:
     [[nodiscard]] static auto add_hold(lock_state& state) noexcept -> bool;
 
 private:
+    struct waiter {
+        std::uint64_t ticket;
+        std::function<void(bool)> retry;  // true: cancelled
+    };
     struct entry {
         std::weak_ptr<lock_state> held;
-        std::vector<std::function<void()>> waiting;
+        std::vector<waiter> waiting;
         bool in_flight = false;
     };
     void sweep();

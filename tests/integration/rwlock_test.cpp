@@ -230,7 +230,8 @@ TEST_CASE("invalid lock kind options are named") {
     CHECK(anon.error().message.find("owner must not be empty") != std::string::npos);
 }
 
-TEST_CASE("grants follow the queue: readers queued before a writer go first, a reader behind it waits") {
+TEST_CASE(
+    "grants follow the queue: readers queued before a writer go first, a reader behind it waits") {
     cluster nodes;
     auto c = nodes.make_client();
     auto first = c.acquire("doc", [] {

@@ -194,3 +194,32 @@ TEST_CASE("concurrent acquisitions by one owner: the second waits for the first 
     REQUIRE(c.release(*two));
     CHECK(wait_until(5s, [&] { return nodes.total_keys() == 0; }));
 }
+
+TEST_CASE("an acquisition waiting for its owner's acquisition in flight can be cancelled") {
+    cluster nodes;
+    auto holder = nodes.make_client();
+    auto c = nodes.make_client();
+    auto taken = holder.acquire("orders");
+    REQUIRE(taken);
+    redlock::lock_options mine;
+    mine.owner = "job";
+    mine.max_wait = 10000ms;  // the first waits for `holder`
+    std::promise<redlock::result<redlock::lock>> p1;
+    std::promise<redlock::result<redlock::lock>> p2;
+    c.acquire_async("orders", mine, [&](redlock::result<redlock::lock> r) { p1.set_value(r); });
+    const auto second =
+        c.acquire_async("orders", mine, [&](redlock::result<redlock::lock> r) { p2.set_value(r); });
+    REQUIRE(wait_until(5s, [&] { return c.stats().waiters == 1; }));
+    const auto cancelled_at = steady::now();
+    c.cancel(second);
+    auto two = p2.get_future().get();
+    REQUIRE_FALSE(two);
+    CHECK(two.error().code == redlock::errc::cancelled);
+    CHECK(two.error().message.find("its owner's acquisition in flight") != std::string::npos);
+    CHECK(steady::now() - cancelled_at < 2000ms);
+    REQUIRE(holder.release(*taken));
+    auto one = p1.get_future().get();
+    REQUIRE(one);
+    CHECK(one->holds() == 1);
+    REQUIRE(c.release(*one));
+}
