@@ -8,16 +8,19 @@ namespace redlock::detail {
 
 auto reentry_registry::key_of(const std::vector<std::string>& resources,
                               const lock_options& options) -> std::string {
-    // NUL separates the parts: no resource or owner name can forge another key.
+    // Each part carries its length: no owner or resource name (a NUL in it
+    // included) can make one key look like another.
     std::string key;
     key += options.permits ? 'p' : options.shared.value_or(false) ? 's' : 'x';
     key += std::to_string(options.permits.value_or(0));
-    key += '\0';
-    key += options.owner.value_or("");
-    for (const auto& r : resources) {
-        key += '\0';
-        key += r;
-    }
+    auto part = [&key](const std::string& text) {
+        key += ';';
+        key += std::to_string(text.size());
+        key += ':';
+        key += text;
+    };
+    part(options.owner.value_or(""));
+    for (const auto& r : resources) part(r);
     return key;
 }
 
