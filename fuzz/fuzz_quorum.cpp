@@ -3,9 +3,12 @@
 // range the configuration allows. Checks the invariants the acquisition relies on:
 //  - won exactly when a majority (n/2+1) said yes; lost exactly when that became impossible;
 //  - a verdict, once reached, never changes;
+//  - detail::permit_tally (semaphores): won exactly when a majority granted one same permit,
+//    lost exactly when no permit can reach one, and the verdict never changes once known;
 //  - validity = ttl - ceil(elapsed) - (ceil(ttl * factor) + floor): every rounding shortens it,
 //    it never exceeds ttl - elapsed, and it does not grow as more time elapses.
 
+#include "detail/permit_tally.hpp"
 #include "detail/quorum_tally.hpp"
 #include "detail/timing.hpp"
 
@@ -15,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace {
 
@@ -69,6 +73,35 @@ void check_tally(input& in) {
     if (tally.pending() == 0 && tally.current() == quorum_tally::verdict::pending) __builtin_trap();
 }
 
+void check_permits(input& in) {
+    const std::size_t nodes = 1 + in.take<std::uint8_t>() % 15;
+    const int permits = 1 + in.take<std::uint8_t>() % 32;
+    const std::size_t needed = nodes / 2 + 1;
+    redlock::detail::permit_tally tally{nodes, permits};
+    std::vector<std::size_t> votes(static_cast<std::size_t>(permits), 0);
+    int decided = -2;  // -2: pending, -1: lost, else the permit won
+    for (std::size_t i = 0; i < nodes && in.left() > 0; ++i) {
+        // One value in three is "no permit" (refused or failed).
+        const int answer = static_cast<int>(in.take<std::uint8_t>() % (permits + permits / 2 + 1)) -
+                           (permits / 2 + 1);
+        const int permit = answer < 0 ? redlock::detail::permit_tally::none : answer;
+        tally.answer(permit);
+        if (permit >= 0) ++votes[static_cast<std::size_t>(permit)];
+        const std::size_t pending = nodes - (i + 1);
+        int expected = -2;
+        std::size_t best = 0;
+        for (std::size_t p = 0; p < votes.size(); ++p) {
+            if (votes[p] >= needed && expected == -2) expected = static_cast<int>(p);
+            best = std::max(best, votes[p]);
+        }
+        if (expected == -2 && best + pending < needed) expected = -1;
+        const int got = tally.won() ? *tally.won() : tally.lost() ? -1 : -2;
+        if (got != expected) __builtin_trap();
+        if (decided != -2 && got != decided) __builtin_trap();
+        if (got != -2) decided = got;
+    }
+}
+
 void check_validity(input& in) {
     using std::chrono::milliseconds;
     using std::chrono::nanoseconds;
@@ -98,6 +131,12 @@ void check_validity(input& in) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     input in{data, size};
     check_validity(in);
-    while (in.left() > 0) check_tally(in);
+    while (in.left() > 0) {
+        if (in.take<std::uint8_t>() % 2 == 0) {
+            check_tally(in);
+        } else {
+            check_permits(in);
+        }
+    }
     return 0;
 }
