@@ -223,3 +223,22 @@ TEST_CASE("an acquisition waiting for its owner's acquisition in flight can be c
     CHECK(one->holds() == 1);
     REQUIRE(c.release(*one));
 }
+
+TEST_CASE("a permit that is never released frees itself when its TTL ends") {
+    cluster nodes;
+    auto crashed = nodes.make_client();
+    auto c = nodes.make_client();
+    auto o = permits(1);
+    o.ttl = 600ms;
+    auto lease = crashed.acquire("pool", o);
+    REQUIRE(lease);
+    crashed.shutdown();  // its lease stays on the nodes until the TTL ends
+    auto waiting = permits(1);
+    waiting.attempts.reset();
+    waiting.max_wait = 5000ms;
+    const auto start = steady::now();
+    auto next = c.acquire("pool", waiting);
+    REQUIRE(next);
+    CHECK(steady::now() - start < 3000ms);
+    REQUIRE(c.release(*next));
+}
