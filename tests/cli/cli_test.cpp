@@ -110,7 +110,8 @@ TEST_SUITE("cli") {
         REQUIRE(acquired.out.size() == 33);  // 32 hex digits and a newline
         const std::string value = acquired.out.substr(0, 32);
         CHECK(acquired.out.back() == '\n');
-        CHECK(count_holding(key_of("deploy"), value) == 5);
+        // A majority at least: the process exits once a majority granted (see above).
+        CHECK(count_holding(key_of("deploy"), value) >= 3);
         CHECK(acquired.err.find("acquired 'deploy'") != std::string::npos);
     }
 
