@@ -8,8 +8,10 @@
 #include <redlock/client.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -222,5 +224,27 @@ TEST_SUITE("diagnostics") {
         CHECK(many.error().message.find("not 1025") != std::string::npos);
         REQUIRE_FALSE(nameless);
         CHECK(nameless.error().code == redlock::errc::invalid_argument);
+    }
+
+    TEST_CASE_FIXTURE(cluster, "a semaphore's status keeps the callback contract") {
+        auto locks = make_client();
+        const auto caller = std::this_thread::get_id();
+        std::atomic<bool> inside{false};
+        redlock_test::countdown done{2};
+        // With a loop thread of its own, a callback run inside the call would
+        // run on the caller's thread.
+        const auto note = [&](auto) {
+            if (std::this_thread::get_id() == caller) inside = true;
+            done.count_down();
+        };
+        locks.status_async("pool", 0, note);  // refused, yet never inside the call
+        locks.status_async("pool", 2, note);
+        REQUIRE(done.wait_for(5s));
+        CHECK_FALSE(inside);
+
+        auto moved = std::move(locks);
+        auto refused = locks.status("pool", 2);  // NOLINT(bugprone-use-after-move): on purpose
+        REQUIRE_FALSE(refused);
+        CHECK(refused.error().code == redlock::errc::client_stopped);
     }
 }
