@@ -119,13 +119,15 @@ void declare_run(CLI::App& app, run_options& into) {
 
 CMD runs with REDLOCK_RESOURCE and REDLOCK_VALUE in its environment,
 REDLOCK_FENCE when a fencing token was obtained, and REDLOCK_PERMIT (the permit's
-index, 0 to K-1) with --permits K. With --shared, CMD runs as one of any number of
-readers; with --permits K, as one of at most K holders. SIGINT, SIGTERM and SIGHUP sent to
-redlock by a process (kill) are forwarded to CMD's pid; those from the terminal
-already reach CMD through its process group, so they are not sent twice; and one
-that redlock was started with ignored (nohup) stays ignored for CMD. redlock then
-keeps holding the lock until CMD exits, and exits with CMD's status. A signal that
-arrives while still waiting for the lock cancels the wait: exit 128+N.
+index, 0 to K-1) with --permits K. With --shared, CMD runs as one of any number
+of readers; with --permits K, as one of at most K holders.
+
+SIGINT, SIGTERM and SIGHUP sent to redlock by a process (kill) are forwarded to
+CMD's pid; those from the terminal already reach CMD through its process group,
+so they are not sent twice; and one that redlock was started with ignored (nohup)
+stays ignored for CMD. redlock then keeps holding the lock until CMD exits, and
+exits with CMD's status. A signal that arrives while still waiting for the lock
+cancels the wait: exit 128+N.
 )"} + global_help +
                 R"(
 
@@ -160,8 +162,9 @@ void declare_release(CLI::App& app, value_options& into) {
     auto* release = app.add_subcommand(
         "release",
         "Release a lock by its value (compare-and-delete on every node). Prints how many nodes "
-        "deleted it; with --json: {\"released\": n, \"nodes\": [{\"node\", \"status\", "
-        "\"detail\"}]}");
+        "deleted it; with --json: {\"released\": n, \"pending\": n, \"kind\", \"nodes\": "
+        "[{\"node\", \"status\", \"detail\"}]}. A reader's value needs --shared, a permit's "
+        "--permits K");
     release->add_option("-r,--resource", into.resource, "Name of the lock")
         ->required()
         ->check(non_empty);
@@ -182,7 +185,8 @@ void declare_extend(CLI::App& app, value_options& into) {
     auto* extend = app.add_subcommand(
         "extend",
         "Extend a lock held by its value to a new TTL on every node where it still holds that "
-        "value. Prints the validity left; with --json: {\"validity_ms\": n}");
+        "value. Prints the validity left; with --json: {\"validity_ms\": n, \"kind\"}. A "
+        "reader's value needs --shared, a permit's --permits K");
     extend->add_option("-r,--resource", into.resource, "Name of the lock")
         ->required()
         ->check(non_empty);
