@@ -24,19 +24,13 @@ using nlohmann::json;
 using redlock_test::cli_process;
 using redlock_test::cli_result;
 using redlock_test::one_object;
+using redlock_test::quoted;
 using redlock_test::slurp;
 using redlock_test::wait_until;
 
 namespace {
 
 namespace fs = std::filesystem;
-
-/// Quotes `text` for sh.
-auto quoted(const std::string& text) -> std::string {
-    std::string q = "'";
-    for (char c : text) q += c == '\'' ? std::string{"'\\''"} : std::string{c};
-    return q + "'";
-}
 
 /// sh: wait until `file` exists, for at most 20 s; exit 9 if it never does.
 auto await_file(const fs::path& file) -> std::string {
