@@ -49,6 +49,13 @@ auto open_client(const global_options& global, const reporter& out)
     return std::move(*made);
 }
 
+auto adopt_value(const client& locks, const value_options& args) -> lock {
+    if (args.shared) return locks.adopt(args.resource, args.value, lock_kind::shared);
+    if (args.permits)
+        return locks.adopt(args.resource, args.value, lock_kind::permit, *args.permits);
+    return locks.adopt(args.resource, args.value);
+}
+
 auto make_lock_options(const lock_flags& flags) -> lock_options {
     lock_options options;
     if (flags.ttl_ms) options.ttl = std::chrono::milliseconds{*flags.ttl_ms};
@@ -61,6 +68,13 @@ auto make_lock_options(const lock_flags& flags) -> lock_options {
     // Waiting (--wait-ms > 0) is the library's: queued per node and woken by the
     // holder's release, never a polling loop; --fair keeps arrival order.
     if (flags.fair) options.wait = wait_mode::fair;
+    if (flags.shared) options.shared = true;
+    if (flags.permits) {
+        options.permits = *flags.permits;
+        // Not the config's lock.fencing either: a permit has no token (main
+        // refuses --fence with --permits).
+        options.fencing = false;
+    }
     return options;
 }
 

@@ -16,7 +16,12 @@ namespace redlock::cli {
     -> result<client, failure_report>;
 
 /// The lock_options for the flags: --ttl-ms, --wait-ms (0: attempts = 1;
-/// otherwise max_wait with attempts unlimited until it), --fence.
+/// otherwise max_wait with attempts unlimited until it), --fence, --fair,
+/// --shared, --permits.
 [[nodiscard]] auto make_lock_options(const lock_flags& flags) -> lock_options;
+
+/// The handle `release` and `extend` act on: the value adopted as a writer's,
+/// a reader's (--shared) or a permit's (--permits K).
+[[nodiscard]] auto adopt_value(const client& locks, const value_options& args) -> lock;
 
 }  // namespace redlock::cli

@@ -21,8 +21,12 @@ namespace redlock::cli {
                                    const reporter& out) -> int;
 [[nodiscard]] auto extend_command(const global_options& global, const value_options& args,
                                   const reporter& out) -> int;
-[[nodiscard]] auto status_command(const global_options& global, const std::string& resource,
+/// A lock's writer and readers.
+[[nodiscard]] auto status_command(const global_options& global, const status_options& args,
                                   const reporter& out) -> int;
+/// A semaphore's permit holders (status --permits K).
+[[nodiscard]] auto semaphore_status_command(const global_options& global,
+                                            const status_options& args, const reporter& out) -> int;
 [[nodiscard]] auto check_command(const global_options& global, const reporter& out) -> int;
 
 }  // namespace redlock::cli

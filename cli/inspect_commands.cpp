@@ -1,4 +1,4 @@
-// status and check: read-only views of the nodes.
+// check: every node's health, read-only (status is in status_commands.cpp).
 #include "client_setup.hpp"
 #include "commands.hpp"
 
@@ -7,19 +7,6 @@
 
 namespace redlock::cli {
 namespace {
-
-template <class T>
-auto or_null(const std::optional<T>& value) -> json {
-    if (value) return *value;
-    return nullptr;
-}
-
-/// At least one space after the text, so that a long node name (a Unix
-/// socket path) does not run into the next column.
-auto pad(std::string text, std::size_t width) -> std::string {
-    text.resize(std::max(width, text.size() + 1), ' ');
-    return text;
-}
 
 /// Why a node may forget a lock it granted, e.g. "appendonly no".
 auto persistence_gap(const node_health& n) -> std::string {
@@ -127,74 +114,6 @@ auto duplicates_problem(const cluster_health& health) -> std::string {
 }
 
 }  // namespace
-
-auto status_command(const global_options& global, const std::string& resource, const reporter& out)
-    -> int {
-    auto locks = open_client(global, out);
-    if (!locks) return out.fail(locks.error());
-
-    auto status = locks->status(resource);
-    if (!status) return out.fail(status.error());
-
-    std::size_t reachable = 0;
-    std::size_t agreeing = 0;
-    bool held_somewhere = false;
-    json nodes = json::array();
-    std::string table;
-    for (const auto& n : status->nodes) {
-        reachable += n.reachable ? 1 : 0;
-        if (n.holder && n.holder == status->majority_holder) ++agreeing;
-        held_somewhere = held_somewhere || n.holder.has_value();
-        nodes.push_back({{"node", n.node},
-                         {"reachable", n.reachable},
-                         {"holder", or_null(n.holder)},
-                         {"ttl_ms", n.ttl ? json(n.ttl->count()) : json(nullptr)},
-                         {"fence", or_null(n.fence)},
-                         {"detail", n.detail}});
-        std::string line = "  " + pad(n.node, 22);
-        if (!n.reachable) {
-            line += "unreachable: " + n.detail;
-        } else {
-            line += n.holder ? "holder " + *n.holder : std::string{"free"};
-            if (n.ttl) line += "  ttl " + format_ms(n.ttl->count());
-            if (n.fence) line += "  fence " + std::to_string(*n.fence);
-            if (!n.detail.empty()) line += "  (" + n.detail + ")";
-        }
-        table += line + "\n";
-    }
-    const bool agreed = status->majority_holder.has_value();
-    json result{{"resource", status->resource},
-                {"quorum", status->quorum},
-                {"reachable", reachable},
-                {"holder", or_null(status->majority_holder)},
-                {"agreed", agreed},
-                {"fence", or_null(status->fence)},
-                {"nodes", std::move(nodes)}};
-
-    if (reachable < status->quorum) {
-        if (!out.json_mode()) out.result(result, table);
-        return out.fail(
-            failure_report{exit_unavailable, "quorum_unreachable",
-                           "resource '" + resource + "': only " + std::to_string(reachable) +
-                               " of " + std::to_string(status->nodes.size()) + " nodes answered, " +
-                               std::to_string(status->quorum) + " needed to tell who holds it"},
-            {}, result);
-    }
-    std::string headline = "resource '" + status->resource + "': ";
-    if (agreed) {
-        headline += "held by " + *status->majority_holder + " (" + std::to_string(agreeing) +
-                    " of " + std::to_string(status->nodes.size()) + " nodes agree, quorum " +
-                    std::to_string(status->quorum) + ")";
-    } else if (held_somewhere) {
-        headline +=
-            "no majority agrees on a holder (quorum " + std::to_string(status->quorum) + ")";
-    } else {
-        headline += "free: no reachable node holds it";
-    }
-    if (status->fence) headline += ", fence counter " + std::to_string(*status->fence);
-    out.result(result, headline + "\n" + table);
-    return exit_ok;
-}
 
 auto check_command(const global_options& global, const reporter& out) -> int {
     auto locks = open_client(global, out);

@@ -29,15 +29,17 @@ auto acquire_command(const global_options& global, const lock_flags& flags, cons
     if (!held) return out.fail(held.error());
 
     const long long validity = held->remaining().count();
-    const json result{{"resource", held->resource()},
-                      {"value", held->value()},
-                      {"validity_ms", validity},
-                      {"fence", fence_json(*held)}};
+    json result{{"resource", held->resource()},
+                {"value", held->value()},
+                {"validity_ms", validity},
+                {"fence", fence_json(*held)}};
+    add_kind(result, *held);
     out.result(result, held->value() + "\n");
-    std::string details = "acquired '" + held->resource() + "', valid for " + format_ms(validity);
+    std::string details = "acquired " + kind_phrase(*held) + "'" + held->resource() +
+                          "', valid for " + format_ms(validity);
     if (const auto fence = held->fence()) details += ", fence " + std::to_string(*fence);
     out.note(details + "; release it with: redlock release --resource '" + held->resource() +
-             "' --value " + held->value());
+             "' --value " + held->value() + kind_flags(*held));
     // The client's destructor leaves the lock alone: it stays held until its
     // TTL ends or `redlock release` deletes it.
     return exit_ok;
@@ -48,7 +50,8 @@ auto release_command(const global_options& global, const value_options& args, co
     auto locks = open_client(global, out);
     if (!locks) return out.fail(locks.error());
 
-    auto report = locks->release(locks->adopt(args.resource, args.value));
+    const lock adopted = adopt_value(*locks, args);
+    auto report = locks->release(adopted);
     if (!report) return out.fail(report.error());
 
     const std::size_t total = report->nodes.size();
@@ -59,8 +62,10 @@ auto release_command(const global_options& global, const value_options& args, co
     if (report->majority()) {
         const json result{{"released", report->deleted},
                           {"pending", report->pending},
+                          {"kind", kind_name(adopted.kind())},
                           {"nodes", nodes_json(report->nodes)}};
-        out.result(result, "released '" + args.resource + "' on " + tally + "\n");
+        out.result(result, "released " + kind_phrase(adopted) + "'" + args.resource + "' on " +
+                               tally + "\n");
         out.detail(report->nodes);
         return exit_ok;
     }
@@ -89,13 +94,13 @@ auto extend_command(const global_options& global, const value_options& args, con
     auto locks = open_client(global, out);
     if (!locks) return out.fail(locks.error());
 
-    auto validity = locks->extend(locks->adopt(args.resource, args.value),
-                                  std::chrono::milliseconds{args.ttl_ms});
+    const lock adopted = adopt_value(*locks, args);
+    auto validity = locks->extend(adopted, std::chrono::milliseconds{args.ttl_ms});
     if (!validity) return out.fail(validity.error());
 
-    out.result(
-        json{{"validity_ms", validity->count()}},
-        "extended '" + args.resource + "': valid for " + format_ms(validity->count()) + "\n");
+    out.result(json{{"validity_ms", validity->count()}, {"kind", kind_name(adopted.kind())}},
+               "extended " + kind_phrase(adopted) + "'" + args.resource + "': valid for " +
+                   format_ms(validity->count()) + "\n");
     return exit_ok;
 }
 

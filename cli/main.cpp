@@ -62,6 +62,8 @@ int main(int argc, char** argv) {
     if (chosen != subcommand::run && separator) {
         return out.fail(failure_report{exit_usage, "usage", "only run takes a command after --"});
     }
+    if (const std::string conflict = conflicting_flags(opts, chosen); !conflict.empty())
+        return out.fail(failure_report{exit_usage, "usage", conflict + " (see redlock --help)"});
     opts.run.command = std::move(command);
 
     const sigset_t ignored = ignored_at_start();
@@ -80,7 +82,8 @@ int main(int argc, char** argv) {
             case subcommand::extend:
                 return extend_command(opts.global, opts.extend, out);
             case subcommand::status:
-                return status_command(opts.global, opts.status_resource, out);
+                return opts.status.permits ? semaphore_status_command(opts.global, opts.status, out)
+                                           : status_command(opts.global, opts.status, out);
             case subcommand::check:
                 return check_command(opts.global, out);
         }

@@ -1,6 +1,12 @@
 #include "options.hpp"
 
+#include <redlock/lock.hpp>
+
+#include <charconv>
 #include <map>
+#include <optional>
+#include <string>
+#include <system_error>
 
 namespace redlock::cli {
 namespace {
@@ -21,6 +27,28 @@ constexpr const char* common_exit_codes = R"(
 const CLI::Validator non_empty{
     [](std::string& text) -> std::string { return text.empty() ? "must not be empty" : ""; }, ""};
 
+/// 1 to redlock::max_permits; the message names the value given.
+const CLI::Validator permit_count{
+    [](std::string& text) -> std::string {
+        long long value = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        const std::string range = "between 1 and " + std::to_string(max_permits);
+        if (ec == std::errc::result_out_of_range) return "must be " + range + ", not " + text;
+        if (ec != std::errc{} || end != text.data() + text.size())
+            return "must be a whole number " + range + ", not '" + text + "'";
+        if (value < 1 || value > max_permits) return "must be " + range + ", not " + text;
+        return {};
+    },
+    ""};
+
+void add_shared_flag(CLI::App& sub, bool& into, const char* help) {
+    sub.add_flag("--shared", into, help);
+}
+
+void add_permits_option(CLI::App& sub, std::optional<int>& into, const char* help) {
+    sub.add_option("--permits", into, help)->type_name("K")->check(permit_count);
+}
+
 void add_lock_flags(CLI::App& sub, lock_flags& into) {
     sub.add_option("-r,--resource", into.resource, "Name of the lock")
         ->required()
@@ -40,6 +68,23 @@ void add_lock_flags(CLI::App& sub, lock_flags& into) {
     sub.add_flag("--fair", into.fair,
                  "Strict arrival-order grants while waiting: a newcomer does not overtake a "
                  "live waiter queued ahead of it (the library's fair wait mode)");
+    add_shared_flag(
+        sub, into.shared,
+        "Take a reader's (shared) lock: any number of readers hold together while no writer "
+        "does. Without it the lock is exclusive: a writer, excluding readers and other "
+        "writers. A queued writer stops new readers. With --fence a reader gets the current "
+        "token (the last writer's), not a new one");
+    add_permits_option(sub, into.permits,
+                       "Take one of K permits of a counting semaphore (K from 1 to 1024): at "
+                       "most K holders at once. Everyone using the resource must name the same "
+                       "K. Not with --shared or --fence");
+}
+
+void add_value_kind_flags(CLI::App& sub, value_options& into) {
+    add_shared_flag(sub, into.shared, "The value is a reader's (acquired with --shared)");
+    add_permits_option(sub, into.permits,
+                       "The value holds a permit of a semaphore of K permits (acquired with "
+                       "--permits K); the permit is found on each node by the value");
 }
 
 void declare_run(CLI::App& app, run_options& into) {
@@ -72,13 +117,17 @@ void declare_run(CLI::App& app, run_options& into) {
         ->check(CLI::Range(0LL, max_ms));
     run->footer(std::string{R"(Usage: redlock run --resource R [OPTIONS] -- CMD [ARGS...]
 
-CMD runs with REDLOCK_RESOURCE and REDLOCK_VALUE in its environment, and
-REDLOCK_FENCE when a fencing token was obtained. SIGINT, SIGTERM and SIGHUP sent to
-redlock by a process (kill) are forwarded to CMD's pid; those from the terminal
-already reach CMD through its process group, so they are not sent twice; and one
-that redlock was started with ignored (nohup) stays ignored for CMD. redlock then
-keeps holding the lock until CMD exits, and exits with CMD's status. A signal that
-arrives while still waiting for the lock cancels the wait: exit 128+N.
+CMD runs with REDLOCK_RESOURCE and REDLOCK_VALUE in its environment,
+REDLOCK_FENCE when a fencing token was obtained, and REDLOCK_PERMIT (the permit's
+index, 0 to K-1) with --permits K. With --shared, CMD runs as one of any number
+of readers; with --permits K, as one of at most K holders.
+
+SIGINT, SIGTERM and SIGHUP sent to redlock by a process (kill) are forwarded to
+CMD's pid; those from the terminal already reach CMD through its process group,
+so they are not sent twice; and one that redlock was started with ignored (nohup)
+stays ignored for CMD. redlock then keeps holding the lock until CMD exits, and
+exits with CMD's status. A signal that arrives while still waiting for the lock
+cancels the wait: exit 128+N.
 )"} + global_help +
                 R"(
 
@@ -97,7 +146,8 @@ void declare_acquire(CLI::App& app, lock_flags& into) {
         "Acquire a lock and exit, leaving it held until its TTL ends or `release` is run with "
         "its value. Prints the value alone on stdout (easy to capture: v=$(redlock acquire "
         "...)) and the details on stderr; with --json: {\"resource\", \"value\", "
-        "\"validity_ms\", \"fence\"}");
+        "\"validity_ms\", \"fence\", \"kind\" (exclusive, shared or permit), \"permit\" "
+        "(the index held, with --permits), \"permits\"}");
     add_lock_flags(*acquire, into);
     acquire->footer(std::string{global_help} + R"(
 
@@ -112,14 +162,16 @@ void declare_release(CLI::App& app, value_options& into) {
     auto* release = app.add_subcommand(
         "release",
         "Release a lock by its value (compare-and-delete on every node). Prints how many nodes "
-        "deleted it; with --json: {\"released\": n, \"nodes\": [{\"node\", \"status\", "
-        "\"detail\"}]}");
+        "deleted it; with --json: {\"released\": n, \"pending\": n, \"kind\", \"nodes\": "
+        "[{\"node\", \"status\", \"detail\"}]}. A reader's value needs --shared, a permit's "
+        "--permits K");
     release->add_option("-r,--resource", into.resource, "Name of the lock")
         ->required()
         ->check(non_empty);
     release->add_option("--value", into.value, "The value `acquire` printed")
         ->required()
         ->check(non_empty);
+    add_value_kind_flags(*release, into);
     release->footer(std::string{global_help} + R"(
 
 Exit codes:
@@ -133,7 +185,8 @@ void declare_extend(CLI::App& app, value_options& into) {
     auto* extend = app.add_subcommand(
         "extend",
         "Extend a lock held by its value to a new TTL on every node where it still holds that "
-        "value. Prints the validity left; with --json: {\"validity_ms\": n}");
+        "value. Prints the validity left; with --json: {\"validity_ms\": n, \"kind\"}. A "
+        "reader's value needs --shared, a permit's --permits K");
     extend->add_option("-r,--resource", into.resource, "Name of the lock")
         ->required()
         ->check(non_empty);
@@ -143,6 +196,7 @@ void declare_extend(CLI::App& app, value_options& into) {
     extend->add_option("--ttl-ms", into.ttl_ms, "New TTL in milliseconds")
         ->required()
         ->check(CLI::Range(1LL, max_ms));
+    add_value_kind_flags(*extend, into);
     extend->footer(std::string{global_help} + R"(
 
 Exit codes:
@@ -152,12 +206,19 @@ Exit codes:
                    common_exit_codes);
 }
 
-void declare_status(CLI::App& app, std::string& resource) {
+void declare_status(CLI::App& app, status_options& into) {
     auto* status = app.add_subcommand(
         "status",
-        "Show every node's view of a lock: reachable, holder value, remaining TTL, fencing "
-        "counter; and the holder a majority agree on, if any. Read-only");
-    status->add_option("-r,--resource", resource, "Name of the lock")->required()->check(non_empty);
+        "Show every node's view of a lock: reachable, holder (writer) value, remaining TTL, "
+        "fencing counter, live readers with their TTLs; and the holder or the readers a "
+        "majority agree on, if any. With --permits K, a semaphore's permits instead: per "
+        "permit, the holder a majority agree on and each node's view. Read-only");
+    status->add_option("-r,--resource", into.resource, "Name of the lock")
+        ->required()
+        ->check(non_empty);
+    add_permits_option(*status, into.permits,
+                       "Show the permit holders of a semaphore of K permits (the K its users "
+                       "name with --permits)");
     status->footer(std::string{global_help} + R"(
 
 Exit codes:
@@ -211,8 +272,48 @@ Exit codes:
     declare_acquire(app, into.acquire);
     declare_release(app, into.release);
     declare_extend(app, into.extend);
-    declare_status(app, into.status_resource);
+    declare_status(app, into.status);
     declare_check(app);
+}
+
+auto conflicting_flags(const options& opts, subcommand chosen) -> std::string {
+    bool shared = false;
+    std::optional<int> permits;
+    bool fence = false;
+    switch (chosen) {
+        case subcommand::run:
+            shared = opts.run.lock.shared;
+            permits = opts.run.lock.permits;
+            fence = opts.run.lock.fence;
+            break;
+        case subcommand::acquire:
+            shared = opts.acquire.shared;
+            permits = opts.acquire.permits;
+            fence = opts.acquire.fence;
+            break;
+        case subcommand::release:
+            shared = opts.release.shared;
+            permits = opts.release.permits;
+            break;
+        case subcommand::extend:
+            shared = opts.extend.shared;
+            permits = opts.extend.permits;
+            break;
+        case subcommand::status:
+        case subcommand::check:
+            return {};
+    }
+    if (shared && permits) {
+        return "--shared and --permits " + std::to_string(*permits) +
+               " cannot be combined: a lock is a reader (--shared) or a semaphore's permit "
+               "(--permits), not both";
+    }
+    if (fence && permits) {
+        return "--permits " + std::to_string(*permits) +
+               " and --fence cannot be combined: a fencing token orders successive holders, "
+               "and up to K permits hold at once";
+    }
+    return {};
 }
 
 auto chosen_subcommand(const CLI::App& app) -> subcommand {

@@ -21,7 +21,9 @@ struct lock_flags {
     std::optional<long long> ttl_ms;  ///< unset: the config's lock.ttl_ms
     long long wait_ms = 0;            ///< 0: one attempt; otherwise lock_options::max_wait
     bool fence = false;
-    bool fair = false;  ///< accepted; the library has no fair mode yet
+    bool fair = false;           ///< lock_options::wait = fair
+    bool shared = false;         ///< a reader (lock_options::shared)
+    std::optional<int> permits;  ///< one of a semaphore's permits (lock_options::permits)
 };
 
 enum class on_lost_action { term, kill, ignore };
@@ -37,7 +39,15 @@ struct run_options {
 struct value_options {
     std::string resource;
     std::string value;
-    long long ttl_ms = 0;  ///< extend only
+    long long ttl_ms = 0;        ///< extend only
+    bool shared = false;         ///< the value is a reader's
+    std::optional<int> permits;  ///< the value holds one of this many permits
+};
+
+/// `status`: a lock (its writer and readers), or a semaphore's permits.
+struct status_options {
+    std::string resource;
+    std::optional<int> permits;
 };
 
 enum class subcommand { run, acquire, release, extend, status, check };
@@ -50,12 +60,17 @@ struct options {
     lock_flags acquire;
     value_options release;
     value_options extend;
-    std::string status_resource;
+    status_options status;
 };
 
 /// Declares the subcommands and their flags (help texts, defaults, checks and
 /// exit codes) on `app`; parsing writes into `into`, which must outlive `app`.
 void declare_options(CLI::App& app, options& into);
+
+/// What the flags of the chosen subcommand say together that each alone
+/// cannot (--shared with --permits, --permits with --fence): the message of a
+/// usage error naming both flags, or empty.
+[[nodiscard]] auto conflicting_flags(const options& opts, subcommand chosen) -> std::string;
 
 /// The subcommand chosen on a successfully parsed `app`.
 [[nodiscard]] auto chosen_subcommand(const CLI::App& app) -> subcommand;

@@ -1,5 +1,6 @@
 #include "output.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace redlock::cli {
@@ -79,6 +80,44 @@ auto fence_json(const lock& held) -> json {
 
 auto format_ms(long long ms) -> std::string {
     return std::to_string(ms) + " ms";
+}
+
+auto kind_name(lock_kind kind) -> std::string {
+    switch (kind) {
+        case lock_kind::shared:
+            return "shared";
+        case lock_kind::permit:
+            return "permit";
+        case lock_kind::exclusive:
+            break;
+    }
+    return "exclusive";
+}
+
+void add_kind(json& object, const lock& held) {
+    object["kind"] = kind_name(held.kind());
+    object["permit"] = or_null(held.permit());
+    object["permits"] = or_null(held.permits());
+}
+
+auto kind_phrase(const lock& held) -> std::string {
+    if (held.kind() == lock_kind::shared) return "reader of ";
+    if (held.kind() != lock_kind::permit) return {};
+    const std::string of = held.permits() ? " of " + std::to_string(*held.permits()) : "";
+    return held.permit() ? "permit " + std::to_string(*held.permit()) + of + " of "
+                         : "a permit of ";
+}
+
+auto kind_flags(const lock& held) -> std::string {
+    if (held.kind() == lock_kind::shared) return " --shared";
+    if (held.kind() == lock_kind::permit && held.permits())
+        return " --permits " + std::to_string(*held.permits());
+    return {};
+}
+
+auto pad(std::string text, std::size_t width) -> std::string {
+    text.resize(std::max(width, text.size() + 1), ' ');
+    return text;
 }
 
 }  // namespace redlock::cli

@@ -6,6 +6,8 @@
 #include <redlock/error.hpp>
 #include <redlock/lock.hpp>
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,5 +61,31 @@ private:
 
 /// "1234 ms"
 [[nodiscard]] auto format_ms(long long ms) -> std::string;
+
+/// "exclusive", "shared" or "permit": the "kind" of --json output.
+[[nodiscard]] auto kind_name(lock_kind kind) -> std::string;
+
+/// Adds "kind", "permit" (the index held, or null) and "permits" (K, or null)
+/// to `object`.
+void add_kind(json& object, const lock& held);
+
+/// "reader of " or "permit 2 of 3 of " before a resource's name; "" for an
+/// exclusive lock.
+[[nodiscard]] auto kind_phrase(const lock& held) -> std::string;
+
+/// The flags naming the lock's kind on a command line: " --shared",
+/// " --permits 3", or "".
+[[nodiscard]] auto kind_flags(const lock& held) -> std::string;
+
+/// The value, or null.
+template <class T>
+[[nodiscard]] auto or_null(const std::optional<T>& value) -> json {
+    if (value) return *value;
+    return nullptr;
+}
+
+/// `text` padded to `width` columns, and at least one space after it, so
+/// that a long node name (a Unix socket path) does not run into the next column.
+[[nodiscard]] auto pad(std::string text, std::size_t width) -> std::string;
 
 }  // namespace redlock::cli

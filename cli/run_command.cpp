@@ -34,13 +34,16 @@ auto is_forwarded(int sig, const sigset_t& ignored) noexcept -> bool {
     return (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) && sigismember(&ignored, sig) == 0;
 }
 
-/// REDLOCK_RESOURCE, REDLOCK_VALUE, and REDLOCK_FENCE only with a token (an
-/// inherited one is removed).
+/// REDLOCK_RESOURCE, REDLOCK_VALUE, REDLOCK_FENCE only with a token and
+/// REDLOCK_PERMIT only with a permit (an inherited one is removed: CMD must not
+/// take a stale one for its own).
 auto lock_environment(const lock& held) -> child_process::environment {
     child_process::environment env{{"REDLOCK_RESOURCE", held.resource()},
                                    {"REDLOCK_VALUE", held.value()},
-                                   {"REDLOCK_FENCE", std::nullopt}};
-    if (const auto fence = held.fence()) env.back().second = std::to_string(*fence);
+                                   {"REDLOCK_FENCE", std::nullopt},
+                                   {"REDLOCK_PERMIT", std::nullopt}};
+    if (const auto fence = held.fence()) env[2].second = std::to_string(*fence);
+    if (const auto permit = held.permit()) env[3].second = std::to_string(*permit);
     return env;
 }
 
@@ -206,8 +209,8 @@ auto run_command(const global_options& global, const run_options& run, const sig
             failure_report{err == ENOENT ? exit_not_found : exit_cannot_execute, "cannot_execute",
                            "cannot run '" + run.command.front() + "': " + std::strerror(err)});
     }
-    out.detail("acquired '" + held.resource() + "' (value " + held.value() + ", valid for " +
-               format_ms(held.remaining().count()) +
+    out.detail("acquired " + kind_phrase(held) + "'" + held.resource() + "' (value " +
+               held.value() + ", valid for " + format_ms(held.remaining().count()) +
                (held.fence() ? ", fence " + std::to_string(*held.fence()) : std::string{}) +
                "); CMD runs as pid " + std::to_string(child->pid()));
 
@@ -227,6 +230,7 @@ auto run_command(const global_options& global, const run_options& run, const sig
                 {"child_signal", ended.signal != 0 ? json(ended.signal) : json(nullptr)},
                 {"released", released},
                 {"pending", pending}};
+    add_kind(result, held);
     if (holder.lost()) {
         return out.fail(
             failure_report{exit_lock_lost, "lock_lost",

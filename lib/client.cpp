@@ -231,6 +231,46 @@ auto client::status(std::string resource) -> result<lock_status> {
     });
 }
 
+void client::status_async(std::string resource, int permits,
+                          std::function<void(result<semaphore_status>)> done) {
+    if (!core_) {
+        refuse_moved_from(std::move(done));
+        return;
+    }
+    std::string invalid;
+    if (resource.empty()) invalid = "the resource name is empty";
+    if (permits < 1 || permits > max_permits) {
+        invalid = "permits must be between 1 and " + std::to_string(max_permits) + ", not " +
+                  std::to_string(permits);
+    }
+    if (!invalid.empty()) {
+        // Delivered through the loop like every other completion.
+        core_->probe(
+            {}, [invalid, done = std::move(done)](result<std::vector<detail::node_probe>>) {
+                done(failure{error{make_error_code(errc::invalid_argument), invalid, {}, 0}});
+            });
+        return;
+    }
+    auto commands = detail::semaphore_commands(core_->config(), resource, permits);
+    const std::size_t quorum = detail::quorum(core_->node_count());
+    core_->probe(std::move(commands), [resource, permits, quorum, done = std::move(done)](
+                                          result<std::vector<detail::node_probe>> probes) mutable {
+        if (!probes) {
+            done(failure{std::move(probes).error()});
+            return;
+        }
+        done(detail::parse_semaphore(std::move(resource), permits, quorum, std::move(*probes)));
+    });
+}
+
+auto client::status(std::string resource, int permits) -> result<semaphore_status> {
+    if (!core_) return failure{moved_from_error()};
+    if (core_->on_loop_thread()) return failure{unnamed_deadlock_error()};
+    return wait_for<semaphore_status>([&](std::function<void(result<semaphore_status>)> cb) {
+        status_async(std::move(resource), permits, std::move(cb));
+    });
+}
+
 void client::check_async(std::function<void(result<cluster_health>)> done) {
     if (!core_) {
         refuse_moved_from(std::move(done));

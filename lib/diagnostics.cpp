@@ -1,6 +1,9 @@
 // The pure half of client::status and client::check: the commands they probe
 // every node with, and the summaries made of the replies (client.cpp runs the
 // probe in between). Also find_duplicate_servers, which check uses.
+// Key layout (README, "Lock kinds"): lock key key_prefix + R, holding the
+// holder's value or the readers' marker; a reader's key "<lock key>|r|<value>";
+// the reader set "<lock key>|readers"; permit i "<lock key>|permit|<i>".
 
 #include "redlock/diagnostics.hpp"
 
@@ -46,11 +49,104 @@ auto info_reply_field(const flat_reply& r, std::string_view field) -> std::strin
     return std::string{detail::info_field(r.text, field)};
 }
 
+/// A PTTL reply: the TTL left, or nothing (-2: no key, -1: no TTL, or an error).
+auto ttl_of(const flat_reply& r) -> std::optional<std::chrono::milliseconds> {
+    if (r.type == flat_reply::kind::integer && r.integer >= 0)
+        return std::chrono::milliseconds{r.integer};
+    return std::nullopt;
+}
+
 auto first_error(const node_probe& p) -> std::string {
     for (const auto& r : p.replies) {
         if (r.type == flat_reply::kind::error) return r.text;
     }
     return {};
+}
+
+// While readers hold a resource its lock key holds this marker rather than a
+// holder's value (shared_acquire_source, lib/detail/scripts.cpp).
+constexpr std::string_view readers_marker = "~readers";
+
+// The diagnostics' scripts only read, and are sent with EVAL rather than
+// loaded at connect time: status is rare, and a node restarted since the
+// handshake would answer EVALSHA with NOSCRIPT.
+//
+// KEYS[1] the lock key. The readers named in "<lock key>|readers" whose own
+// key "<lock key>|r|<value>" still exists, as {value, pttl, ...}: the set may
+// keep the entries of readers that expired without releasing, and a listing
+// of it alone would show them as holders. One script, so one round trip.
+constexpr std::string_view readers_source = R"lua(
+local k = KEYS[1]
+local out = {}
+for _, v in ipairs(redis.call('SMEMBERS', k .. '|readers')) do
+  local t = redis.call('PTTL', k .. '|r|' .. v)
+  if t ~= -2 then
+    out[#out + 1] = v
+    out[#out + 1] = t
+  end
+end
+return out
+)lua";
+
+// KEYS[1] the permit-count key; ARGV[1] the permit key prefix, ARGV[2] the
+// permit count. Returns {the count the node knows (nil: none), {permit, value,
+// pttl, ...} for each held permit}: free permits cost nothing in the reply,
+// which matters for a semaphore of up to 1024.
+constexpr std::string_view permits_source = R"lua(
+local held = {}
+for i = 0, tonumber(ARGV[2]) - 1 do
+  local v = redis.call('GET', ARGV[1] .. i)
+  if v then
+    held[#held + 1] = i
+    held[#held + 1] = v
+    held[#held + 1] = redis.call('PTTL', ARGV[1] .. i)
+  end
+end
+return {redis.call('GET', KEYS[1]), held}
+)lua";
+
+/// The live readers from the reply to readers_source, ordered by value.
+auto readers_of(const flat_reply& r) -> std::vector<node_reader> {
+    std::vector<node_reader> readers;
+    if (r.type != flat_reply::kind::array) return readers;
+    for (std::size_t i = 0; i + 1 < r.elements.size(); i += 2) {
+        if (const auto value = text_of(r.elements[i]))
+            readers.push_back({*value, ttl_of(r.elements[i + 1])});
+    }
+    std::ranges::sort(readers, {}, &node_reader::value);
+    return readers;
+}
+
+/// Fills permit j's view on node `node` from the reply to permits_source, and
+/// returns the permit count the node knows.
+auto read_permits(const flat_reply& r, std::size_t node, std::vector<permit_state>& permits)
+    -> std::optional<int> {
+    if (r.type != flat_reply::kind::array || r.elements.size() != 2) return std::nullopt;
+    std::optional<int> known;
+    if (const auto text = text_of(r.elements[0])) {
+        if (const auto count = number_of(*text); count && *count <= 1u << 30)
+            known = static_cast<int>(*count);
+    }
+    const flat_reply& held = r.elements[1];
+    for (std::size_t i = 0; i + 2 < held.elements.size(); i += 3) {
+        const flat_reply& index = held.elements[i];
+        if (index.type != flat_reply::kind::integer || index.integer < 0 ||
+            static_cast<std::size_t>(index.integer) >= permits.size())
+            continue;
+        auto& view = permits[static_cast<std::size_t>(index.integer)].nodes[node];
+        view.holder = text_of(held.elements[i + 1]);
+        view.ttl = ttl_of(held.elements[i + 2]);
+    }
+    return known;
+}
+
+/// The value at least `quorum` of the counted ones share, if any.
+auto majority_of(const std::map<std::string, std::size_t>& counts, std::size_t quorum)
+    -> std::optional<std::string> {
+    for (const auto& [value, count] : counts) {
+        if (count >= quorum) return value;
+    }
+    return std::nullopt;
 }
 
 }  // namespace
@@ -80,6 +176,7 @@ auto status_commands(const client_config& config, const std::string& resource)
         {"GET", config.key_prefix + resource},
         {"PTTL", config.key_prefix + resource},
         {"GET", config.fence_prefix + resource},
+        {"EVAL", std::string{readers_source}, "1", config.key_prefix + resource},
     };
 }
 
@@ -89,24 +186,71 @@ auto parse_status(std::string resource, std::size_t quorum, std::vector<node_pro
     status.resource = std::move(resource);
     status.quorum = quorum;
     std::map<std::string, std::size_t> holders;
+    std::map<std::string, std::size_t> readers;
     for (auto& p : probes) {
         node_lock_state n;
         n.node = std::move(p.node);
         n.reachable = p.answered;
         n.detail = p.answered ? first_error(p) : p.cause;
-        if (p.answered && p.replies.size() == 3) {
+        if (p.answered && p.replies.size() == 4) {
             n.holder = text_of(p.replies[0]);
-            if (p.replies[1].type == flat_reply::kind::integer && p.replies[1].integer >= 0) {
-                n.ttl = std::chrono::milliseconds{p.replies[1].integer};
+            if (n.holder == readers_marker) {
+                n.holder.reset();
+                n.shared = true;
             }
+            n.ttl = ttl_of(p.replies[1]);
             if (const auto counter = text_of(p.replies[2])) n.fence = number_of(*counter);
+            // A script refused (scripting disabled, an ACL) leaves the readers
+            // unknown; the error is the node's detail, the rest still stands.
+            n.readers = readers_of(p.replies[3]);
             if (n.holder) ++holders[*n.holder];
+            for (const auto& r : n.readers) ++readers[r.value];
             if (n.fence && (!status.fence || *n.fence > *status.fence)) status.fence = n.fence;
         }
         status.nodes.push_back(std::move(n));
     }
-    for (const auto& [value, count] : holders) {
-        if (count >= quorum) status.majority_holder = value;
+    status.majority_holder = majority_of(holders, quorum);
+    for (const auto& [value, count] : readers) {
+        if (count >= quorum) status.majority_readers.push_back(value);
+    }
+    return status;
+}
+
+auto semaphore_commands(const client_config& config, const std::string& resource, int permits)
+    -> std::vector<std::vector<std::string>> {
+    // The key layout of operation.cpp: permit i is key_prefix + resource +
+    // "|permit|" + i, the count key_prefix + resource + "|permits".
+    return {{"EVAL", std::string{permits_source}, "1", config.key_prefix + resource + "|permits",
+             config.key_prefix + resource + "|permit|", std::to_string(permits)}};
+}
+
+auto parse_semaphore(std::string resource, int permits, std::size_t quorum,
+                     std::vector<node_probe> probes) -> semaphore_status {
+    semaphore_status status;
+    status.resource = std::move(resource);
+    status.permits = permits;
+    status.quorum = quorum;
+    status.permit_holders.resize(static_cast<std::size_t>(std::max(permits, 0)));
+    for (std::size_t i = 0; i < status.permit_holders.size(); ++i) {
+        status.permit_holders[i].permit = static_cast<int>(i);
+        status.permit_holders[i].nodes.resize(probes.size());
+    }
+    for (std::size_t j = 0; j < probes.size(); ++j) {
+        node_probe& p = probes[j];
+        node_semaphore_state n;
+        n.node = std::move(p.node);
+        n.reachable = p.answered;
+        n.detail = p.answered ? first_error(p) : p.cause;
+        if (p.answered && p.replies.size() == 1)
+            n.permits = read_permits(p.replies[0], j, status.permit_holders);
+        status.nodes.push_back(std::move(n));
+    }
+    for (auto& permit : status.permit_holders) {
+        std::map<std::string, std::size_t> holders;
+        for (const auto& view : permit.nodes) {
+            if (view.holder) ++holders[*view.holder];
+        }
+        permit.majority_holder = majority_of(holders, quorum);
     }
     return status;
 }

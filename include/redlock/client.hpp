@@ -173,10 +173,18 @@ public:
                              int permits = 0) const -> lock;
 
     /// Every node's view of `resource`: holder value, remaining TTL, fencing
-    /// counter; and the holder a majority agree on. Read-only. Errors:
-    /// invalid_argument, client_stopped.
+    /// counter, live readers; and the holder (or the readers) a majority agree
+    /// on. Read-only, one round trip. Errors: invalid_argument, client_stopped.
     void status_async(std::string resource, std::function<void(result<lock_status>)> done);
     [[nodiscard]] auto status(std::string resource) -> result<lock_status>;
+    /// A semaphore of `permits` permits (lock_options::permits): every node's
+    /// view of each permit, the holder a majority agree on per permit, and the
+    /// count each node knows. Read-only, one round trip. Errors:
+    /// invalid_argument (an empty resource, permits outside 1..max_permits),
+    /// client_stopped.
+    void status_async(std::string resource, int permits,
+                      std::function<void(result<semaphore_status>)> done);
+    [[nodiscard]] auto status(std::string resource, int permits) -> result<semaphore_status>;
 
     /// Every node's health: reachable, round-trip time, Redis version, run_id,
     /// role, and whether it persists every write. Read-only.

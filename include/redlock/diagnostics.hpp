@@ -9,14 +9,29 @@
 
 namespace redlock {
 
+/// A reader of a read-write lock (lock_options::shared) as one node sees it.
+struct node_reader {
+    std::string value;
+    std::optional<std::chrono::milliseconds> ttl;  ///< remaining TTL of its reader key
+};
+
 /// What one node says about one resource (client::status).
 struct node_lock_state {
     std::string node;
     bool reachable = false;
-    std::string detail;                            ///< why not reachable, or a Redis error
-    std::optional<std::string> holder;             ///< the value stored, if the key exists
-    std::optional<std::chrono::milliseconds> ttl;  ///< remaining TTL of the key, if it exists
-    std::optional<std::uint64_t> fence;            ///< the fencing counter, if one was ever written
+    std::string detail;  ///< why not reachable, or a Redis error
+    /// The exclusive holder's (the writer's) value, if one holds the key. Never
+    /// the readers' marker: when readers hold, this is unset and `shared` is true.
+    std::optional<std::string> holder;
+    /// Remaining TTL of the lock key, if it exists: the writer's, or with
+    /// readers the marker's (as long as the longest reader's).
+    std::optional<std::chrono::milliseconds> ttl;
+    std::optional<std::uint64_t> fence;  ///< the fencing counter, if one was ever written
+    /// Readers hold the resource on this node (the lock key holds their marker).
+    bool shared = false;
+    /// The readers alive on this node (their reader key exists), ordered by
+    /// value. Entries of readers whose key expired are left out.
+    std::vector<node_reader> readers;
 };
 
 /// client::status: every node's view, and whether a majority agree on one holder.
@@ -24,10 +39,65 @@ struct lock_status {
     std::string resource;
     std::size_t quorum = 0;
     std::vector<node_lock_state> nodes;
-    /// The value held on a majority of nodes, if any: the current holder.
+    /// The value held on a majority of nodes, if any: the current holder (the
+    /// writer, for a read-write lock). Never the readers' marker.
     std::optional<std::string> majority_holder;
     /// The highest fencing counter any reachable node reported.
     std::optional<std::uint64_t> fence;
+    /// The readers holding the resource: each is alive on a majority of nodes.
+    /// Ordered by value.
+    std::vector<std::string> majority_readers;
+    /// True when readers hold the resource (some reader is alive on a majority).
+    [[nodiscard]] auto shared() const noexcept -> bool { return !majority_readers.empty(); }
+};
+
+/// One permit of a semaphore as one node sees it.
+struct node_permit_state {
+    std::optional<std::string> holder;             ///< the value stored, if the permit key exists
+    std::optional<std::chrono::milliseconds> ttl;  ///< its remaining TTL
+};
+
+/// One permit of a semaphore across the nodes.
+struct permit_state {
+    int permit = 0;  ///< the index, 0 to permits - 1
+    /// Every node's view of this permit, in the order of semaphore_status::nodes
+    /// (an unreachable node's view is empty).
+    std::vector<node_permit_state> nodes;
+    /// The value holding the permit on a majority of nodes, if any: its holder.
+    std::optional<std::string> majority_holder;
+    /// True when any node has this permit held (by a majority or not).
+    [[nodiscard]] auto held_anywhere() const noexcept -> bool {
+        for (const auto& n : nodes) {
+            if (n.holder) return true;
+        }
+        return false;
+    }
+};
+
+/// What one node says about a semaphore as a whole.
+struct node_semaphore_state {
+    std::string node;
+    bool reachable = false;
+    std::string detail;  ///< why not reachable, or a Redis error
+    /// The permit count this node knows for the resource, if any (it is kept
+    /// while a permit is held there, and refuses users naming another count).
+    std::optional<int> permits;
+};
+
+/// client::status(resource, permits): who holds each permit of a semaphore.
+struct semaphore_status {
+    std::string resource;
+    int permits = 0;  ///< the count asked about
+    std::size_t quorum = 0;
+    std::vector<node_semaphore_state> nodes;
+    /// One entry per permit: permit_holders[i].permit == i.
+    std::vector<permit_state> permit_holders;
+    /// How many permits a majority agree are held.
+    [[nodiscard]] auto held() const noexcept -> int {
+        int n = 0;
+        for (const auto& p : permit_holders) n += p.majority_holder ? 1 : 0;
+        return n;
+    }
 };
 
 /// What one node says about itself (client::check).

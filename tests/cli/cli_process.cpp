@@ -125,6 +125,12 @@ auto slurp(const std::filesystem::path& file) -> std::string {
     return text.str();
 }
 
+auto quoted(const std::string& text) -> std::string {
+    std::string q = "'";
+    for (char c : text) q += c == '\'' ? std::string{"'\\''"} : std::string{c};
+    return q + "'";
+}
+
 auto one_object(const cli_result& r) -> nlohmann::json {
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     auto parsed = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);

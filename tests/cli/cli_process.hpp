@@ -62,6 +62,9 @@ private:
 /// The whole content of a file; empty when it does not exist.
 [[nodiscard]] auto slurp(const std::filesystem::path& file) -> std::string;
 
+/// `text` quoted for sh: a whole word, whatever it holds.
+[[nodiscard]] auto quoted(const std::string& text) -> std::string;
+
 /// The one JSON object a --json invocation printed; fails the case otherwise.
 auto one_object(const cli_result& r) -> nlohmann::json;
 

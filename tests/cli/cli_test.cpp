@@ -23,6 +23,7 @@ using redlock_test::cli_process;
 using redlock_test::cli_result;
 using redlock_test::one_object;
 using redlock_test::port_holder;
+using redlock_test::quoted;
 using redlock_test::slurp;
 
 namespace {
@@ -31,13 +32,6 @@ namespace fs = std::filesystem;
 
 void write_file(const fs::path& file, const std::string& text) {
     std::ofstream{file} << text;
-}
-
-/// Quotes `text` for sh.
-auto quoted(const std::string& text) -> std::string {
-    std::string q = "'";
-    for (char c : text) q += c == '\'' ? std::string{"'\\''"} : std::string{c};
-    return q + "'";
 }
 
 /// Five masters, a temp dir, and a config file pointing at the masters.
@@ -110,7 +104,8 @@ TEST_SUITE("cli") {
         REQUIRE(acquired.out.size() == 33);  // 32 hex digits and a newline
         const std::string value = acquired.out.substr(0, 32);
         CHECK(acquired.out.back() == '\n');
-        CHECK(count_holding(key_of("deploy"), value) == 5);
+        // A majority at least: the process exits once a majority granted (see above).
+        CHECK(count_holding(key_of("deploy"), value) >= 3);
         CHECK(acquired.err.find("acquired 'deploy'") != std::string::npos);
     }
 

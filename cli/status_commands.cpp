@@ -1,0 +1,214 @@
+// status: read-only views of one lock on every node. A lock shows its writer
+// (the exclusive holder) and its readers; `status --permits K` a semaphore's
+// permit holders.
+#include "client_setup.hpp"
+#include "commands.hpp"
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace redlock::cli {
+namespace {
+
+auto ttl_json(const std::optional<std::chrono::milliseconds>& ttl) -> json {
+    return ttl ? json(ttl->count()) : json(nullptr);
+}
+
+auto ttl_text(const std::optional<std::chrono::milliseconds>& ttl) -> std::string {
+    return ttl ? "  ttl " + format_ms(ttl->count()) : std::string{};
+}
+
+/// "readers a1b2 ttl 1990 ms, c3d4 ttl 2990 ms"
+auto readers_text(const node_lock_state& n) -> std::string {
+    // The marker outlives no live reader, but a node restarted from an old
+    // snapshot or a hand-made key can show it alone: say so rather than "free".
+    if (n.readers.empty()) return "readers' marker, no live reader";
+    std::string text = "readers ";
+    for (std::size_t i = 0; i < n.readers.size(); ++i) {
+        if (i > 0) text += ", ";
+        text += n.readers[i].value;
+        if (n.readers[i].ttl) text += " ttl " + format_ms(n.readers[i].ttl->count());
+    }
+    return text;
+}
+
+/// Fewer than a quorum answered: nobody can tell who holds the lock. The
+/// table still goes to stdout in human mode; exit 69.
+auto too_few_answered(const reporter& out, const json& result, const std::string& table,
+                      const std::string& what, std::size_t reachable, std::size_t total,
+                      std::size_t quorum) -> int {
+    if (!out.json_mode()) out.result(result, table);
+    return out.fail(failure_report{exit_unavailable, "quorum_unreachable",
+                                   what + ": only " + std::to_string(reachable) + " of " +
+                                       std::to_string(total) + " nodes answered, " +
+                                       std::to_string(quorum) + " needed to tell who holds it"},
+                    {}, result);
+}
+
+}  // namespace
+
+auto status_command(const global_options& global, const status_options& args, const reporter& out)
+    -> int {
+    auto locks = open_client(global, out);
+    if (!locks) return out.fail(locks.error());
+
+    auto status = locks->status(args.resource);
+    if (!status) return out.fail(status.error());
+
+    std::size_t reachable = 0;
+    std::size_t agreeing = 0;
+    bool held_somewhere = false;
+    json nodes = json::array();
+    std::string table;
+    for (const auto& n : status->nodes) {
+        reachable += n.reachable ? 1 : 0;
+        if (n.holder && n.holder == status->majority_holder) ++agreeing;
+        held_somewhere = held_somewhere || n.holder || n.shared || !n.readers.empty();
+        json readers = json::array();
+        for (const auto& r : n.readers)
+            readers.push_back({{"value", r.value}, {"ttl_ms", ttl_json(r.ttl)}});
+        nodes.push_back({{"node", n.node},
+                         {"reachable", n.reachable},
+                         {"holder", or_null(n.holder)},
+                         {"ttl_ms", ttl_json(n.ttl)},
+                         {"fence", or_null(n.fence)},
+                         {"shared", n.shared},
+                         {"readers", std::move(readers)},
+                         {"detail", n.detail}});
+        std::string line = "  " + pad(n.node, 22);
+        if (!n.reachable) {
+            line += "unreachable: " + n.detail;
+        } else {
+            if (n.holder) {
+                line += "holder " + *n.holder + ttl_text(n.ttl);
+            } else if (n.shared || !n.readers.empty()) {
+                line += readers_text(n);
+            } else {
+                line += "free";
+            }
+            if (n.fence) line += "  fence " + std::to_string(*n.fence);
+            if (!n.detail.empty()) line += "  (" + n.detail + ")";
+        }
+        table += line + "\n";
+    }
+    const bool agreed = status->majority_holder.has_value();
+    json result{{"resource", status->resource},
+                {"quorum", status->quorum},
+                {"reachable", reachable},
+                {"holder", or_null(status->majority_holder)},
+                {"agreed", agreed},
+                {"shared", status->shared()},
+                {"readers", status->majority_readers},
+                {"fence", or_null(status->fence)},
+                {"nodes", std::move(nodes)}};
+
+    if (reachable < status->quorum) {
+        return too_few_answered(out, result, table, "resource '" + args.resource + "'", reachable,
+                                status->nodes.size(), status->quorum);
+    }
+    std::string headline = "resource '" + status->resource + "': ";
+    if (agreed) {
+        headline += "held by " + *status->majority_holder + " (" + std::to_string(agreeing) +
+                    " of " + std::to_string(status->nodes.size()) + " nodes agree, quorum " +
+                    std::to_string(status->quorum) + ")";
+    } else if (status->shared()) {
+        const auto& readers = status->majority_readers;
+        headline += "shared by " + std::to_string(readers.size()) +
+                    (readers.size() == 1 ? " reader" : " readers") +
+                    " (each alive on a quorum of " + std::to_string(status->quorum) +
+                    " or more nodes): ";
+        for (std::size_t i = 0; i < readers.size(); ++i)
+            headline += (i > 0 ? ", " : "") + readers[i];
+    } else if (held_somewhere) {
+        headline += "no majority agrees on a holder or a reader (quorum " +
+                    std::to_string(status->quorum) + ")";
+    } else {
+        headline += "free: no reachable node holds it";
+    }
+    if (status->fence) headline += ", fence counter " + std::to_string(*status->fence);
+    out.result(result, headline + "\n" + table);
+    return exit_ok;
+}
+
+auto semaphore_status_command(const global_options& global, const status_options& args,
+                              const reporter& out) -> int {
+    auto locks = open_client(global, out);
+    if (!locks) return out.fail(locks.error());
+
+    const int permits = args.permits.value_or(1);
+    auto status = locks->status(args.resource, permits);
+    if (!status) return out.fail(status.error());
+
+    // The nodes first, once: the unreachable ones, and those that know this
+    // semaphore with another count (they refuse every acquisition naming ours).
+    std::size_t reachable = 0;
+    json nodes = json::array();
+    std::string node_lines;
+    for (const auto& n : status->nodes) {
+        reachable += n.reachable ? 1 : 0;
+        nodes.push_back({{"node", n.node},
+                         {"reachable", n.reachable},
+                         {"permits", or_null(n.permits)},
+                         {"detail", n.detail}});
+        const std::string name = "  " + pad(n.node, 22);
+        if (!n.reachable) {
+            node_lines += name + "unreachable: " + n.detail + "\n";
+        } else if (n.permits && *n.permits != permits) {
+            node_lines += name + "knows this semaphore with " + std::to_string(*n.permits) +
+                          " permits, not " + std::to_string(permits) +
+                          ": it refuses acquisitions naming " + std::to_string(permits) + "\n";
+        } else if (!n.detail.empty()) {
+            node_lines += name + "(" + n.detail + ")\n";
+        }
+    }
+
+    // Then each permit held anywhere, with every reachable node's view of it.
+    json holders = json::array();
+    std::string table;
+    for (const auto& p : status->permit_holders) {
+        if (!p.held_anywhere()) continue;
+        json views = json::array();
+        std::size_t agreeing = 0;
+        std::string block;
+        for (std::size_t j = 0; j < p.nodes.size() && j < status->nodes.size(); ++j) {
+            const auto& view = p.nodes[j];
+            const auto& n = status->nodes[j];
+            if (!n.reachable) continue;  // listed once, above
+            views.push_back({{"node", n.node},
+                             {"holder", or_null(view.holder)},
+                             {"ttl_ms", ttl_json(view.ttl)}});
+            if (view.holder && view.holder == p.majority_holder) ++agreeing;
+            block += "    " + pad(n.node, 22) +
+                     (view.holder ? *view.holder + ttl_text(view.ttl) : std::string{"free"}) + "\n";
+        }
+        holders.push_back({{"permit", p.permit},
+                           {"holder", or_null(p.majority_holder)},
+                           {"agreed", p.majority_holder.has_value()},
+                           {"nodes", std::move(views)}});
+        table +=
+            "  permit " + std::to_string(p.permit) + ": " +
+            (p.majority_holder ? "held by " + *p.majority_holder + " (" + std::to_string(agreeing) +
+                                     " of " + std::to_string(status->nodes.size()) + " nodes agree)"
+                               : std::string{"no majority agrees on a holder"}) +
+            "\n" + block;
+    }
+    json result{{"resource", status->resource}, {"permits", permits},
+                {"quorum", status->quorum},     {"reachable", reachable},
+                {"held", status->held()},       {"holders", std::move(holders)},
+                {"nodes", std::move(nodes)}};
+
+    if (reachable < status->quorum) {
+        return too_few_answered(out, result, node_lines + table,
+                                "semaphore '" + args.resource + "'", reachable,
+                                status->nodes.size(), status->quorum);
+    }
+    const std::string headline =
+        "semaphore '" + status->resource + "': " + std::to_string(status->held()) + " of " +
+        std::to_string(permits) + " permits held (quorum " + std::to_string(status->quorum) + ")\n";
+    out.result(result, headline + node_lines + table);
+    return exit_ok;
+}
+
+}  // namespace redlock::cli
