@@ -2,6 +2,7 @@
 // ones only, and never the readers' marker as a holder), the writer, and a
 // semaphore's permit holders, against five real redis-server processes.
 #include "support/cluster.hpp"
+#include "support/lock_kinds.hpp"
 #include "support/wait.hpp"
 
 #include <doctest/doctest.h>
@@ -21,18 +22,11 @@ using redlock_test::wait_until;
 namespace {
 
 auto reader(std::chrono::milliseconds ttl = 2000ms) -> redlock::lock_options {
-    redlock::lock_options o;
-    o.shared = true;
-    o.ttl = ttl;
-    o.attempts = 1;
-    return o;
+    return redlock_test::reader_options(ttl);
 }
 
 auto permits(int k) -> redlock::lock_options {
-    redlock::lock_options o;
-    o.permits = k;
-    o.attempts = 1;
-    return o;
+    return redlock_test::permit_options(k);
 }
 
 /// acquire returns at quorum; waits until every node has `key` (the rest of

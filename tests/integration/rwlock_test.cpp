@@ -3,6 +3,7 @@
 // writer or the readers queued before it, and a crashed reader blocks nobody
 // for longer than its own TTL. Against five real redis-server processes.
 #include "support/cluster.hpp"
+#include "support/lock_kinds.hpp"
 #include "support/wait.hpp"
 
 #include <doctest/doctest.h>
@@ -20,28 +21,15 @@ using redlock_test::cluster;
 using redlock_test::wait_until;
 using steady = std::chrono::steady_clock;
 
+using redlock_test::waiting;
+
 namespace {
-
 auto reader(std::chrono::milliseconds ttl = 2000ms) -> redlock::lock_options {
-    redlock::lock_options o;
-    o.shared = true;
-    o.ttl = ttl;
-    o.attempts = 1;
-    return o;
+    return redlock_test::reader_options(ttl);
 }
-
 auto writer() -> redlock::lock_options {
-    redlock::lock_options o;
-    o.attempts = 1;
-    return o;
+    return redlock_test::writer_options();
 }
-
-auto waiting(redlock::lock_options o, std::chrono::milliseconds max_wait) -> redlock::lock_options {
-    o.attempts.reset();
-    o.max_wait = max_wait;
-    return o;
-}
-
 }  // namespace
 
 TEST_CASE("readers share a resource; a writer is refused while any reader holds, and holds after") {

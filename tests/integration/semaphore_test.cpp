@@ -3,6 +3,7 @@
 // waiter woken by a release, a count disagreement named; an owner re-entering
 // what it holds, released on the nodes with its last hold.
 #include "support/cluster.hpp"
+#include "support/lock_kinds.hpp"
 #include "support/wait.hpp"
 
 #include <doctest/doctest.h>
@@ -20,14 +21,9 @@ using redlock_test::wait_until;
 using steady = std::chrono::steady_clock;
 
 namespace {
-
 auto permits(int k) -> redlock::lock_options {
-    redlock::lock_options o;
-    o.permits = k;
-    o.attempts = 1;
-    return o;
+    return redlock_test::permit_options(k);
 }
-
 }  // namespace
 
 TEST_CASE(
