@@ -48,18 +48,23 @@ auto waits(const json& role) -> std::string {
 }
 
 auto readers_table(const results& r) -> std::string {
-    table t{{"Lock", "Resources", "Locks/s (median)", "÷ exclusive", "Per repetition",
+    table t{{"Lock", "Resources", "Locks/s (median)", "÷ exclusive", "Per repetition (÷ exclusive)",
              "p50 / p99 ms", "Client commands / lock", "Redis calls / lock (with scripts')",
              "CPU µs/lock: client / all servers"},
             "llrrrrrrr"};
     const double exclusive = ops(r, "lib");
+    const json* lib = r.mode(readers_run, "lib");
     for (const auto& m : reader_modes) {
         const json* run = r.mode(readers_run, m.mode);
-        if (run == nullptr) continue;
+        if (run == nullptr || lib == nullptr) continue;
         std::string reps;
-        for (const auto& v : (*run)["ops_per_s_reps"]) {
+        const json& mine = (*run)["ops_per_s_reps"];
+        const json& theirs = (*lib)["ops_per_s_reps"];
+        for (std::size_t i = 0; i < mine.size(); ++i) {
             if (!reps.empty()) reps += ", ";
-            reps += count(v.get<double>());
+            reps += count(mine[i].get<double>());
+            if (m.mode != std::string{"lib"} && i < theirs.size())
+                reps += " (" + ratio(mine[i].get<double>(), theirs[i].get<double>()) + ")";
         }
         t.row({m.lock, m.resources, count(field(run, "ops_per_s")),
                ratio(field(run, "ops_per_s"), exclusive), reps,
@@ -137,7 +142,41 @@ auto scalars(const results& r) -> std::map<std::string, std::string> {
     s["readers_cmd"] = command_of(r, readers_run);
     s["rwlock_cmd"] = command_of(r, rwlock_run);
     s["semaphore_cmd"] = command_of(r, semaphore_run);
+    for (const auto& m : reader_modes) {
+        const json* run = r.mode(readers_run, m.mode);
+        const std::string key = std::string{m.mode}.substr(3);  // "", "-shared", "-shared-one"
+        const std::string p = key.empty() ? "excl" : key == "-shared" ? "shared" : "shared_one";
+        s[p + "_calls"] = sig3(field(run, "redis_calls_per_lock"));
+        s[p + "_server_cpu"] = sig3(field(run, "server_cpu_us_per_lock"));
+        s[p + "_client_cpu"] = sig3(field(run, "client_cpu_us_per_lock"));
+        s[p + "_allocs"] = sig3(field(run, "allocs_per_lock"));
+        s[p + "_locks"] = count(field(run, "completed"));
+        const auto times = [&](const char* what, const char* name) {
+            return run != nullptr && (*run)[what].contains(name) ? (*run)[what][name].get<double>()
+                                                                 : 0.0;
+        };
+        const double nodes = any != nullptr ? (*any)["nodes"].get<double>() : 5;
+        // PTTL: one per reader of the resource, in each reader's release.
+        s[p + "_pttl_per_node"] =
+            sig3(times("redis_commands", "pttl") / std::max(field(run, "completed"), 1.0) / nodes);
+        s[p + "_release_timeouts"] = count(times("errors", "release_node:timeout"));
+        s[p + "_late_deleted"] = run != nullptr && run->contains("release_late")
+                                     ? count((*run)["release_late"]["deleted"].get<double>())
+                                     : "?";
+        s[p + "_release_minority"] =
+            count(times("errors", "release:deleted_on_fewer_than_a_majority"));
+    }
     const json* sem = r.mode(semaphore_run, "lib");
+    s["semaphore_calls"] = sig3(field(sem, "redis_calls_per_lock"));
+    const json* sem_kinds = kinds_of(r, semaphore_run);
+    const json* sem_run = r.run(semaphore_run);
+    s["semaphore_share_of_limit"] =
+        sem_kinds != nullptr && sem_run != nullptr
+            ? fixed(100 * field(sem, "ops_per_s") * (*sem_run)["hold_ms"].get<double>() / 1000 /
+                        (*sem_kinds)["permits"].get<double>(),
+                    0) +
+                  " %"
+            : "?";
     s["semaphore_requests"] = sig3(field(sem, "client_requests_per_lock"));
     std::uint64_t violations = 0;
     for (const char* label : {rwlock_run, semaphore_run}) {
@@ -148,6 +187,23 @@ auto scalars(const results& r) -> std::map<std::string, std::string> {
     const json* rw = kinds_of(r, rwlock_run);
     s["most_readers_together"] =
         rw != nullptr ? std::to_string((*rw)["most_readers_together"].get<int>()) : "?";
+    const auto pct = [](double share) { return fixed(100 * share, 0) + " %"; };
+    const double writers = field(rw, "writers_holding_share");
+    const double readers = field(rw, "readers_holding_share");
+    s["rw_batches_per_s"] = count(field(rw, "reader_batches_per_s"));
+    s["rw_batch_ms"] = sig3(field(rw, "reader_batch_ms_mean"));
+    s["rw_writers_share"] = pct(writers);
+    s["rw_readers_share"] = pct(readers);
+    s["rw_neither_share"] = pct(std::max(0.0, 1 - writers - readers));
+    // Hand-offs: one before each writer's grant and each batch of readers.
+    const json* w = role_of(rw, "writer");
+    const double handoffs_per_s =
+        field(rw, "reader_batches_per_s") + (w != nullptr ? field(w, "grants_per_s") : 0.0);
+    s["rw_handoff_ms"] = handoffs_per_s > 0
+                             ? sig3(std::max(0.0, 1 - writers - readers) * 1000 / handoffs_per_s)
+                             : "?";
+    const json* rw_run = r.run(rwlock_run);
+    s["rw_hold_ms"] = rw_run != nullptr ? fixed((*rw_run)["hold_ms"].get<double>(), 0) : "?";
     return s;
 }
 

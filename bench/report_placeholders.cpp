@@ -56,6 +56,8 @@ auto placeholders::scalars() const -> const std::map<std::string, std::string>& 
     double lo = 1e9;
     double hi = 0;
     for (const auto& [label, run] : r_.runs) {
+        // The lock-kind runs give their own (bench/run.sh --kinds runs them apart).
+        if (label == readers_run || label == rwlock_run || label == semaphore_run) continue;
         for (const char* k : {"load_average_before", "load_average_after"}) {
             lo = std::min(lo, run[k].get<double>());
             hi = std::max(hi, run[k].get<double>());

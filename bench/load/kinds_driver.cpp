@@ -12,6 +12,11 @@ namespace redlock::bench {
 
 namespace {
 
+auto now_ns() -> std::int64_t {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now().time_since_epoch())
+        .count();
+}
+
 void raise_to(std::atomic<int>& most, int value) noexcept {
     int seen = most.load(std::memory_order_relaxed);
     while (value > seen && !most.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
@@ -65,6 +70,7 @@ void kinds_driver::enter(role r, std::optional<int> permit) {
             break;
         case role::reader: {
             const int readers = readers_in_.fetch_add(1) + 1;
+            if (readers == 1) batch_start_ns_.store(now_ns());
             raise_to(most_readers_, readers);
             if (writers_in_.load() > 0) ++violations_;
             break;
@@ -89,7 +95,11 @@ void kinds_driver::leave(role r, std::optional<int> permit) {
             writers_in_.fetch_sub(1);
             break;
         case role::reader:
-            readers_in_.fetch_sub(1);
+            if (readers_in_.fetch_sub(1) == 1 && measuring_) {
+                batch_ns_.fetch_add(static_cast<std::uint64_t>(
+                    std::max<std::int64_t>(0, now_ns() - batch_start_ns_.load())));
+                batches_.fetch_add(1);
+            }
             break;
         case role::permit:
             permits_in_.fetch_sub(1);
@@ -140,6 +150,7 @@ void kinds_driver::worker(int index) {
             mine.grants.fetch_add(1, std::memory_order_relaxed);
             held_ns_.fetch_add(nanos_between(granted, done), std::memory_order_relaxed);
             working_ns_.fetch_add(nanos_between(granted, releasing), std::memory_order_relaxed);
+            if (r == role::writer) writer_working_ns_.fetch_add(nanos_between(granted, releasing));
         }
     }
     gate_->slot_done();
@@ -176,8 +187,17 @@ void kinds_driver::add_json(nlohmann::ordered_json& out) const {
         k["most_permits_held"] = most_permits_.load();
     } else {
         k["most_readers_together"] = most_readers_.load();
+        // How the resource's time went: writers holding, some reader holding,
+        // and neither (hand-offs: releases, wake-ups, acquisitions).
+        const double total = secs * 1e9;
+        const double batches = static_cast<double>(std::max<std::uint64_t>(batches_.load(), 1));
+        k["reader_batches_per_s"] = static_cast<double>(batches_.load()) / secs;
+        k["reader_batch_ms_mean"] = static_cast<double>(batch_ns_.load()) / batches / 1e6;
+        k["writers_holding_share"] = static_cast<double>(writer_working_ns_.load()) / total;
+        k["readers_holding_share"] = static_cast<double>(batch_ns_.load()) / total;
     }
     out["kinds"] = k;
+    out["release_late"] = late_releases_json(client_);
 }
 
 }  // namespace redlock::bench

@@ -71,6 +71,12 @@ private:
     role_stats roles_[role_count];
     std::atomic<std::uint64_t> held_ns_{0};     ///< granted -> release answered, summed
     std::atomic<std::uint64_t> working_ns_{0};  ///< granted -> release called, summed
+    /// Read-write runs: the spans during which some reader held (first grant
+    /// to the last release sent), their count, and the time writers held.
+    std::atomic<std::int64_t> batch_start_ns_{0};
+    std::atomic<std::uint64_t> batch_ns_{0};
+    std::atomic<std::uint64_t> batches_{0};
+    std::atomic<std::uint64_t> writer_working_ns_{0};
     std::atomic<int> writers_in_{0};
     std::atomic<int> readers_in_{0};
     std::atomic<int> permits_in_{0};

@@ -1,5 +1,7 @@
 #include "load/lib_driver.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <utility>
 
@@ -8,6 +10,15 @@ namespace redlock::bench {
 auto errc_name(const std::error_code& code) -> std::string {
     if (code.category() != redlock_category()) return code.message();
     return to_string(static_cast<errc>(code.value()));
+}
+
+auto late_releases_json(const client& c) -> nlohmann::ordered_json {
+    const client_stats s = c.stats();
+    return {{"deleted", s.release_late_deleted}, {"failed", s.release_late_failed}};
+}
+
+void lib_driver::add_json(nlohmann::ordered_json& out) const {
+    out["release_late"] = late_releases_json(client_);
 }
 
 auto connected_client(const client_config& config) -> std::optional<client> {

@@ -14,6 +14,10 @@ namespace redlock::bench {
 /// An error code by name: the errc's for the library's own ("contended").
 [[nodiscard]] auto errc_name(const std::error_code& code) -> std::string;
 
+/// What `c` counted of releases answered after they were decided, since it
+/// started (warm-ups included): {"deleted": n, "failed": n}.
+[[nodiscard]] auto late_releases_json(const client& c) -> nlohmann::ordered_json;
+
 /// A client on `config` once every node is connected (bounded: 5 s), or
 /// nullopt (said on stderr).
 [[nodiscard]] auto connected_client(const client_config& config) -> std::optional<client>;
@@ -41,6 +45,8 @@ public:
     [[nodiscard]] auto requests() const -> std::uint64_t override {
         return client_.stats().requests;
     }
+
+    void add_json(nlohmann::ordered_json& out) const override;
 
     [[nodiscard]] auto client_handle() -> client& { return client_; }
 
