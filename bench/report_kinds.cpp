@@ -168,6 +168,8 @@ auto scalars(const results& r) -> std::map<std::string, std::string> {
     }
     const json* sem = r.mode(semaphore_run, "lib");
     s["semaphore_calls"] = sig3(field(sem, "redis_calls_per_lock"));
+    s["semaphore_client_cpu"] = sig3(field(sem, "client_cpu_us_per_lock"));
+    s["rw_client_cpu"] = sig3(field(r.mode(rwlock_run, "lib"), "client_cpu_us_per_lock"));
     const json* sem_kinds = kinds_of(r, semaphore_run);
     const json* sem_run = r.run(semaphore_run);
     s["semaphore_share_of_limit"] =
