@@ -3,6 +3,7 @@
 
 #include "report_callgrind.hpp"
 #include "report_format.hpp"
+#include "report_kinds.hpp"
 #include "report_tables.hpp"
 
 #include <algorithm>
@@ -26,6 +27,7 @@ auto placeholders::value(const std::string& name) const -> std::optional<std::st
             return fixed(100 * v / std::max(instructions_per_cycle(r_, "lib"), 1.0), 0) + " %";
         return count(v);
     }
+    if (auto v = kinds_value(r_, name)) return v;
     if (name == "targets") return targets_table(r_);
     if (name == "uncontended") return uncontended_table(r_);
     if (name == "costs") return costs_table(r_);
@@ -54,6 +56,8 @@ auto placeholders::scalars() const -> const std::map<std::string, std::string>& 
     double lo = 1e9;
     double hi = 0;
     for (const auto& [label, run] : r_.runs) {
+        // The lock-kind runs give their own (bench/run.sh --kinds runs them apart).
+        if (label == readers_run || label == rwlock_run || label == semaphore_run) continue;
         for (const char* k : {"load_average_before", "load_average_after"}) {
             lo = std::min(lo, run[k].get<double>());
             hi = std::max(hi, run[k].get<double>());

@@ -13,9 +13,6 @@
 
 namespace redlock::bench {
 
-namespace {
-
-/// The command that measured run `label`, as inline code; "–" if there is no such run.
 auto command_of(const results& r, const std::string& label) -> std::string {
     const json* run = r.run(label);
     if (run == nullptr) return "–";
@@ -33,6 +30,8 @@ auto command_of(const results& r, const std::string& label) -> std::string {
     }
     return code(shown);
 }
+
+namespace {
 
 /// A row of the variants and nodes tables: run `label`, library beside raw.
 void comparison_row(const results& r, table& t, const std::string& first, const std::string& label,
@@ -189,7 +188,9 @@ auto contended_table(const results& r) -> std::string {
             "llrrrrrrr"};
     std::vector<const json*> runs;
     for (const auto& [label, run] : r.runs) {
-        if (run["workload"] == "contended") runs.push_back(&run);
+        // Exclusive locks only: readers and permits have tables of their own.
+        if (run["workload"] == "contended" && !run.contains("readers") && !run.contains("permits"))
+            runs.push_back(&run);
     }
     std::sort(runs.begin(), runs.end(), [](const json* a, const json* b) {
         return std::pair{(*a)["concurrency"].get<int>(), a->value("max_wait_ms", 0)} <

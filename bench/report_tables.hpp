@@ -8,6 +8,10 @@
 
 namespace redlock::bench {
 
+/// The command that measured run `label`, as inline code (without --label and
+/// --json); "–" if there is no such run.
+[[nodiscard]] auto command_of(const results& r, const std::string& label) -> std::string;
+
 /// The library's best throughput in the main matrix, and the concurrency it was reached at.
 [[nodiscard]] auto best_lib_throughput(const results& r) -> std::pair<double, int>;
 

@@ -3,6 +3,9 @@
 #
 #   bench/run.sh            # about 8 minutes; rewrites docs/benchmarks.md and docs/benchmarks/
 #   bench/run.sh --quick    # about 3 minutes, shorter phases; writes to build/ only, not docs/
+#   bench/run.sh --kinds    # about 1 minute: only the lock-kind phases (readers, read-write
+#                           # mix, semaphore), rendered with the rest of docs/benchmarks/results
+#                           # (the last full run) into docs/benchmarks.md
 #
 # It installs what is missing (scripts/install-deps.sh, plus valgrind for the
 # instruction counts), builds Release in build/bench-release, starts local
@@ -17,10 +20,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 quick=0
+kinds_only=0
 case ${1:-} in
   --quick) quick=1 ;;
+  --kinds) kinds_only=1 ;;
   "") ;;
-  *) echo "usage: $0 [--quick]" >&2; exit 64 ;;
+  *) echo "usage: $0 [--quick | --kinds]" >&2; exit 64 ;;
 esac
 
 as_root() {
@@ -28,18 +33,19 @@ as_root() {
 }
 
 scripts/install-deps.sh
-if ! command -v valgrind >/dev/null; then
+if [[ $kinds_only == 0 ]] && ! command -v valgrind >/dev/null; then
   echo "bench: installing valgrind (instruction counts per lock cycle)"
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends valgrind >/dev/null
 fi
 
 started=$(date +%s)
-build=build/bench-release
+build=${REDLOCK_BENCH_BUILD:-build/bench-release}  # another Release tree may be named
 echo "bench: building Release in $build"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DREDLOCK_BUILD_TESTS=OFF \
       -DREDLOCK_BUILD_CLI=OFF -DREDLOCK_BUILD_EXAMPLES=OFF >/dev/null
-cmake --build "$build" -j"$(nproc)" --target redlock_load redlock_micro_bench \
-      redlock_bench_report >/dev/null
+targets=(redlock_load redlock_bench_report)
+[[ $kinds_only == 0 ]] && targets+=(redlock_micro_bench)
+cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >/dev/null
 
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 results=$build/results/$stamp
@@ -75,12 +81,44 @@ run() {
   "$load" --label "$label" --json "$results/$label.json" "$@"
 }
 
+# The lock kinds, on the 5 nodes of $five (started).
+kind_phases() {
+  echo "bench: lock kinds (readers, read-write mix, semaphore)"
+  # Readers beside exclusive locks at 64 in flight, same process, alternating:
+  # exclusive on distinct resources, readers on distinct resources, readers
+  # all on one resource.
+  run readers-c64 --config "$five" --mode readers --concurrency 64 --duration-s "$secs" \
+    --repeat "$reps"
+  # 16 readers and 2 writers on one resource, waiting with max_wait.
+  run rw-r16-w2 --config "$five" --contended --readers 16 --writers 2 --hold-ms 5 \
+    --max-wait-ms 2000 --duration-s "$contended_secs" --warmup-ops 50
+  # A semaphore of 4 permits, 16 workers, waiting with max_wait.
+  run sem-k4-w16 --config "$five" --contended --workers 16 --permits 4 --hold-ms 5 \
+    --max-wait-ms 2000 --duration-s "$contended_secs" --warmup-ops 50
+}
+
+five=configs/local.json
+if [[ $kinds_only == 1 ]]; then
+  cluster_start "$five"
+  kind_phases
+  stop_clusters
+  # Everything else as the last full run measured it (its meta.json included).
+  for f in docs/benchmarks/results/*; do
+    [[ -e $results/$(basename "$f") ]] || cp "$f" "$results/"
+  done
+  mkdir -p docs/benchmarks/results
+  cp "$results"/{readers-c64,rw-r16-w2,sem-k4-w16}.json docs/benchmarks/results/
+  "$build/bench/redlock_bench_report" "$results" bench/benchmarks.md.in docs/benchmarks.md \
+    docs/benchmarks
+  echo "bench: lock kinds done in $(( $(date +%s) - started )) s; report: docs/benchmarks.md"
+  exit 0
+fi
+
 echo "bench: micro benchmarks"
 "$build/bench/redlock_micro_bench" --benchmark_min_time=0.2 --benchmark_repetitions=3 \
   --benchmark_report_aggregates_only=true --benchmark_out="$results/micro.json" \
   --benchmark_out_format=json >/dev/null
 
-five=configs/local.json
 cluster_start "$five"
 
 echo "bench: uncontended, 5 nodes (library beside the raw ceiling)"
@@ -111,6 +149,8 @@ done
 # lock_options.max_wait: keep trying until the deadline.
 run contended-w16-wait --config "$five" --contended --workers 16 --hold-ms 5 --max-wait-ms 2000 \
   --duration-s "$contended_secs" --warmup-ops 50
+
+kind_phases
 
 echo "bench: instructions per cycle (callgrind, 1 in flight, $cg_small and $cg_big cycles)"
 cg_args=(--config "$five" --concurrency 1 --duration-s 600 --warmup-ops 100 --warmup-s 600

@@ -1,46 +1,60 @@
 #include "load/lib_driver.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <utility>
 
 namespace redlock::bench {
-namespace {
 
 auto errc_name(const std::error_code& code) -> std::string {
     if (code.category() != redlock_category()) return code.message();
     return to_string(static_cast<errc>(code.value()));
 }
 
-}  // namespace
+auto late_releases_json(const client& c) -> nlohmann::ordered_json {
+    const client_stats s = c.stats();
+    return {{"deleted", s.release_late_deleted}, {"failed", s.release_late_failed}};
+}
 
-auto lib_driver::create(const client_config& config, const workload& load)
-    -> std::unique_ptr<lib_driver> {
+void lib_driver::add_json(nlohmann::ordered_json& out) const {
+    out["release_late"] = late_releases_json(client_);
+}
+
+auto connected_client(const client_config& config) -> std::optional<client> {
     auto made = client::create(config);
     if (!made) {
         std::fprintf(stderr, "redlock_load: %s\n", made.error().message.c_str());
-        return nullptr;
+        return std::nullopt;
     }
-    std::unique_ptr<lib_driver> d{new lib_driver{std::move(*made), load}};
     const auto give_up = steady::now() + std::chrono::seconds{5};
-    while (d->client_.stats().nodes_connected < d->client_.node_count()) {
+    while (made->stats().nodes_connected < made->node_count()) {
         if (steady::now() >= give_up) {
             std::fprintf(stderr, "redlock_load: lib: only %zu of %zu nodes connected after 5 s\n",
-                         d->client_.stats().nodes_connected, d->client_.node_count());
-            return nullptr;
+                         made->stats().nodes_connected, made->node_count());
+            return std::nullopt;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds{5});
     }
-    return d;
+    return std::move(*made);
+}
+
+auto lib_driver::create(const client_config& config, const workload& load)
+    -> std::unique_ptr<lib_driver> {
+    auto c = connected_client(config);
+    if (!c) return nullptr;
+    return std::unique_ptr<lib_driver>{new lib_driver{std::move(*c), load}};
 }
 
 lib_driver::lib_driver(client c, const workload& load) : client_{std::move(c)}, load_{load} {
     options_.ttl = load_.ttl;
     if (load_.kind == variant::fencing) options_.fencing = true;
     if (load_.contended && load_.max_wait.count() > 0) options_.max_wait = load_.max_wait;
+    if (load_.shared) options_.shared = true;
     slots_.resize(static_cast<std::size_t>(load_.concurrency));
     for (std::size_t i = 0; i < slots_.size(); ++i) {
         slots_[i].self = this;
-        slots_[i].resource = load_.resource_prefix + std::to_string(i);
+        slots_[i].resource = load_.resource_prefix + (load_.one_resource ? "0" : std::to_string(i));
     }
 }
 

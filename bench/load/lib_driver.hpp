@@ -4,18 +4,32 @@
 #include "redlock/client.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace redlock::bench {
 
+/// An error code by name: the errc's for the library's own ("contended").
+[[nodiscard]] auto errc_name(const std::error_code& code) -> std::string;
+
+/// What `c` counted of releases answered after they were decided, since it
+/// started (warm-ups included): {"deleted": n, "failed": n}.
+[[nodiscard]] auto late_releases_json(const client& c) -> nlohmann::ordered_json;
+
+/// A client on `config` once every node is connected (bounded: 5 s), or
+/// nullopt (said on stderr).
+[[nodiscard]] auto connected_client(const client_config& config) -> std::optional<client>;
+
 /// Load through the library's public API, on one client and its own loop
 /// thread.
 ///
 /// Uncontended: `concurrency` chains, each on its own resource, each running
 /// acquire_async -> [extend_async ->] release_async -> next, all inside the
-/// callbacks (so on the loop thread, where calls run inline). Contended:
+/// callbacks (so on the loop thread, where calls run inline); with
+/// `load.shared` they are readers, and with `load.one_resource` all on one
+/// resource. Contended:
 /// `workers` threads on one resource, each running the blocking acquire ->
 /// hold -> release.
 class lib_driver final : public driver {
@@ -31,6 +45,8 @@ public:
     [[nodiscard]] auto requests() const -> std::uint64_t override {
         return client_.stats().requests;
     }
+
+    void add_json(nlohmann::ordered_json& out) const override;
 
     [[nodiscard]] auto client_handle() -> client& { return client_; }
 

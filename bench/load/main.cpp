@@ -2,11 +2,14 @@
 // beside a raw client that sends the same commands with no lock logic (the
 // ceiling), and writes what it measured as JSON. See docs/benchmarks.md.
 #include "alloc_counter.hpp"
+#include "load/figures.hpp"
+#include "load/kinds_driver.hpp"
 #include "load/lib_driver.hpp"
 #include "load/node_stats.hpp"
 #include "load/phase.hpp"
 #include "load/raw_driver.hpp"
 #include "load/raw_uv_driver.hpp"
+#include "load/runner.hpp"
 #include "redlock/config.hpp"
 
 #include <CLI/CLI.hpp>
@@ -17,11 +20,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <string>
-#include <sys/resource.h>
-#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -30,115 +30,21 @@ using namespace redlock::bench;
 using json = nlohmann::ordered_json;
 using std::chrono::milliseconds;
 
-struct options {
-    std::string config;
-    std::string mode = "both";
-    std::string label;
-    std::string json_path;
-    std::string progress = "auto";
-    workload load;
-    bool fencing = false;
-    bool extend = false;
-    double duration_s = 3;
-    std::uint64_t ops = 10'000'000;
-    double warmup_s = 0.5;
-    std::uint64_t warmup_ops = 2000;
-    int repeat = 1;
-    int sample_ms = 100;
-    bool heap_bytes = false;
-};
-
-// ---- process figures ------------------------------------------------------------------------
-
-auto cpu_now() -> double {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    const auto secs = [](const timeval& t) {
-        return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
-    };
-    return secs(u.ru_utime) + secs(u.ru_stime);
-}
-
-/// The 1-minute load average: how busy the machine was (a noise indicator).
-auto load_average() -> double {
-    double one = 0;
-    if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
-        if (std::fscanf(f, "%lf", &one) != 1) one = 0;
-        std::fclose(f);
-    }
-    return one;
-}
-
-auto max_rss_kib() -> long {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return u.ru_maxrss;
-}
-
-/// Resident set size now, from /proc/self/statm.
-auto rss_kib() -> long {
-    std::FILE* f = std::fopen("/proc/self/statm", "r");
-    if (f == nullptr) return 0;
-    long pages = 0;
-    long resident = 0;
-    const int got = std::fscanf(f, "%ld %ld", &pages, &resident);
-    std::fclose(f);
-    return got == 2 ? resident * (sysconf(_SC_PAGESIZE) / 1024) : 0;
-}
-
-// ---- per-mode totals across repetitions -----------------------------------------------------
-
-struct mode_totals {
-    std::string name;
-    histogram cycle;
-    histogram acquire;
-    std::vector<double> ops_per_s;
-    std::uint64_t completed = 0;
-    std::uint64_t failed = 0;
-    double seconds = 0;
-    double client_cpu = 0;
-    double server_cpu = 0;
-    std::uint64_t allocs = 0;
-    std::uint64_t writes = 0;
-    std::uint64_t requests = 0;
-    std::map<std::string, std::uint64_t> errors;
-    std::map<std::string, std::uint64_t> calls;
-    std::vector<std::uint64_t> per_worker;  // contended: locks held by each worker
-    long rss_before_kib = 0;                // resident before this mode's first phase
-    long rss_peak_kib = 0;                  // highest resident seen during its phases
-    std::int64_t heap_before = 0;  // with --heap-bytes: bytes in use before the first phase
-    std::int64_t heap_peak = 0;    // and the most seen during its phases
-};
-
-auto median(std::vector<double> v) -> double {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const std::size_t m = v.size() / 2;
-    return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
-auto latency_json(const histogram& h) -> json {
-    return json{{"count", h.count()},
-                {"p50", h.percentile(0.50)},
-                {"p90", h.percentile(0.90)},
-                {"p99", h.percentile(0.99)},
-                {"p999", h.percentile(0.999)},
-                {"max", h.max()},
-                {"mean", std::llround(h.mean())}};
-}
-
 /// Commands the client sent itself, as opposed to those a script ran on the
 /// node (INFO commandstats counts both): the names clients send here. SET is
-/// also called by the fencing scripts, so with fencing it counts as a script
-/// call. (client_requests_per_lock, the client's own count, cross-checks it.)
-auto is_top_level(const std::string& command, variant kind) -> bool {
-    if (command == "set") return kind != variant::fencing;
+/// also called by the fencing scripts and by those of readers and permits, so
+/// with those it counts as a script call (a writer's own SETs beside readers
+/// too). client_requests_per_lock, the client's own count, cross-checks it.
+auto is_top_level(const std::string& command, bool set_in_scripts) -> bool {
+    if (command == "set") return !set_in_scripts;
     return command == "evalsha" || command == "eval" || command == "script" || command == "auth" ||
            command == "ping";
 }
 
 auto mode_json(const mode_totals& t, const workload& load, variant kind) -> json {
     const double locks = static_cast<double>(std::max<std::uint64_t>(t.completed, 1));
+    const bool set_in_scripts = kind == variant::fencing || t.name.starts_with("lib-shared") ||
+                                load.readers > 0 || load.permits > 0;
     std::uint64_t top = 0;
     std::uint64_t all = 0;
     json calls = json::object();
@@ -146,7 +52,7 @@ auto mode_json(const mode_totals& t, const workload& load, variant kind) -> json
         if (n == 0) continue;
         calls[name] = n;
         all += n;
-        if (is_top_level(name, kind)) top += n;
+        if (is_top_level(name, set_in_scripts)) top += n;
     }
     json reps = json::array();
     for (const double r : t.ops_per_s) reps.push_back(std::round(r));
@@ -188,126 +94,20 @@ auto mode_json(const mode_totals& t, const workload& load, variant kind) -> json
     return out;
 }
 
-// ---- running phases -------------------------------------------------------------------------
-
-class runner {
-public:
-    runner(const options& opt, node_stats& nodes) : opt_{opt}, nodes_{nodes} {
-        tty_ = opt.progress == "always" || (opt.progress == "auto" && isatty(STDERR_FILENO) != 0);
-        if (opt.load.contended) stats_.set_workers(static_cast<std::size_t>(opt.load.workers));
-    }
-
-    /// One warm-up phase (discarded) and one measured phase of `d`, added to `t`.
-    void run(driver& d, mode_totals& t, int rep) {
-        const int slots = opt_.load.contended ? opt_.load.workers : opt_.load.concurrency;
-        if (t.rss_before_kib == 0) {
-            t.rss_before_kib = rss_kib();
-            t.heap_before = heap_bytes();
-        }
-        if (opt_.warmup_ops > 0 && opt_.warmup_s > 0) {
-            phase(d, t, slots, opt_.warmup_ops, opt_.warmup_s, nullptr);
-        }
-        const server_snapshot before = nodes_.snapshot();
-        const double cpu0 = cpu_now();
-        const std::uint64_t allocs0 = allocations();
-        const std::uint64_t writes0 = d.writes();
-        const std::uint64_t requests0 = d.requests();
-        const auto t0 = steady::now();
-        const std::string label =
-            t.name + " rep " + std::to_string(rep + 1) + "/" + std::to_string(opt_.repeat);
-        phase(d, t, slots, opt_.ops, opt_.duration_s, &label);
-        const double seconds = std::chrono::duration<double>(steady::now() - t0).count();
-        const std::uint64_t allocs1 = allocations();
-        const std::uint64_t writes1 = d.writes();
-        const std::uint64_t requests1 = d.requests();
-        const double cpu1 = cpu_now();
-        const server_snapshot after = nodes_.snapshot();
-
-        const std::uint64_t completed = stats_.completed.load();
-        t.cycle.merge(stats_.cycle);
-        t.acquire.merge(stats_.acquire);
-        t.ops_per_s.push_back(static_cast<double>(completed) / seconds);
-        t.completed += completed;
-        t.failed += stats_.failed.load();
-        t.seconds += seconds;
-        t.client_cpu += cpu1 - cpu0;
-        t.server_cpu += after.cpu_seconds - before.cpu_seconds;
-        t.allocs += allocs1 - allocs0;
-        t.writes += writes1 - writes0;
-        t.requests += requests1 - requests0;
-        for (const auto& [kind, n] : stats_.errors()) t.errors[kind] += n;
-        const auto per_worker = stats_.per_worker();
-        t.per_worker.resize(per_worker.size());
-        for (std::size_t i = 0; i < per_worker.size(); ++i) t.per_worker[i] += per_worker[i];
-        for (const auto& [name, n] : after.calls) {
-            const auto was = before.calls.find(name);
-            t.calls[name] += n - (was == before.calls.end() ? 0 : was->second);
-        }
-        t.calls.erase("info");  // our own snapshots
-    }
-
-private:
-    void phase(driver& d, mode_totals& t, int slots, std::uint64_t ops, double seconds,
-               const std::string* label) {
-        stats_.reset();
-        const auto start = steady::now();
-        const auto deadline = start + std::chrono::duration_cast<steady::duration>(
-                                          std::chrono::duration<double>{seconds});
-        gate_.open(ops, deadline, slots);
-        d.start(gate_, stats_);
-        // Bounded: a phase that has not drained 30 s past its deadline is a hang.
-        const auto hard_limit = deadline + std::chrono::seconds{30};
-        const milliseconds slice{opt_.sample_ms > 0 ? opt_.sample_ms : 1000};
-        auto next_line = start + milliseconds{500};
-        while (!gate_.wait_for(slice)) {
-            const auto now = steady::now();
-            if (opt_.sample_ms > 0) sample(t);
-            if (label != nullptr && tty_ && now >= next_line) {
-                progress(*label, now - start);
-                next_line = now + milliseconds{500};
-            }
-            if (now > hard_limit) {
-                std::fprintf(stderr, "\nredlock_load: %s: the phase did not end; giving up\n",
-                             d.name().c_str());
-                std::_Exit(70);
-            }
-        }
-        d.finish();
-        sample(t);
-        if (label != nullptr && tty_) {
-            progress(*label, steady::now() - start);
-            std::fputc('\n', stderr);
-        }
-    }
-
-    void sample(mode_totals& t) {
-        t.rss_peak_kib = std::max(t.rss_peak_kib, rss_kib());
-        if (opt_.heap_bytes) t.heap_peak = std::max(t.heap_peak, heap_bytes());
-    }
-
-    void progress(const std::string& label, steady::duration elapsed) {
-        const double secs = std::chrono::duration<double>(elapsed).count();
-        const auto ms = [](std::uint64_t ns) { return static_cast<double>(ns) / 1e6; };
-        std::fprintf(stderr, "\r%-24s %9.0f ops/s  p50 %7.3f ms  p99 %7.3f ms  errors %llu   ",
-                     label.c_str(), static_cast<double>(stats_.completed.load()) / secs,
-                     ms(stats_.cycle.percentile(0.5)), ms(stats_.cycle.percentile(0.99)),
-                     static_cast<unsigned long long>(stats_.failed.load()));
-        std::fflush(stderr);
-    }
-
-    const options& opt_;
-    node_stats& nodes_;
-    bool tty_ = false;
-    phase_gate gate_;
-    phase_stats stats_;
-};
-
 auto make_driver(const std::string& mode, const redlock::client_config& config, workload load)
     -> std::unique_ptr<driver> {
     // Each mode locks its own keys, of the same length: a key one mode left
     // behind (a release that timed out) never refuses another mode's SET.
     if (mode == "lib") {
         load.resource_prefix = "bench-lib-";
+        if (load.contended && (load.readers > 0 || load.permits > 0))
+            return kinds_driver::create(config, load);
+        return lib_driver::create(config, load);
+    }
+    if (mode == "lib-shared" || mode == "lib-shared-one") {  // readers
+        load.shared = true;
+        load.one_resource = mode == "lib-shared-one";
+        load.resource_prefix = load.one_resource ? "bench-sh1-" : "bench-shr-";
         return lib_driver::create(config, load);
     }
     if (mode == "raw") {
@@ -334,14 +134,31 @@ int main(int argc, char** argv) {
         "commands without lock logic (the ceiling), and reports both."};
     app.add_option("--config", opt.config, "cluster config (JSON)")->required();
     app.add_option("--mode", opt.mode,
-                   "lib | raw | raw-hiredis | both (raw and lib) | all (the three)")
-        ->check(CLI::IsMember({"lib", "raw", "raw-hiredis", "both", "all"}));
+                   "lib | raw | raw-hiredis | both (raw and lib) | all (the three) | lib-shared "
+                   "(readers) | lib-shared-one (readers, all on one resource) | readers (lib and "
+                   "the two reader modes)")
+        ->check(CLI::IsMember({"lib", "raw", "raw-hiredis", "both", "all", "lib-shared",
+                               "lib-shared-one", "readers"}));
     app.add_option("--concurrency", opt.load.concurrency, "uncontended: locks in flight")
         ->check(CLI::Range(1, 100000));
     app.add_flag("--contended", opt.load.contended,
                  "workers on one resource (library only) instead of distinct resources");
-    app.add_option("--workers", opt.load.workers, "contended: blocking worker threads")
-        ->check(CLI::Range(1, 1024));
+    auto* workers =
+        app.add_option("--workers", opt.load.workers, "contended: blocking worker threads")
+            ->check(CLI::Range(1, 1024));
+    auto* readers = app.add_option("--readers", opt.load.readers,
+                                   "contended: reader workers (shared locks), beside --writers")
+                        ->check(CLI::Range(0, 1024))
+                        ->excludes(workers);
+    app.add_option("--writers", opt.load.writers,
+                   "contended: writer workers (exclusive locks), beside --readers")
+        ->check(CLI::Range(0, 1024))
+        ->excludes(workers)
+        ->needs(readers);
+    app.add_option("--permits", opt.load.permits,
+                   "contended: every worker takes one of this many permits (a semaphore)")
+        ->check(CLI::Range(1, redlock::max_permits))
+        ->excludes(readers);
     auto hold_ms = static_cast<int>(opt.load.hold.count());
     app.add_option("--hold-ms", hold_ms, "contended: how long each worker holds the lock")
         ->check(CLI::Range(0, 60000));
@@ -385,6 +202,12 @@ int main(int argc, char** argv) {
         return 64;
     }
     opt.load.kind = opt.fencing ? variant::fencing : opt.extend ? variant::extend : variant::plain;
+    const bool kinds = opt.load.readers > 0 || opt.load.permits > 0;
+    if (kinds && (!opt.load.contended || opt.load.kind != variant::plain)) {
+        std::fprintf(stderr, "redlock_load: --readers and --permits are contended, plain runs\n");
+        return 64;
+    }
+    if (opt.load.readers > 0) opt.load.workers = opt.load.readers + opt.load.writers;
 
     std::string command = "redlock_load";
     for (int i = 1; i < argc; ++i) command += std::string{" "} + argv[i];
@@ -404,6 +227,8 @@ int main(int argc, char** argv) {
         modes = {"raw", "lib"};
     } else if (opt.mode == "all") {
         modes = {"raw", "raw-hiredis", "lib"};
+    } else if (opt.mode == "readers") {
+        modes = {"lib", "lib-shared", "lib-shared-one"};
     } else {
         modes = {opt.mode};
     }
@@ -432,6 +257,8 @@ int main(int argc, char** argv) {
             run.run(*drivers[i], totals[i], rep);
         }
     }
+    std::vector<json> extra(modes.size(), json::object());
+    for (std::size_t i = 0; i < modes.size(); ++i) drivers[i]->add_json(extra[i]);
     drivers.clear();
 
     json out;
@@ -439,6 +266,7 @@ int main(int argc, char** argv) {
     out["command"] = command;
     out["load_average_before"] = load_before;
     out["load_average_after"] = load_average();
+    out["finished_utc"] = utc_now();
     out["config"] = opt.config;
     out["nodes"] = config->nodes.size();
     out["workload"] = opt.load.contended ? "contended" : "uncontended";
@@ -447,6 +275,9 @@ int main(int argc, char** argv) {
     if (opt.load.contended) {
         out["hold_ms"] = opt.load.hold.count();
         out["max_wait_ms"] = opt.load.max_wait.count();
+        if (opt.load.readers > 0) out["readers"] = opt.load.readers;
+        if (opt.load.readers > 0) out["writers"] = opt.load.writers;
+        if (opt.load.permits > 0) out["permits"] = opt.load.permits;
     }
     out["ttl_ms"] = opt.load.ttl.count();
     out["request_timeout_ms"] = config->request_timeout.count();
@@ -458,7 +289,10 @@ int main(int argc, char** argv) {
     out["rss_start_kib"] = rss_start_kib;
     out["ru_maxrss_kib"] = max_rss_kib();
     json results = json::object();
-    for (const auto& t : totals) results[t.name] = mode_json(t, opt.load, opt.load.kind);
+    for (std::size_t i = 0; i < totals.size(); ++i) {
+        results[totals[i].name] = mode_json(totals[i], opt.load, opt.load.kind);
+        results[totals[i].name].update(extra[i]);
+    }
     out["results"] = results;
     if (results.contains("lib") && results.contains("raw")) {
         const auto& lib = results["lib"];
@@ -478,13 +312,14 @@ int main(int argc, char** argv) {
     for (const auto& t : totals) {
         const auto& r = results[t.name];
         std::printf(
-            "%-12s %-11s c=%-5d %9.0f ops/s  p50 %8.3f ms  p99 %8.3f ms  cmds/lock %5.2f  "
+            "%-14s %-11s c=%-5d %9.0f ops/s  p50 %8.3f ms  p99 %8.3f ms  cmds/lock %5.2f  "
             "cpu %6.2f us/lock  allocs %6.1f/lock  failed %llu\n",
             t.name.c_str(), opt.label.c_str(), out["concurrency"].get<int>(),
             r["ops_per_s"].get<double>(), r["latency_ns"]["p50"].get<double>() / 1e6,
             r["latency_ns"]["p99"].get<double>() / 1e6, r["commands_per_lock"].get<double>(),
             r["client_cpu_us_per_lock"].get<double>(), r["allocs_per_lock"].get<double>(),
             static_cast<unsigned long long>(t.failed));
+        if (r.contains("kinds")) std::printf("  kinds: %s\n", r["kinds"].dump().c_str());
     }
     if (!opt.json_path.empty()) {
         std::ofstream f{opt.json_path};

@@ -2,6 +2,8 @@
 
 #include "histogram.hpp"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -149,6 +151,17 @@ struct workload {
     std::chrono::milliseconds max_wait{0};  ///< contended: 0 = the config's retry policy
     std::chrono::milliseconds ttl{10'000};
     std::string resource_prefix = "bench-";
+    /// Lock kinds (lib only). Uncontended: readers (lock_options::shared)
+    /// instead of exclusive locks, and all of them on one resource instead of
+    /// one resource per chain.
+    bool shared = false;
+    bool one_resource = false;
+    /// Contended: the first `writers` workers take exclusive locks and the
+    /// `readers` after them shared ones (both 0: every worker exclusive), or
+    /// with `permits` > 0 every worker takes one of that many permits.
+    int readers = 0;
+    int writers = 0;
+    int permits = 0;
     /// raw: encode with the library's RESP encoder instead of hiredis's formatter
     /// (a like-for-like reference for the instruction count; not the ceiling).
     bool raw_library_encoder = false;
@@ -172,6 +185,11 @@ public:
     [[nodiscard]] virtual auto writes() const -> std::uint64_t = 0;
     /// Commands sent to the nodes so far, by the client's own count.
     [[nodiscard]] virtual auto requests() const -> std::uint64_t = 0;
+    /// Between measuring(true) and measuring(false) the phases are measured
+    /// ones (not warm-ups): what a driver counts of its own, it counts there.
+    virtual void measuring(bool /*on*/) {}
+    /// Adds the figures of its own, over the measured phases, to its mode's JSON.
+    virtual void add_json(nlohmann::ordered_json& /*out*/) const {}
 };
 
 }  // namespace redlock::bench
