@@ -2,8 +2,8 @@
 // every node with, and the summaries made of the replies (client.cpp runs the
 // probe in between). Also find_duplicate_servers, which check uses.
 // Key layout (README, "Lock kinds"): lock key key_prefix + R, holding the
-// holder's value or the readers' marker; a reader's key "<lock key>|r|<value>";
-// the reader set "<lock key>|readers"; permit i "<lock key>|permit|<i>".
+// holder's value or the readers' marker; the readers' sorted set
+// "<lock key>|readers" (value, scored by the end of its hold); permit i "<lock key>|permit|<i>".
 
 #include "redlock/diagnostics.hpp"
 
@@ -71,19 +71,19 @@ constexpr std::string_view readers_marker = "~readers";
 // loaded at connect time: status is rare, and a node restarted since the
 // handshake would answer EVALSHA with NOSCRIPT.
 //
-// KEYS[1] the lock key. The readers named in "<lock key>|readers" whose own
-// key "<lock key>|r|<value>" still exists, as {value, pttl, ...}: the set may
-// keep the entries of readers that expired without releasing, and a listing
-// of it alone would show them as holders. One script, so one round trip.
+// KEYS[1] the lock key. The readers in "<lock key>|readers" whose hold has not
+// ended (the set is scored by each reader's end, on the node's clock), as
+// {value, ms left, ...}: the set may keep the entries of readers that expired
+// without releasing, and a listing of it alone would show them as holders. One
+// script, so one round trip.
 constexpr std::string_view readers_source = R"lua(
-local k = KEYS[1]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local out = {}
-for _, v in ipairs(redis.call('SMEMBERS', k .. '|readers')) do
-  local t = redis.call('PTTL', k .. '|r|' .. v)
-  if t ~= -2 then
-    out[#out + 1] = v
-    out[#out + 1] = t
-  end
+local live = redis.call('ZRANGEBYSCORE', KEYS[1] .. '|readers', '(' .. now, '+inf', 'WITHSCORES')
+for i = 1, #live, 2 do
+  out[#out + 1] = live[i]
+  out[#out + 1] = math.floor(tonumber(live[i + 1]) - now)
 end
 return out
 )lua";

@@ -191,7 +191,9 @@ auto acquire_op::outcome_of(const reply_event& event, bool confirm) const -> nod
     if (confirm) {
         yes = integer_of(event.reply);
     } else if (scripted_ || wait_) {
-        yes = array_integer(event.reply, 0);
+        // An array, or for a plain reader's grant a bare integer.
+        yes = integer_of(event.reply);
+        if (!yes) yes = array_integer(event.reply, 0);
     } else if (is_status_ok(event.reply)) {
         yes = 1;
     } else if (is_nil(event.reply)) {

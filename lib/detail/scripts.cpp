@@ -114,8 +114,9 @@ return {0, counter, redis.call('PTTL', KEYS[1])}
 // a semaphore's permit, else an exclusive holder.
 //
 // An exclusive holder or a permit: deletes the key that holds our value. A
-// reader: deletes its own reader key; the last live reader out also deletes the
-// shared marker (else the marker's TTL shrinks to the longest live reader's).
+// reader: leaves the readers' set; the last live reader out also deletes the
+// shared marker (else the marker's TTL shrinks to the longest live reader's:
+// the set is sorted by expiry, so that costs O(log R), not a call per reader).
 // Then, if the resource became free, publishes "<waiter id>|<released value>" to
 // "<prefix><client id>" for each woken waiter (a waiter id is "<client id>:<n>";
 // the value lets a waiter that hears of one release from several nodes act on
@@ -133,17 +134,18 @@ end
 if ARGV[5] == 'r' then
   local k = KEYS[1]
   local readers = k .. '|readers'
-  redis.call('SREM', readers, mine)
-  if redis.call('DEL', k .. '|r|' .. mine) == 0 then return 0 end
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local until_ms = tonumber(redis.call('ZSCORE', readers, mine))
+  redis.call('ZREM', readers, mine)
+  if not until_ms or until_ms <= now then return 0 end
   if redis.call('GET', k) ~= '~readers' then return 1 end
-  local longest = 0
-  for _, v in ipairs(redis.call('SMEMBERS', readers)) do
-    local t = redis.call('PTTL', k .. '|r|' .. v)
-    if t == -2 then redis.call('SREM', readers, v) elseif t > longest then longest = t end
-  end
-  if longest > 0 then
-    redis.call('PEXPIRE', k, longest)
-    redis.call('PEXPIRE', readers, longest)
+  redis.call('ZREMRANGEBYSCORE', readers, '-inf', now)
+  local longest = redis.call('ZRANGE', readers, -1, -1, 'WITHSCORES')[2]
+  if longest then
+    local left = tonumber(longest) - now
+    redis.call('PEXPIRE', k, left)
+    redis.call('PEXPIRE', readers, left)
     return 1
   end
   redis.call('DEL', k, readers)
@@ -176,11 +178,12 @@ return 1
 
 // A reader's grant (README, "Read-write locks"). On one node the resource is
 // held either by an exclusive holder (the lock key holds its value) or by
-// readers: the lock key holds the marker "~readers", each reader has a key
-// "<lock key>|r|<value>" with its own TTL, and the set "<lock key>|readers"
-// names them. The marker's TTL is never shorter than a live reader's, so a
-// writer's SET NX fails while any reader holds, and a crashed reader blocks
-// nobody for longer than its own TTL once the others are gone.
+// readers: the lock key holds the marker "~readers", and the sorted set
+// "<lock key>|readers" holds each reader's value scored by the moment its hold
+// ends (the node's clock, ms: TIME). The marker's TTL is never shorter than a
+// live reader's, so a writer's SET NX fails while any reader holds, and a
+// crashed reader blocks nobody for longer than its own TTL once the others are
+// gone. Entries past their end are pruned as the set is used.
 //
 // KEYS[1] lock key, KEYS[2] fence counter key or "", KEYS[3] queue key.
 // ARGV[1] value, ARGV[2] ttl ms, ARGV[3] waiter id or "" (not waiting),
@@ -189,14 +192,17 @@ return 1
 // repair of a reader that already held).
 // Writer-preferring: a live writer queued ahead of us (every queued writer, for
 // a reader that does not wait) refuses us. A refused waiter is queued as "r".
-// Returns {granted 0|1, fence counter, the lock key's PTTL (-2: no key)}.
+// Returns {granted 0|1, fence counter, the lock key's PTTL (-2: no key)}; or,
+// for a reader that neither waits nor reads a fence counter, just 1 or 0 (a
+// plain integer costs the client less to parse).
 constexpr std::string_view shared_acquire_source = R"lua(
 local k, q, me = KEYS[1], KEYS[3], ARGV[3]
+local plain = KEYS[2] == '' and me == ''
 local counter = 0
 if KEYS[2] ~= '' then counter = tonumber(redis.call('GET', KEYS[2]) or '0') end
 local holder = redis.call('GET', k)
 local blocked = holder ~= false and holder ~= '~readers'
-if not blocked and ARGV[6] ~= '1' then
+if not blocked and ARGV[6] ~= '1' and redis.call('EXISTS', q) == 1 then
   local arrival = math.huge
   if me ~= '' then arrival = tonumber(ARGV[5]) end
   local queue = redis.call('ZRANGE', q, 0, 63, 'WITHSCORES')
@@ -214,18 +220,25 @@ if not blocked and ARGV[6] ~= '1' then
 end
 if not blocked then
   local ttl = tonumber(ARGV[2])
-  redis.call('SET', k .. '|r|' .. ARGV[1], '1', 'PX', ttl)
-  redis.call('SADD', k .. '|readers', ARGV[1])
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local readers = k .. '|readers'
+  redis.call('ZADD', readers, 'GT', now + ttl, ARGV[1])
   if not holder then
     redis.call('SET', k, '~readers', 'PX', ttl)
-  elseif redis.call('PTTL', k) < ttl then
-    redis.call('PEXPIRE', k, ttl)
+    redis.call('PEXPIRE', readers, ttl)
+  else
+    redis.call('ZREMRANGEBYSCORE', readers, '-inf', now)
+    if redis.call('PTTL', k) < ttl then
+      redis.call('PEXPIRE', k, ttl)
+      redis.call('PEXPIRE', readers, ttl)
+    end
   end
-  redis.call('PEXPIRE', k .. '|readers', redis.call('PTTL', k))
   if me ~= '' then
     redis.call('ZREM', q, me)
     redis.call('DEL', q .. '|' .. me)
   end
+  if plain then return 1 end
   return {1, counter, -2}
 end
 if me ~= '' then
@@ -233,26 +246,31 @@ if me ~= '' then
   redis.call('SET', q .. '|' .. me, 'r', 'PX', ARGV[4])
   redis.call('PEXPIRE', q, ARGV[4])
 end
+if plain then return 0 end
 return {0, counter, redis.call('PTTL', k)}
 )lua";
 
-// A reader's extend. KEYS[1] lock key; ARGV[1] value, ARGV[2] ttl ms. Raises
-// the reader's TTL (and the marker's, and the set's, never shortening any) and
-// returns 1; returns -1 if the reader's key is missing (restarted or evicted:
-// repairable), 0 if a writer holds the resource there.
+// A reader's extend. KEYS[1] lock key; ARGV[1] value, ARGV[2] ttl ms. Moves
+// the reader's end later (and the marker's TTL, and the set's, never
+// shortening any) and returns 1; returns -1 if the reader is not in the set or
+// its hold has ended there (restarted, evicted, expired: repairable), 0 if a
+// writer holds the resource there.
 constexpr std::string_view shared_extend_source = R"lua(
 local k = KEYS[1]
-local mine = k .. '|r|' .. ARGV[1]
+local readers = k .. '|readers'
 local ttl = tonumber(ARGV[2])
-if redis.call('EXISTS', mine) == 0 then
-  local holder = redis.call('GET', k)
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local until_ms = tonumber(redis.call('ZSCORE', readers, ARGV[1]))
+local holder = redis.call('GET', k)
+if holder ~= '~readers' or not until_ms or until_ms <= now then
   if holder and holder ~= '~readers' then return 0 end
   return -1
 end
-if redis.call('PTTL', mine) < ttl then redis.call('PEXPIRE', mine, ttl) end
+redis.call('ZADD', readers, 'XX', 'GT', now + ttl, ARGV[1])
 if redis.call('PTTL', k) < ttl then
   redis.call('PEXPIRE', k, ttl)
-  redis.call('PEXPIRE', k .. '|readers', ttl)
+  redis.call('PEXPIRE', readers, ttl)
 end
 return 1
 )lua";
@@ -282,23 +300,22 @@ if ARGV[8] == 'f' then
     redis.call('DEL', q .. '|' .. head)
   end
 end
-if not ahead then
-  for j = 0, n - 1 do
-    local p = (first + j) % n
-    if redis.call('SET', ARGV[5] .. p, ARGV[1], 'NX', 'PX', ttl) then
-      if redis.call('PTTL', KEYS[1]) < ttl then redis.call('SET', KEYS[1], ARGV[3], 'PX', ttl) end
-      if me ~= '' then
-        redis.call('ZREM', q, me)
-        redis.call('DEL', q .. '|' .. me)
-      end
-      return {1, p, -2}
-    end
-  end
-end
+-- One PTTL per permit: it tells a free permit (-2) and, for a held one, when
+-- it could free, so a refusal costs K calls, not 2K.
 local soonest = -2
-for p = 0, n - 1 do
-  local t = redis.call('PTTL', ARGV[5] .. p)
-  if t >= 0 and (soonest < 0 or t < soonest) then soonest = t end
+for j = 0, n - 1 do
+  local p = (first + j) % n
+  local left = redis.call('PTTL', ARGV[5] .. p)
+  if left == -2 and not ahead then
+    redis.call('SET', ARGV[5] .. p, ARGV[1], 'PX', ttl)
+    if redis.call('PTTL', KEYS[1]) < ttl then redis.call('SET', KEYS[1], ARGV[3], 'PX', ttl) end
+    if me ~= '' then
+      redis.call('ZREM', q, me)
+      redis.call('DEL', q .. '|' .. me)
+    end
+    return {1, p, -2}
+  end
+  if left >= 0 and (soonest < 0 or left < soonest) then soonest = left end
 end
 if me ~= '' then
   redis.call('ZADD', q, 'NX', ARGV[9], me)

@@ -4,6 +4,7 @@
 // servers; sections that must overlap meet through files, with bounded waits.
 #include "cli/cli_process.hpp"
 #include "support/cluster.hpp"
+#include "support/lock_kinds.hpp"
 #include "support/wait.hpp"
 
 #include <doctest/doctest.h>
@@ -176,16 +177,16 @@ TEST_SUITE("cli") {
         CHECK(lock.at("kind") == "shared");
         CHECK(lock.at("permit").is_null());
         CHECK(lock.at("permits").is_null());
-        const std::string reader_key = key_of("doc") + "|r|" + value;
         // A majority at least: the process exits once a majority granted.
-        REQUIRE(count_holding(reader_key) >= 3);
+        REQUIRE(redlock_test::count_reading(*this, key_of("doc"), value) >= 3);
 
         const auto extended = redlock({"--json", "extend", "--shared", "--resource", "doc",
                                        "--value", value, "--ttl-ms", "30000"});
         REQUIRE(extended.status == 0);
         CHECK(one_object(extended).at("validity_ms").get<long long>() > 25000);
         CHECK(one_object(extended).at("kind") == "shared");
-        for (const auto& s : *this) CHECK(s.pttl(reader_key) > 20000);
+        for (const auto& s : *this)
+            CHECK(redlock_test::reader_ms_left(s, key_of("doc"), value) > 20000);
 
         // Named as a writer's, the value holds nothing: the lock key holds the readers' marker.
         const auto as_writer =
@@ -197,7 +198,7 @@ TEST_SUITE("cli") {
             redlock({"--json", "release", "--shared", "--resource", "doc", "--value", value});
         REQUIRE(released.status == 0);
         CHECK(one_object(released).at("kind") == "shared");
-        CHECK(count_holding(reader_key) == 0);
+        CHECK(redlock_test::count_reading(*this, key_of("doc"), value) == 0);
         CHECK(count_holding(key_of("doc")) == 0);  // the last reader out took the marker
     }
 

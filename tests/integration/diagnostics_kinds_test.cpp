@@ -29,6 +29,14 @@ auto permits(int k) -> redlock::lock_options {
     return redlock_test::permit_options(k);
 }
 
+/// Waits until `value` is a live reader of "doc" on every node.
+auto reading_everywhere(const cluster& nodes, const std::string& value) -> bool {
+    return wait_until(5s, [&] {
+        return redlock_test::count_reading(nodes, nodes.key_of("doc"), value) ==
+               static_cast<int>(nodes.size());
+    });
+}
+
 /// acquire returns at quorum; waits until every node has `key` (the rest of
 /// the grants are still on their way), so that every node's view is known.
 auto on_every_node(const cluster& nodes, const std::string& key) -> bool {
@@ -46,8 +54,8 @@ TEST_SUITE("diagnostics") {
         auto r2 = b.acquire("doc", reader(10000ms));
         REQUIRE(r1);
         REQUIRE(r2);
-        REQUIRE(on_every_node(*this, key_of("doc") + "|r|" + r1->value()));
-        REQUIRE(on_every_node(*this, key_of("doc") + "|r|" + r2->value()));
+        REQUIRE(reading_everywhere(*this, r1->value()));
+        REQUIRE(reading_everywhere(*this, r2->value()));
 
         auto status = a.status("doc");
 
@@ -77,14 +85,15 @@ TEST_SUITE("diagnostics") {
     }
 
     TEST_CASE_FIXTURE(cluster,
-                      "status leaves out a reader whose key expired, though the set lists it") {
+                      "status leaves out a reader whose hold ended, though the set lists it") {
         auto locks = make_client();
         auto live = locks.acquire("doc", reader(5000ms));
         REQUIRE(live);
-        REQUIRE(on_every_node(*this, key_of("doc") + "|r|" + live->value()));
-        // A reader that crashed: its entry stays in the set after its own key expired.
+        REQUIRE(reading_everywhere(*this, live->value()));
+        // A reader that crashed: its entry stays in the set after its hold ended
+        // (scored 1 ms after the epoch: long past on every node's clock).
         const std::string dead = "0123456789abcdef0123456789abcdef";
-        for (const auto& s : *this) s.command({"SADD", key_of("doc") + "|readers", dead});
+        for (const auto& s : *this) s.command({"ZADD", key_of("doc") + "|readers", "1", dead});
 
         auto status = locks.status("doc");
 
@@ -120,9 +129,7 @@ TEST_SUITE("diagnostics") {
         auto locks = make_client();
         const std::string lone = "fedcba9876543210fedcba9876543210";
         for (std::size_t i : {0U, 1U}) {
-            node(i).command({"SET", key_of("doc"), "~readers", "PX", "5000"});
-            node(i).command({"SET", key_of("doc") + "|r|" + lone, "1", "PX", "5000"});
-            node(i).command({"SADD", key_of("doc") + "|readers", lone});
+            redlock_test::plant_reader(node(i), key_of("doc"), lone, 5000);
         }
 
         auto status = locks.status("doc");
