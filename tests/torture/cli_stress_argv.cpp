@@ -4,13 +4,6 @@ namespace redlock_torture {
 
 namespace fs = std::filesystem;
 
-auto snapshot(const fs::path& dir) -> binaries {
-    binaries copies{dir / "redlock", dir / "section"};
-    fs::copy_file(REDLOCK_CLI, copies.cli, fs::copy_options::overwrite_existing);
-    fs::copy_file(REDLOCK_CLI_STRESS_SECTION, copies.section, fs::copy_options::overwrite_existing);
-    return copies;
-}
-
 auto invocation_argv(const binaries& bin, const fs::path& config, const fs::path& sections,
                      const std::string& resource, const invocation_plan& plan)
     -> std::vector<std::string> {

@@ -23,15 +23,13 @@ inline constexpr bool mix_kinds_by_default = false;
 /// K of the permit invocations' semaphore.
 inline constexpr int cli_stress_permits = 2;
 
-/// The binaries every invocation runs: copies taken at the start, so that a rebuild of
-/// the tree while the test runs neither fails invocations (ETXTBSY, a half-written file)
-/// nor mixes two versions of `redlock` in one run.
+/// The binaries every invocation runs: copies taken at the start (cli_stress_test.cpp),
+/// so that a rebuild of the tree while the test runs neither fails invocations (ETXTBSY, a
+/// half-written file) nor mixes two versions of `redlock` in one run.
 struct binaries {
     std::filesystem::path cli;
     std::filesystem::path section;
 };
-
-[[nodiscard]] auto snapshot(const std::filesystem::path& dir) -> binaries;
 
 struct invocation_plan {
     int id = 0;

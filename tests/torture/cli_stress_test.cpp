@@ -108,12 +108,12 @@ auto config_json(const std::vector<redlock_test::fault_proxy>& proxies) -> std::
 )";
 }
 
-/// `wait` is --wait-ms: mostly wait_ms, sometimes 0 (a single attempt, so that exit 75 is
-/// common, and the process also shuts down right after a failed acquisition, with
-/// requests to slowed nodes still outstanding).
-auto plan(int id, int duration_ms, int wait, redlock_torture::hold_kind kind)
-    -> redlock_torture::invocation_plan {
-    return {id, duration_ms, wait, ttl_ms, kind};
+/// Copies of the binaries (see redlock_torture::binaries), taken at the start.
+auto snapshot(const fs::path& dir) -> redlock_torture::binaries {
+    redlock_torture::binaries copies{dir / "redlock", dir / "section"};
+    fs::copy_file(REDLOCK_CLI, copies.cli, fs::copy_options::overwrite_existing);
+    fs::copy_file(REDLOCK_CLI_STRESS_SECTION, copies.section, fs::copy_options::overwrite_existing);
+    return copies;
 }
 
 struct invocation {
@@ -166,7 +166,7 @@ TEST_CASE("cli stress: thousands of redlock run on one resource under faults") {
     }
     const fs::path config = dir / "cluster.json";
     std::ofstream{config} << config_json(proxies);
-    const auto bin = redlock_torture::snapshot(dir);
+    const auto bin = snapshot(dir);
 
     // One invocation of each kind on a healthy cluster first: a CLI that cannot lock at
     // all (or lacks a kind's flags) should fail here, plainly, not as 2000 unexpected codes.
@@ -175,7 +175,7 @@ TEST_CASE("cli stress: thousands of redlock run on one resource under faults") {
         if (!mix && kind != redlock_torture::hold_kind::writer) continue;
         const auto pre = redlock_torture::invoke(
             redlock_torture::invocation_argv(bin, config, dir / "preflight.sections", resource,
-                                             plan(-1, 1, wait_ms, kind)),
+                                             {-1, 1, wait_ms, ttl_ms, kind}),
             dir / "preflight.stderr", invocation_bound);
         INFO("stderr: " << slurp(dir / "preflight.stderr"));
         REQUIRE_MESSAGE(pre.exit_code == 0, redlock_torture::kind_name(kind)
@@ -211,6 +211,9 @@ TEST_CASE("cli stress: thousands of redlock run on one resource under faults") {
                 const int id = next_id.fetch_add(1);
                 if (id >= total) break;
                 const int duration = std::uniform_int_distribution<int>{1, 60}(rng);
+                // --wait-ms: mostly wait_ms, sometimes 0 (a single attempt, so that exit 75
+                // is common, and the process also shuts down right after a failed
+                // acquisition, with requests to slowed nodes still outstanding).
                 const int wait = std::uniform_int_distribution<int>{0, 4}(rng) == 0 ? 0 : wait_ms;
                 const auto kind = mix ? redlock_torture::kind_of_draw(
                                             std::uniform_int_distribution<int>{0, 3}(kind_rng))
@@ -220,7 +223,7 @@ TEST_CASE("cli stress: thousands of redlock run on one resource under faults") {
                 run.loop = loop;
                 run.outcome = redlock_torture::invoke(
                     redlock_torture::invocation_argv(bin, config, sections_of(loop), resource,
-                                                     plan(id, duration, wait, kind)),
+                                                     {id, duration, wait, ttl_ms, kind}),
                     err, invocation_bound);
                 run.end_ns = monotonic_ns();
                 if (!expected(run.outcome)) {
@@ -333,7 +336,7 @@ TEST_CASE("cli stress: thousands of redlock run on one resource under faults") {
         std::to_string(unexpected.size()) + "; sections checked " + std::to_string(held.size()) +
         " (writer " + std::to_string(held_by_kind["writer"]) + ", reader " +
         std::to_string(held_by_kind["reader"]) + ", permit " +
-        std::to_string(held_by_kind["permit"]) + ")" + ", overlaps/fence problems " +
+        std::to_string(held_by_kind["permit"]) + ")" + ", overlap/fence/permit problems " +
         std::to_string(problems.size()) + ", record mismatches " +
         std::to_string(mismatches.size()) + "; faults injected " +
         std::to_string(faults.injected()) + " (" + kinds + "; at most " +
