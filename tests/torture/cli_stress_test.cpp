@@ -178,7 +178,7 @@ TEST_CASE("cli stress: thousands of redlock run on one resource under faults") {
                                              {-1, 1, wait_ms, ttl_ms, kind}),
             dir / "preflight.stderr", invocation_bound);
         INFO("stderr: " << slurp(dir / "preflight.stderr"));
-        REQUIRE_MESSAGE(pre.exit_code == 0, redlock_torture::kind_name(kind)
+        REQUIRE_MESSAGE(pre.exit_code == 0, std::string{redlock_torture::kind_name(kind)}
                                                 << " preflight invocation: " << pre.describe());
     }
 
