@@ -64,8 +64,15 @@ auto check_sections(const std::vector<section_record>& sections, int permits)
         // apart from its readers and writers, whatever the name.
         h.resource = s.kind == hold_kind::permit ? "semaphore" : "lock";
         h.permits = s.kind == hold_kind::permit ? permits : 0;
-        h.permit = -1;  // which permit, the section is not told: only the count is checked
-        if (s.kind != hold_kind::permit) {
+        h.permit = -1;  // not named: only the count is checked
+        if (s.kind == hold_kind::permit && s.fence != "-") {
+            const auto permit = number(s.fence);
+            if (!permit || *permit < 0 || *permit >= permits) {
+                problems.push_back({"no such permit", {s}});
+                continue;
+            }
+            h.permit = static_cast<int>(*permit);
+        } else if (s.kind != hold_kind::permit) {
             const auto fence = number(s.fence);
             if (!fence || *fence < 0) {
                 problems.push_back({"no fence", {s}});

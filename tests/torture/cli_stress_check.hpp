@@ -22,7 +22,8 @@ namespace redlock_torture {
 struct section_record {
     int invocation = -1;
     hold_kind kind = hold_kind::writer;  ///< what the invocation asked `redlock run` for
-    std::string fence;                   ///< REDLOCK_FENCE as the section saw it; "-": none
+    /// A writer's or reader's REDLOCK_FENCE; a permit's REDLOCK_PERMIT, or "-" without one.
+    std::string fence;
     std::int64_t begin_ns = -1;
     std::int64_t end_ns = -1;
 };
@@ -33,7 +34,7 @@ auto read_sections(const std::filesystem::path& file, std::map<int, section_reco
     -> std::size_t;
 
 struct section_problem {
-    /// "overlap", "fence not increasing", "no fence", "more than K permits"
+    /// "overlap", "fence not increasing", "no fence", "more than K permits", "no such permit"
     std::string what;
     std::vector<section_record> sections;  ///< the earlier first; every holder for an excess
 };
@@ -41,7 +42,9 @@ struct section_problem {
 /// Over complete records (begin and end), each believed valid from its begin to its end
 /// (a section is far shorter than the TTL): writers and readers (on one resource) as
 /// check_holds() checks them, and permits (of another resource) against `permits`, the
-/// semaphore's K. A writer's or reader's fence must be a number.
+/// semaphore's K, and against each other when they name their permit (two holders of one
+/// permit overlap). A writer's or reader's fence must be a number; a permit named must be
+/// one of the K.
 [[nodiscard]] auto check_sections(const std::vector<section_record>& sections, int permits)
     -> std::vector<section_problem>;
 

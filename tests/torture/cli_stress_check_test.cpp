@@ -30,8 +30,8 @@ auto writer(int id, const char* fence, std::int64_t begin_ms, std::int64_t end_m
 auto reader(int id, const char* fence, std::int64_t begin_ms, std::int64_t end_ms) {
     return section(id, hold_kind::reader, fence, begin_ms, end_ms);
 }
-auto permit(int id, std::int64_t begin_ms, std::int64_t end_ms) {
-    return section(id, hold_kind::permit, "-", begin_ms, end_ms);
+auto permit(int id, std::int64_t begin_ms, std::int64_t end_ms, const char* which = "-") {
+    return section(id, hold_kind::permit, which, begin_ms, end_ms);
 }
 
 auto whats(const std::vector<redlock_torture::section_problem>& problems)
@@ -73,6 +73,12 @@ TEST_SUITE("cli stress checks") {
         CHECK(problems[0].what == "more than 2 permits");
         CHECK(problems[0].sections.size() == 3);
         CHECK(check_sections(three, 3).empty());
+        // Two holders of one named permit overlap, even within K; a permit past K is none.
+        CHECK(whats(check_sections({permit(0, 0, 30, "1"), permit(1, 10, 40, "1")}, 2)) ==
+              std::vector<std::string>{"overlap"});
+        CHECK(check_sections({permit(0, 0, 30, "0"), permit(1, 10, 40, "1")}, 2).empty());
+        CHECK(whats(check_sections({permit(0, 0, 30, "2")}, 2)) ==
+              std::vector<std::string>{"no such permit"});
         // Permits are not checked against the readers and writers (their own keys).
         CHECK(check_sections({writer(0, "1", 0, 30), permit(1, 10, 20)}, 1).empty());
     }

@@ -3,17 +3,19 @@
 //
 //   redlock_cli_stress_section FILE INVOCATION DURATION_MS [writer|reader|permit]
 //
-// Appends "begin <invocation> <kind> <fence> <ns>" to FILE, sleeps DURATION_MS, then
-// appends "end <invocation> <kind> <fence> <ns>", times on CLOCK_MONOTONIC (shared by every process
+// Appends "begin <invocation> <kind> <token> <ns>" to FILE, sleeps DURATION_MS, then
+// appends "end <invocation> <kind> <token> <ns>", times on CLOCK_MONOTONIC (shared by every process
 // of the machine, so sections of different invocations compare directly). Each record is one
 // write(2) to a file opened with O_APPEND, so records of sections that run at the same time (which
 // is the bug being looked for) cannot interleave within a line.
 //
 // The kind (default writer) is the one the test asked `redlock run` for; the checker's
-// rules depend on it. The fence comes from REDLOCK_FENCE, which `redlock run --fence` sets
-// for a writer or a reader; a permit has none ("-"). Exit status: 0; 3 when the file cannot
-// be written; 4 without REDLOCK_FENCE for a writer or a reader; 2 for bad usage. The test
-// counts every one but 0 as unexpected.
+// rules depend on it. The token of a writer or a reader is its fence, from REDLOCK_FENCE,
+// which `redlock run --fence` sets; a permit has no fence, and its token is the permit
+// held, from REDLOCK_PERMIT, which `redlock run --permits` sets ("-" without it: only the
+// count of permits is checked then). Exit status: 0; 3 when the file cannot be written; 4
+// without REDLOCK_FENCE for a writer or a reader; 2 for bad usage. The test counts every
+// one but 0 as unexpected.
 
 #include <cerrno>
 #include <cstdio>
@@ -48,7 +50,9 @@ int main(int argc, char** argv) {
                      argv[0]);
         return 2;
     }
-    const char* fence = kind == "permit" ? "-" : std::getenv("REDLOCK_FENCE");
+    const char* permit = std::getenv("REDLOCK_PERMIT");
+    const bool named = permit != nullptr && *permit != '\0';
+    const char* fence = kind == "permit" ? (named ? permit : "-") : std::getenv("REDLOCK_FENCE");
     if (fence == nullptr || *fence == '\0') {
         std::fprintf(stderr, "section %s: no REDLOCK_FENCE in the environment\n", argv[2]);
         return 4;

@@ -10,15 +10,16 @@
 // With REDLOCK_CLI_STRESS_KINDS=1 (see cli_stress_argv.hpp: off by default until the CLI
 // has --shared and --permits), invocations mix the lock kinds: half writers, a quarter
 // readers (`--shared`) of the same resource, a quarter permits of a semaphore of 2 on a
-// resource of their own. Without it, every invocation is a writer.
+// resource of their own (each section records the permit REDLOCK_PERMIT names, when it
+// does). Without it, every invocation is a writer.
 //
 // It checks: no invocation is killed by a signal or hangs; every exit code is 0, 75
 // (not acquired within --wait-ms) or 69 (quorum unreachable); among the sections of
 // invocations that exited 0, no writer's overlaps another reader's or writer's, no more
-// than 2 permit sections overlap, and writers' fences strictly increase in the order the
-// sections began, readers' keeping up (a section is 60 ms at most against a 1500 ms TTL,
-// so any overlap is a bug, not a section outliving its lock); no key is left once the last
-// invocation and the faults are over and a TTL has passed.
+// than 2 permit sections overlap (nor 2 of one permit), and writers' fences strictly
+// increase in the order the sections began, readers' keeping up (a section is 60 ms at
+// most against a 1500 ms TTL, so any overlap is a bug, not a section outliving its lock);
+// no key is left once the last invocation and the faults are over and a TTL has passed.
 //
 // Environment:
 //   REDLOCK_CLI_STRESS_INVOCATIONS  invocations in total (default 2000)
