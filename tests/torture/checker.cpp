@@ -1,42 +1,151 @@
 #include "checker.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <tuple>
 
 namespace redlock_torture {
+namespace {
+
+using hold_list = std::vector<const hold_record*>;
+
+/// Overlaps among `list` (sorted by start) where one side is exclusive: writers against
+/// everyone, readers against writers only. `all_exclusive` makes every hold a writer
+/// (the holders of one permit).
+void find_overlaps(const hold_list& list, bool all_exclusive, check_report& report) {
+    const hold_record* longest_any = nullptr;     // believed valid the longest so far
+    const hold_record* longest_writer = nullptr;  // the same, among writers
+    for (const hold_record* h : list) {
+        const bool exclusive = all_exclusive || h->kind != hold_kind::reader;
+        const hold_record* against = exclusive ? longest_any : longest_writer;
+        if (against != nullptr && h->start_ns < against->believed_end_ns()) {
+            const std::int64_t until = std::min(against->believed_end_ns(), h->believed_end_ns());
+            report.overlaps.push_back(overlap{*against, *h, until - h->start_ns});
+        }
+        auto later_end = [h](const hold_record* so_far) {
+            return so_far == nullptr || h->believed_end_ns() > so_far->believed_end_ns();
+        };
+        if (later_end(longest_any)) longest_any = h;
+        if (exclusive && later_end(longest_writer)) longest_writer = h;
+    }
+}
+
+/// Writers' tokens strictly increase; readers' never fall below the highest writer's.
+void find_inversions(const hold_list& list, check_report& report) {
+    const hold_record* highest = nullptr;  // the earlier writer with the highest token
+    for (const hold_record* h : list) {
+        if (highest != nullptr) {
+            const bool too_low = h->kind == hold_kind::writer ? h->fence <= highest->fence
+                                                              : h->fence < highest->fence;
+            if (too_low) report.inversions.push_back(inversion{*highest, *h});
+        }
+        if (h->kind == hold_kind::writer && (highest == nullptr || h->fence > highest->fence))
+            highest = h;
+    }
+}
+
+/// The most holds of `list` believed valid at one instant; with `limit` > 0, an excess
+/// each time their count rises above it. An interval ending at the instant another starts
+/// does not meet it (the intervals are half-open).
+auto sweep(const std::string& resource, const hold_list& list, int limit, check_report& report)
+    -> std::size_t {
+    struct event {
+        std::int64_t at;
+        int starts;  // 0: an end, sorted before a start at the same instant
+        const hold_record* h;
+    };
+    std::vector<event> events;
+    for (const hold_record* h : list) {
+        events.push_back({h->start_ns, 1, h});
+        events.push_back({h->believed_end_ns(), 0, h});
+    }
+    std::stable_sort(events.begin(), events.end(), [](const event& a, const event& b) {
+        return std::tie(a.at, a.starts) < std::tie(b.at, b.starts);
+    });
+    hold_list active;
+    std::size_t most = 0;
+    for (const auto& [at, starts, h] : events) {
+        if (starts == 0) {
+            std::erase(active, h);
+            continue;
+        }
+        active.push_back(h);
+        most = std::max(most, active.size());
+        if (limit > 0 && active.size() == static_cast<std::size_t>(limit) + 1) {
+            excess e{resource, limit, at, {}};
+            for (const hold_record* holder : active) e.holders.push_back(*holder);
+            report.excesses.push_back(std::move(e));
+        }
+    }
+    return most;
+}
+
+}  // namespace
 
 auto check_holds(const std::vector<hold_record>& holds) -> check_report {
     check_report report;
     report.holds = holds.size();
-    std::map<std::string, std::vector<const hold_record*>> by_resource;
+    std::map<std::string, hold_list> by_resource;
     for (const auto& h : holds) {
         ++report.holds_per_resource[h.resource];
         if (!h.valid_at_start || h.believed_end_ns() <= h.start_ns) {
             ++report.never_valid;
             continue;
         }
+        ++report.holds_per_kind[kind_name(h.kind)];
         by_resource[h.resource].push_back(&h);
     }
     for (auto& [resource, list] : by_resource) {
         std::sort(list.begin(), list.end(), [](const hold_record* a, const hold_record* b) {
             return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->worker < b->worker;
         });
-        const hold_record* longest = nullptr;  // the earlier hold believed valid the longest
-        const hold_record* highest = nullptr;  // the earlier hold with the highest token
+        report.most_at_once[resource] = sweep(resource, list, 0, report);
+        hold_list locks;                     // readers and writers
+        std::map<int, hold_list> by_permit;  // each permit's holders
+        hold_list permits;                   // every permit's holders
+        int k = 0;                           // the smallest K named
         for (const hold_record* h : list) {
-            if (longest != nullptr && h->start_ns < longest->believed_end_ns()) {
-                const std::int64_t until =
-                    std::min(longest->believed_end_ns(), h->believed_end_ns());
-                report.overlaps.push_back(overlap{*longest, *h, until - h->start_ns});
+            if (h->kind != hold_kind::permit) {
+                locks.push_back(h);
+                continue;
             }
-            if (highest != nullptr && h->fence <= highest->fence) {
-                report.inversions.push_back(inversion{*highest, *h});
-            }
-            if (longest == nullptr || h->believed_end_ns() > longest->believed_end_ns())
-                longest = h;
-            if (highest == nullptr || h->fence > highest->fence) highest = h;
+            if (h->permit >= 0) by_permit[h->permit].push_back(h);
+            permits.push_back(h);
+            k = k == 0 ? h->permits : std::min(k, h->permits);
         }
+        find_overlaps(locks, false, report);
+        find_inversions(locks, report);
+        for (const auto& [permit, holders] : by_permit) find_overlaps(holders, true, report);
+        if (!permits.empty()) sweep(resource, permits, k, report);
     }
     return report;
+}
+
+auto describe_problems(const check_report& report, std::int64_t origin_ns, std::size_t limit)
+    -> std::string {
+    auto ms = [origin_ns](std::int64_t ns) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.3f", static_cast<double>(ns - origin_ns) / 1e6);
+        return std::string{text};
+    };
+    std::string text;
+    for (std::size_t i = 0; i < report.overlaps.size() && i < limit; ++i) {
+        const auto& o = report.overlaps[i];
+        text += "\nOVERLAP of " + ms(origin_ns + o.overlap_ns) + " ms:\n  " +
+                o.earlier.describe(origin_ns) + "\n  " + o.later.describe(origin_ns);
+    }
+    for (std::size_t i = 0; i < report.inversions.size() && i < limit; ++i) {
+        const auto& v = report.inversions[i];
+        text += "\nTOKEN INVERSION:\n  " + v.earlier.describe(origin_ns) + "\n  " +
+                v.later.describe(origin_ns);
+    }
+    for (std::size_t i = 0; i < report.excesses.size() && i < limit; ++i) {
+        const auto& e = report.excesses[i];
+        text += "\nMORE THAN " + std::to_string(e.permits) + " PERMITS of '" + e.resource +
+                "' at " + ms(e.at_ns) + " ms:";
+        for (const auto& h : e.holders) text += "\n  " + h.describe(origin_ns);
+    }
+    return text;
 }
 
 }  // namespace redlock_torture

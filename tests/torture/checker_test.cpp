@@ -8,6 +8,7 @@
 #include <vector>
 
 using redlock_torture::check_holds;
+using redlock_torture::hold_kind;
 using redlock_torture::hold_record;
 
 namespace {
@@ -28,6 +29,23 @@ auto hold(int worker, const char* resource, std::uint64_t fence, std::int64_t st
     r.valid_at_start = true;
     r.valid_at_end = end_ms < until_ms;
     r.ttl_ms = 1000;
+    return r;
+}
+
+auto reader(int worker, const char* resource, std::uint64_t fence, std::int64_t start_ms,
+            std::int64_t end_ms, std::int64_t until_ms) -> hold_record {
+    auto r = hold(worker, resource, fence, start_ms, end_ms, until_ms);
+    r.kind = hold_kind::reader;
+    return r;
+}
+
+/// Permit `permit` of a semaphore of `k`; a permit has no token.
+auto permit(int worker, const char* resource, int k, int permit, std::int64_t start_ms,
+            std::int64_t end_ms, std::int64_t until_ms) -> hold_record {
+    auto r = hold(worker, resource, 0, start_ms, end_ms, until_ms);
+    r.kind = hold_kind::permit;
+    r.permits = k;
+    r.permit = permit;
     return r;
 }
 
@@ -108,5 +126,153 @@ TEST_SUITE("torture checker") {
         const auto summary = redlock_torture::parse_summary(s.format());
         REQUIRE(summary);
         CHECK(summary->counts.at("granted") == 17);
+    }
+}
+
+TEST_SUITE("torture checker: lock kinds") {
+    TEST_CASE("readers that overlap each other pass, and are seen to") {
+        const auto report =
+            check_holds({reader(0, "rw", 3, 0, 400, 900), reader(1, "rw", 3, 100, 500, 1000),
+                         reader(2, "rw", 3, 200, 300, 1100), hold(3, "rw", 4, 600, 700, 1500)});
+        CHECK(report.ok());
+        CHECK(report.most_at_once.at("rw") == 3);
+        CHECK(report.holds_per_kind.at("reader") == 3);
+        CHECK(report.holds_per_kind.at("writer") == 1);
+    }
+
+    TEST_CASE("a writer overlapping a reader is found, the writer first or second") {
+        // The reader started while the writer believed it held.
+        auto report =
+            check_holds({hold(0, "rw", 1, 0, 100, 900), reader(1, "rw", 1, 50, 300, 1000)});
+        REQUIRE(report.overlaps.size() == 1);
+        CHECK(report.overlaps[0].earlier.kind == hold_kind::writer);
+        CHECK(report.overlaps[0].later.kind == hold_kind::reader);
+        CHECK(report.overlaps[0].overlap_ns == 50 * ms);
+        // The writer started while a reader held; a shorter reader in between hides nothing.
+        report = check_holds({reader(0, "rw", 1, 0, 500, 900), reader(1, "rw", 1, 10, 20, 900),
+                              hold(2, "rw", 2, 400, 600, 1300)});
+        REQUIRE(report.overlaps.size() == 1);
+        CHECK(report.overlaps[0].earlier.worker == 0);
+        CHECK(report.overlaps[0].later.worker == 2);
+        CHECK(report.overlaps[0].overlap_ns == 100 * ms);
+        CHECK(report.inversions.empty());
+    }
+
+    TEST_CASE("a reader is checked against its validity, not its section") {
+        // Reader 0's validity ended at 200: the writer at 300 is fine, at 150 it is not.
+        const auto late = reader(0, "rw", 1, 0, 500, 200);
+        CHECK(check_holds({late, hold(1, "rw", 2, 300, 400, 1300)}).ok());
+        CHECK(check_holds({late, hold(1, "rw", 2, 150, 400, 1300)}).overlaps.size() == 1);
+    }
+
+    TEST_CASE("tokens: writers strictly increase among writers; a reader keeps up") {
+        // A reader shares the last writer's token; the next writer goes above it.
+        CHECK(check_holds({hold(0, "rw", 5, 0, 100, 900), reader(1, "rw", 5, 200, 300, 1200),
+                           reader(2, "rw", 7, 250, 350, 1200), hold(3, "rw", 6, 400, 500, 1300)})
+                  .ok());
+        // A writer not above an earlier writer is an inversion, even with readers between.
+        auto report =
+            check_holds({hold(0, "rw", 5, 0, 100, 900), reader(1, "rw", 5, 200, 300, 1200),
+                         hold(2, "rw", 5, 400, 500, 1300)});
+        REQUIRE(report.inversions.size() == 1);
+        CHECK(report.inversions[0].earlier.worker == 0);
+        CHECK(report.inversions[0].later.worker == 2);
+        // A reader below an earlier writer's token is one too.
+        report = check_holds({hold(0, "rw", 5, 0, 100, 900), reader(1, "rw", 4, 200, 300, 1200)});
+        REQUIRE(report.inversions.size() == 1);
+        CHECK(report.inversions[0].later.kind == hold_kind::reader);
+        CHECK(report.overlaps.empty());
+    }
+
+    TEST_CASE("K permits held at once pass; K + 1 is an excess, with every holder named") {
+        auto report =
+            check_holds({permit(0, "sem", 2, 0, 0, 500, 900), permit(1, "sem", 2, 1, 100, 600, 900),
+                         permit(2, "sem", 2, 0, 500, 800, 1400)});
+        CHECK(report.ok());
+        CHECK(report.most_at_once.at("sem") == 2);
+        CHECK(report.holds_per_kind.at("permit") == 3);
+        // A third holder while two hold is one too many (and shares a permit with one).
+        report =
+            check_holds({permit(0, "sem", 2, 0, 0, 500, 900), permit(1, "sem", 2, 1, 100, 600, 900),
+                         permit(2, "sem", 2, 0, 400, 450, 1400)});
+        CHECK(report.overlaps.size() == 1);
+        REQUIRE(report.excesses.size() == 1);
+        CHECK(report.excesses[0].resource == "sem");
+        CHECK(report.excesses[0].permits == 2);
+        CHECK(report.excesses[0].at_ns == 400 * ms);
+        CHECK(report.excesses[0].holders.size() == 3);
+        CHECK(report.most_at_once.at("sem") == 3);
+    }
+
+    TEST_CASE("an excess is counted once per rise above K, at its instant") {
+        // Three at once over [200, 300), and again over [700, 800).
+        const auto report = check_holds(
+            {permit(0, "sem", 2, 0, 0, 1000, 1100), permit(1, "sem", 2, 1, 100, 900, 1100),
+             permit(2, "sem", 3, 2, 200, 300, 1100), permit(3, "sem", 3, 2, 700, 800, 1500)});
+        // K is the smallest named (2), though two records say 3: no permit is shared,
+        // and the count alone is too high.
+        CHECK(report.overlaps.empty());
+        REQUIRE(report.excesses.size() == 2);
+        CHECK(report.excesses[0].at_ns == 200 * ms);
+        CHECK(report.excesses[1].at_ns == 700 * ms);
+        CHECK(report.excesses[1].permits == 2);
+    }
+
+    TEST_CASE("a permit's holder that ends as the next begins is not an excess") {
+        // Intervals are half-open: [0, 100) and [100, 200) never hold together.
+        const auto report = check_holds(
+            {permit(0, "sem", 1, 0, 0, 100, 900), permit(1, "sem", 1, 0, 100, 200, 900)});
+        CHECK(report.ok());
+        CHECK(report.most_at_once.at("sem") == 1);
+    }
+
+    TEST_CASE("two holders of one permit overlap, even within K") {
+        const auto report = check_holds(
+            {permit(0, "sem", 3, 1, 0, 500, 900), permit(1, "sem", 3, 1, 200, 300, 1000)});
+        CHECK(report.excesses.empty());
+        REQUIRE(report.overlaps.size() == 1);
+        CHECK(report.overlaps[0].overlap_ns == 100 * ms);
+        CHECK(report.inversions.empty());  // permits carry no token
+    }
+
+    TEST_CASE("holders of permits not known are counted, not taken to share one") {
+        auto report = check_holds(
+            {permit(0, "sem", 2, -1, 0, 500, 900), permit(1, "sem", 2, -1, 100, 600, 900)});
+        CHECK(report.ok());
+        report = check_holds({permit(0, "sem", 2, -1, 0, 500, 900),
+                              permit(1, "sem", 2, -1, 100, 600, 900),
+                              permit(2, "sem", 2, -1, 200, 300, 900)});
+        CHECK(report.overlaps.empty());
+        CHECK(report.excesses.size() == 1);
+    }
+
+    TEST_CASE("a permit never valid is not counted toward K") {
+        auto stale = permit(2, "sem", 1, 0, 100, 150, 90);
+        stale.valid_at_start = false;
+        const auto report = check_holds({permit(0, "sem", 1, 0, 0, 500, 900), stale});
+        CHECK(report.ok());
+        CHECK(report.never_valid == 1);
+    }
+
+    TEST_CASE("records of every kind survive formatting and parsing") {
+        for (const auto& r : {reader(1, "rw", 4, 10, 20, 30), permit(2, "sem", 2, 1, 10, 20, 30),
+                              hold(3, "x", 9, 10, 20, 30)}) {
+            const auto back = redlock_torture::parse_hold(r.format());
+            REQUIRE(back);
+            CHECK(back->kind == r.kind);
+            CHECK(back->permits == r.permits);
+            CHECK(back->permit == r.permit);
+            CHECK(back->format() == r.format());
+        }
+        const std::string line = permit(2, "sem", 2, 1, 10, 20, 30).format();
+        auto with = [&line](const std::string& from, const std::string& to) {
+            return redlock_torture::parse_hold(line.substr(0, line.find(from)) + to +
+                                               line.substr(line.find(from) + from.size()));
+        };
+        CHECK_FALSE(with("kind=permit", "kind=other"));
+        CHECK_FALSE(with(" permits=2", ""));                       // a permit without its K
+        CHECK_FALSE(with("permit=1", "permit=2"));                 // a permit past K
+        CHECK_FALSE(with("kind=permit", "kind=writer"));           // a writer naming a permit
+        CHECK_FALSE(with(" kind=permit permits=2 permit=1", ""));  // no kind at all
     }
 }

@@ -1,5 +1,8 @@
 #include "cli_stress_check.hpp"
 
+#include "checker.hpp"
+#include "leftovers.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -17,16 +20,6 @@ auto number(const std::string& text) -> std::optional<std::int64_t> {
     return value;
 }
 
-auto keys_matching(const redlock_test::redis_server& node, const std::string& pattern)
-    -> std::vector<std::string> {
-    std::vector<std::string> keys;
-    std::istringstream reply{node.command({"KEYS", pattern}).value_or("")};
-    for (std::string key; std::getline(reply, key);) {
-        if (!key.empty()) keys.push_back(key);
-    }
-    return keys;
-}
-
 }  // namespace
 
 auto read_sections(const std::filesystem::path& file, std::map<int, section_record>& into)
@@ -35,17 +28,20 @@ auto read_sections(const std::filesystem::path& file, std::map<int, section_reco
     std::size_t unreadable = 0;
     for (std::string line; std::getline(in, line);) {
         std::istringstream words{line};
-        std::string tag, invocation, fence, ns, extra;
-        words >> tag >> invocation >> fence >> ns;
+        std::string tag, invocation, kind_text, fence, ns, extra;
+        words >> tag >> invocation >> kind_text >> fence >> ns;
         const auto id = number(invocation);
         const auto at = number(ns);
-        if (!id || !at || (tag != "begin" && tag != "end") || (words >> extra)) {
+        const auto kind = kind_from_name(kind_text);
+        if (!id || !at || !kind || (tag != "begin" && tag != "end") || (words >> extra)) {
             ++unreadable;
             continue;
         }
         section_record& s = into[static_cast<int>(*id)];
-        if (s.invocation >= 0 && s.fence != fence) ++unreadable;  // begin and end disagree
+        // Begin and end disagree.
+        if (s.invocation >= 0 && (s.fence != fence || s.kind != *kind)) ++unreadable;
         s.invocation = static_cast<int>(*id);
+        s.kind = *kind;
         s.fence = fence;
         std::int64_t& slot = tag == "begin" ? s.begin_ns : s.end_ns;
         if (slot >= 0) ++unreadable;
@@ -54,26 +50,52 @@ auto read_sections(const std::filesystem::path& file, std::map<int, section_reco
     return unreadable;
 }
 
-auto check_sections(std::vector<section_record> sections) -> std::vector<section_problem> {
-    std::erase_if(sections, [](const section_record& s) { return s.begin_ns < 0 || s.end_ns < 0; });
-    std::sort(sections.begin(), sections.end(),
-              [](const auto& a, const auto& b) { return a.begin_ns < b.begin_ns; });
+auto check_sections(const std::vector<section_record>& sections, int permits)
+    -> std::vector<section_problem> {
     std::vector<section_problem> problems;
-    // The section that ended last so far: a later one must not begin before it ended,
-    // even when a shorter one sits between them.
-    const section_record* last_ended = nullptr;
-    const section_record* previous = nullptr;
+    std::map<int, const section_record*> by_id;
+    std::vector<hold_record> holds;
     for (const auto& s : sections) {
-        if (last_ended != nullptr && s.begin_ns < last_ended->end_ns)
-            problems.push_back({"overlap", *last_ended, s});
-        if (previous != nullptr) {
-            const auto before = number(previous->fence);
-            const auto now = number(s.fence);
-            if (!before || !now || *now <= *before)
-                problems.push_back({"fence not increasing", *previous, s});
+        if (s.begin_ns < 0 || s.end_ns < 0) continue;
+        hold_record h;
+        h.worker = s.invocation;  // names the section in the checker's findings
+        h.kind = s.kind;
+        // Permits live under keys of their own: the checker treats a resource's permits
+        // apart from its readers and writers, whatever the name.
+        h.resource = s.kind == hold_kind::permit ? "semaphore" : "lock";
+        h.permits = s.kind == hold_kind::permit ? permits : 0;
+        h.permit = -1;  // not named: only the count is checked
+        if (s.kind == hold_kind::permit && s.fence != "-") {
+            const auto permit = number(s.fence);
+            if (!permit || *permit < 0 || *permit >= permits) {
+                problems.push_back({"no such permit", {s}});
+                continue;
+            }
+            h.permit = static_cast<int>(*permit);
+        } else if (s.kind != hold_kind::permit) {
+            const auto fence = number(s.fence);
+            if (!fence || *fence < 0) {
+                problems.push_back({"no fence", {s}});
+                continue;
+            }
+            h.fence = static_cast<std::uint64_t>(*fence);
         }
-        if (last_ended == nullptr || s.end_ns > last_ended->end_ns) last_ended = &s;
-        previous = &s;
+        h.start_ns = h.called_ns = s.begin_ns;
+        h.end_ns = h.until_start_ns = h.until_end_ns = s.end_ns;
+        h.valid_at_start = true;
+        by_id[s.invocation] = &s;
+        holds.push_back(std::move(h));
+    }
+    const auto report = check_holds(holds);
+    auto section = [&by_id](const hold_record& h) { return *by_id.at(h.worker); };
+    for (const auto& o : report.overlaps)
+        problems.push_back({"overlap", {section(o.earlier), section(o.later)}});
+    for (const auto& v : report.inversions)
+        problems.push_back({"fence not increasing", {section(v.earlier), section(v.later)}});
+    for (const auto& e : report.excesses) {
+        section_problem p{"more than " + std::to_string(permits) + " permits", {}};
+        for (const auto& h : e.holders) p.sections.push_back(section(h));
+        problems.push_back(std::move(p));
     }
     return problems;
 }
@@ -85,20 +107,15 @@ auto describe(const section_record& s, std::int64_t origin_ns) -> std::string {
         std::snprintf(text, sizeof text, "%.3f", static_cast<double>(ns - origin_ns) / 1e6);
         return std::string{text};
     };
-    return "invocation " + std::to_string(s.invocation) + " fence " + s.fence + " [" +
-           ms(s.begin_ns) + ", " + ms(s.end_ns) + "] ms";
+    return "invocation " + std::to_string(s.invocation) + " " + kind_name(s.kind) + " fence " +
+           s.fence + " [" + ms(s.begin_ns) + ", " + ms(s.end_ns) + "] ms";
 }
 
 auto find_leftovers(const std::vector<redlock_test::redis_server>& nodes) -> leftovers {
     leftovers found;
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-        const std::string where = "node " + std::to_string(i) + ": ";
-        for (const auto& key : keys_matching(nodes[i], "redlock:*")) {
-            found.locks.push_back(where + key + " = " + nodes[i].get(key).value_or("(gone)") +
-                                  ", pttl " + std::to_string(nodes[i].pttl(key)) + " ms");
-        }
-        for (const auto& key : keys_matching(nodes[i], "redlock-queue:*"))
-            found.queues.push_back(where + key);
+    for (const auto& key : scan_keys(nodes, key_layout{})) {
+        const bool queue = key.shape == key_shape::queue || key.shape == key_shape::waiter;
+        (queue ? found.queues : found.locks).push_back(key.describe());
     }
     return found;
 }

@@ -1,10 +1,13 @@
 #pragma once
 
 // The records of the CLI stress test's critical sections (cli_stress_section.cpp), and
-// the checks on them: the sections of invocations that exited 0 must not overlap, and
-// their fencing tokens must strictly increase in the order the sections began; and what
-// the invocations left on the nodes.
+// the checks on them: among the sections of invocations that exited 0, a writer's overlaps
+// no other reader's or writer's, no more permit holders' overlap than the semaphore has
+// permits, and writers' fencing tokens strictly increase in the order the sections began
+// (a reader's keeps up with them): the torture checker's rules (checker.hpp), applied to
+// the sections. And what the invocations left on the nodes.
 
+#include "record.hpp"
 #include "support/redis_server.hpp"
 
 #include <cstdint>
@@ -18,7 +21,9 @@ namespace redlock_torture {
 /// One section, as its "begin" and "end" lines told it; -1 for a line that is missing.
 struct section_record {
     int invocation = -1;
-    std::string fence;  ///< REDLOCK_FENCE as the section saw it
+    hold_kind kind = hold_kind::writer;  ///< what the invocation asked `redlock run` for
+    /// A writer's or reader's REDLOCK_FENCE; a permit's REDLOCK_PERMIT, or "-" without one.
+    std::string fence;
     std::int64_t begin_ns = -1;
     std::int64_t end_ns = -1;
 };
@@ -29,22 +34,27 @@ auto read_sections(const std::filesystem::path& file, std::map<int, section_reco
     -> std::size_t;
 
 struct section_problem {
-    std::string what;  ///< "overlap", "fence not increasing"
-    section_record earlier;
-    section_record later;
+    /// "overlap", "fence not increasing", "no fence", "more than K permits", "no such permit"
+    std::string what;
+    std::vector<section_record> sections;  ///< the earlier first; every holder for an excess
 };
 
-/// Over complete records (begin and end), ordered by begin: each must begin no earlier
-/// than every earlier one ended, and its fence must be a number above the previous one.
-[[nodiscard]] auto check_sections(std::vector<section_record> sections)
+/// Over complete records (begin and end), each believed valid from its begin to its end
+/// (a section is far shorter than the TTL): writers and readers (on one resource) as
+/// check_holds() checks them, and permits (of another resource) against `permits`, the
+/// semaphore's K, and against each other when they name their permit (two holders of one
+/// permit overlap). A writer's or reader's fence must be a number; a permit named must be
+/// one of the K.
+[[nodiscard]] auto check_sections(const std::vector<section_record>& sections, int permits)
     -> std::vector<section_problem>;
 
-/// "invocation 12 fence 40 [1234.567, 1250.001] ms", times relative to `origin_ns`.
+/// "invocation 12 reader fence 40 [1234.567, 1250.001] ms", times relative to `origin_ns`.
 [[nodiscard]] auto describe(const section_record& s, std::int64_t origin_ns) -> std::string;
 
-/// Lock keys ("redlock:*") and waiter queues ("redlock-queue:*"), which all carry a TTL,
-/// on every node, described with the node's index; fence counters never expire and are
-/// left out. The nodes must be running and not frozen.
+/// Lock keys ("redlock:*": the holds of every kind, and a semaphore's count) and waiter
+/// queues ("redlock-queue:*"), which all carry a TTL, on every node, described with the
+/// node's index and their shape (key_shapes.hpp); fence counters never expire and are left
+/// out. The nodes must be running and not frozen.
 struct leftovers {
     std::vector<std::string> locks;
     std::vector<std::string> queues;

@@ -1,17 +1,21 @@
 // The critical section of the CLI stress test: the command `redlock run` runs while it
 // holds the lock.
 //
-//   redlock_cli_stress_section FILE INVOCATION DURATION_MS
+//   redlock_cli_stress_section FILE INVOCATION DURATION_MS [writer|reader|permit]
 //
-// Appends "begin <invocation> <fence> <ns>" to FILE, sleeps DURATION_MS, then appends
-// "end <invocation> <fence> <ns>", times on CLOCK_MONOTONIC (shared by every process of
-// the machine, so sections of different invocations compare directly). Each record is
-// one write(2) to a file opened with O_APPEND, so records of sections that run at the
-// same time (which is the bug being looked for) cannot interleave within a line.
+// Appends "begin <invocation> <kind> <token> <ns>" to FILE, sleeps DURATION_MS, then
+// appends "end <invocation> <kind> <token> <ns>", times on CLOCK_MONOTONIC (shared by every process
+// of the machine, so sections of different invocations compare directly). Each record is one
+// write(2) to a file opened with O_APPEND, so records of sections that run at the same time (which
+// is the bug being looked for) cannot interleave within a line.
 //
-// The fence comes from REDLOCK_FENCE, which `redlock run --fence` sets. Exit status: 0;
-// 3 when the file cannot be written; 4 without REDLOCK_FENCE; 2 for bad usage. The test
-// counts every one but 0 as unexpected.
+// The kind (default writer) is the one the test asked `redlock run` for; the checker's
+// rules depend on it. The token of a writer or a reader is its fence, from REDLOCK_FENCE,
+// which `redlock run --fence` sets; a permit has no fence, and its token is the permit
+// held, from REDLOCK_PERMIT, which `redlock run --permits` sets ("-" without it: only the
+// count of permits is checked then). Exit status: 0; 3 when the file cannot be written; 4
+// without REDLOCK_FENCE for a writer or a reader; 2 for bad usage. The test counts every
+// one but 0 as unexpected.
 
 #include <cerrno>
 #include <cstdio>
@@ -30,8 +34,9 @@ auto monotonic_ns() -> long long {
     return static_cast<long long>(now.tv_sec) * 1'000'000'000LL + now.tv_nsec;
 }
 
-auto append(int fd, const char* tag, const char* invocation, const char* fence) -> bool {
-    const std::string line = std::string{tag} + " " + invocation + " " + fence + " " +
+auto append(int fd, const char* tag, const char* invocation, const std::string& kind,
+            const char* fence) -> bool {
+    const std::string line = std::string{tag} + " " + invocation + " " + kind + " " + fence + " " +
                              std::to_string(monotonic_ns()) + "\n";
     return ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
 }
@@ -39,11 +44,15 @@ auto append(int fd, const char* tag, const char* invocation, const char* fence) 
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 4) {
-        std::fprintf(stderr, "usage: %s FILE INVOCATION DURATION_MS\n", argv[0]);
+    const std::string kind = argc == 5 ? argv[4] : "writer";
+    if ((argc != 4 && argc != 5) || (kind != "writer" && kind != "reader" && kind != "permit")) {
+        std::fprintf(stderr, "usage: %s FILE INVOCATION DURATION_MS [writer|reader|permit]\n",
+                     argv[0]);
         return 2;
     }
-    const char* fence = std::getenv("REDLOCK_FENCE");
+    const char* permit = std::getenv("REDLOCK_PERMIT");
+    const bool named = permit != nullptr && *permit != '\0';
+    const char* fence = kind == "permit" ? (named ? permit : "-") : std::getenv("REDLOCK_FENCE");
     if (fence == nullptr || *fence == '\0') {
         std::fprintf(stderr, "section %s: no REDLOCK_FENCE in the environment\n", argv[2]);
         return 4;
@@ -54,12 +63,12 @@ int main(int argc, char** argv) {
                      std::strerror(errno));
         return 3;
     }
-    if (!append(fd, "begin", argv[2], fence)) return 3;
+    if (!append(fd, "begin", argv[2], kind, fence)) return 3;
     const long duration_ms = std::strtol(argv[3], nullptr, 10);
     timespec pause{duration_ms / 1000, (duration_ms % 1000) * 1'000'000L};
     while (::nanosleep(&pause, &pause) != 0 && errno == EINTR) {
     }
-    const bool ok = append(fd, "end", argv[2], fence);
+    const bool ok = append(fd, "end", argv[2], kind, fence);
     ::close(fd);
     return ok ? 0 : 3;
 }

@@ -7,12 +7,19 @@
 // takes, thousands of times. (An abort in uv_close, "Assertion
 // '!uv__is_closing(handle)' failed", was seen once in ~4,600 runs.)
 //
+// With REDLOCK_CLI_STRESS_KINDS=1 (see cli_stress_argv.hpp: off by default until the CLI
+// has --shared and --permits), invocations mix the lock kinds: half writers, a quarter
+// readers (`--shared`) of the same resource, a quarter permits of a semaphore of 2 on a
+// resource of their own (each section records the permit REDLOCK_PERMIT names, when it
+// does). Without it, every invocation is a writer.
+//
 // It checks: no invocation is killed by a signal or hangs; every exit code is 0, 75
-// (not acquired within --wait-ms) or 69 (quorum unreachable); no two sections of
-// invocations that exited 0 overlap, and their fences strictly increase in the order the
-// sections began (a section is 60 ms at most against a 1500 ms TTL, so any overlap is a
-// bug, not a section outliving its lock); no lock key is left once the last invocation
-// and the faults are over and a TTL has passed.
+// (not acquired within --wait-ms) or 69 (quorum unreachable); among the sections of
+// invocations that exited 0, no writer's overlaps another reader's or writer's, no more
+// than 2 permit sections overlap (nor 2 of one permit), and writers' fences strictly
+// increase in the order the sections began, readers' keeping up (a section is 60 ms at
+// most against a 1500 ms TTL, so any overlap is a bug, not a section outliving its lock);
+// no key is left once the last invocation and the faults are over and a TTL has passed.
 //
 // Environment:
 //   REDLOCK_CLI_STRESS_INVOCATIONS  invocations in total (default 2000)
@@ -21,7 +28,10 @@
 //   REDLOCK_CLI_STRESS_SEED         seed of the fault schedule and the section lengths
 //                                   (default 20240611); printed for replay
 //   REDLOCK_CLI_STRESS_KEEP         1: keep the run directory even on success
+//   REDLOCK_CLI_STRESS_KINDS        1: mix writers, readers and permits; 0: writers only
+//                                   (default: mix_kinds_by_default, now 0)
 
+#include "cli_stress_argv.hpp"
 #include "cli_stress_check.hpp"
 #include "cli_stress_faults.hpp"
 #include "cli_stress_invoke.hpp"
@@ -99,32 +109,12 @@ auto config_json(const std::vector<redlock_test::fault_proxy>& proxies) -> std::
 )";
 }
 
-/// The binaries every invocation runs: copies taken at the start, so that a rebuild of
-/// the tree while the test runs neither fails invocations (ETXTBSY, a half-written file)
-/// nor mixes two versions of `redlock` in one run.
-struct binaries {
-    fs::path cli;
-    fs::path section;
-};
-
-auto snapshot(const fs::path& dir) -> binaries {
-    binaries copies{dir / "redlock", dir / "section"};
+/// Copies of the binaries (see redlock_torture::binaries), taken at the start.
+auto snapshot(const fs::path& dir) -> redlock_torture::binaries {
+    redlock_torture::binaries copies{dir / "redlock", dir / "section"};
     fs::copy_file(REDLOCK_CLI, copies.cli, fs::copy_options::overwrite_existing);
     fs::copy_file(REDLOCK_CLI_STRESS_SECTION, copies.section, fs::copy_options::overwrite_existing);
     return copies;
-}
-
-/// `wait` is --wait-ms: mostly wait_ms, sometimes 0 (a single attempt, so that exit 75 is
-/// common, and the process also shuts down right after a failed acquisition, with
-/// requests to slowed nodes still outstanding).
-auto invocation_argv(const binaries& bin, const fs::path& config, const fs::path& sections, int id,
-                     int duration_ms, int wait) -> std::vector<std::string> {
-    std::vector<std::string> argv{bin.cli.string(), "--config", config.string(), "run",
-                                  "--resource",     resource,   "--fence"};
-    argv.insert(argv.end(), {"--ttl-ms", std::to_string(ttl_ms), "--wait-ms", std::to_string(wait),
-                             "--", bin.section.string(), sections.string(), std::to_string(id),
-                             std::to_string(duration_ms)});
-    return argv;
 }
 
 struct invocation {
@@ -148,16 +138,19 @@ TEST_CASE("cli stress: thousands of redlock run on one resource under faults") {
     const auto cap = std::chrono::seconds{env_number("REDLOCK_CLI_STRESS_SECONDS", 200)};
     const std::uint64_t seed = env_number("REDLOCK_CLI_STRESS_SEED", 20240611);
     const bool keep = env_number("REDLOCK_CLI_STRESS_KEEP", 0) == 1;
+    const bool mix =
+        env_number("REDLOCK_CLI_STRESS_KINDS", redlock_torture::mix_kinds_by_default ? 1 : 0) == 1;
     const auto started = steady_clock::now();
     const std::int64_t origin = monotonic_ns();
     const fs::path dir =
         fs::temp_directory_path() / "redlock-tests" / ("cli-stress-" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
-    say("cli stress: seed " + std::to_string(seed) +
-        " (replay: REDLOCK_CLI_STRESS_SEED=" + std::to_string(seed) + "), " +
-        std::to_string(total) + " invocations from " + std::to_string(loop_count) +
-        " loops within " + std::to_string(cap.count()) + " s, run directory " + dir.string());
+    say("cli stress: seed " + std::to_string(seed) + " (replay: REDLOCK_CLI_STRESS_SEED=" +
+        std::to_string(seed) + "), " + std::to_string(total) + " invocations from " +
+        std::to_string(loop_count) + " loops within " + std::to_string(cap.count()) + " s, " +
+        (mix ? "writers, readers and permits" : "writers only (REDLOCK_CLI_STRESS_KINDS=1 mixes)") +
+        ", run directory " + dir.string());
 
     // Every node persists every write, so that a crashed node may come back at once
     // without forgetting a lock it granted, or the last fence it handed out.
@@ -174,16 +167,20 @@ TEST_CASE("cli stress: thousands of redlock run on one resource under faults") {
     }
     const fs::path config = dir / "cluster.json";
     std::ofstream{config} << config_json(proxies);
-    const binaries bin = snapshot(dir);
+    const auto bin = snapshot(dir);
 
-    // One invocation on a healthy cluster first: a CLI that cannot lock at all should
-    // fail here, plainly, not as 2000 unexpected exit codes.
-    {
+    // One invocation of each kind on a healthy cluster first: a CLI that cannot lock at
+    // all (or lacks a kind's flags) should fail here, plainly, not as 2000 unexpected codes.
+    for (const auto kind : {redlock_torture::hold_kind::writer, redlock_torture::hold_kind::reader,
+                            redlock_torture::hold_kind::permit}) {
+        if (!mix && kind != redlock_torture::hold_kind::writer) continue;
         const auto pre = redlock_torture::invoke(
-            invocation_argv(bin, config, dir / "preflight.sections", -1, 1, wait_ms),
+            redlock_torture::invocation_argv(bin, config, dir / "preflight.sections", resource,
+                                             {-1, 1, wait_ms, ttl_ms, kind}),
             dir / "preflight.stderr", invocation_bound);
         INFO("stderr: " << slurp(dir / "preflight.stderr"));
-        REQUIRE_MESSAGE(pre.exit_code == 0, "preflight invocation: " << pre.describe());
+        REQUIRE_MESSAGE(pre.exit_code == 0, std::string{redlock_torture::kind_name(kind)}
+                                                << " preflight invocation: " << pre.describe());
     }
 
     // Opened before the loops start: a REQUIRE that throws must not wait for 2000 runs.
@@ -206,19 +203,29 @@ TEST_CASE("cli stress: thousands of redlock run on one resource under faults") {
     for (int loop = 0; loop < loop_count; ++loop) {
         loops.emplace_back([&, loop] {
             std::mt19937_64 rng{seed * 1000 + static_cast<std::uint64_t>(loop)};
+            // The kinds draw from a stream of their own: the section lengths and waits of
+            // a seed stay those of runs without mixing.
+            std::mt19937_64 kind_rng{seed * 1000 + 500 + static_cast<std::uint64_t>(loop)};
             const fs::path err = dir / ("loop-" + std::to_string(loop) + ".stderr");
             for (;;) {
                 if (steady_clock::now() >= deadline) break;
                 const int id = next_id.fetch_add(1);
                 if (id >= total) break;
                 const int duration = std::uniform_int_distribution<int>{1, 60}(rng);
+                // --wait-ms: mostly wait_ms, sometimes 0 (a single attempt, so that exit 75
+                // is common, and the process also shuts down right after a failed
+                // acquisition, with requests to slowed nodes still outstanding).
                 const int wait = std::uniform_int_distribution<int>{0, 4}(rng) == 0 ? 0 : wait_ms;
+                const auto kind = mix ? redlock_torture::kind_of_draw(
+                                            std::uniform_int_distribution<int>{0, 3}(kind_rng))
+                                      : redlock_torture::hold_kind::writer;
                 invocation run;
                 run.id = id;
                 run.loop = loop;
                 run.outcome = redlock_torture::invoke(
-                    invocation_argv(bin, config, sections_of(loop), id, duration, wait), err,
-                    invocation_bound);
+                    redlock_torture::invocation_argv(bin, config, sections_of(loop), resource,
+                                                     {id, duration, wait, ttl_ms, kind}),
+                    err, invocation_bound);
                 run.end_ns = monotonic_ns();
                 if (!expected(run.outcome)) {
                     run.stderr_text = slurp(err);
@@ -310,7 +317,10 @@ TEST_CASE("cli stress: thousands of redlock run on one resource under faults") {
                                  redlock_torture::describe(found->second, origin));
         }
     }
-    const auto problems = redlock_torture::check_sections(held);
+    const auto problems =
+        redlock_torture::check_sections(held, redlock_torture::cli_stress_permits);
+    std::map<std::string, int> held_by_kind;
+    for (const auto& s : held) ++held_by_kind[redlock_torture::kind_name(s.kind)];
     const auto took =
         std::chrono::duration_cast<std::chrono::seconds>(steady_clock::now() - started);
 
@@ -325,7 +335,10 @@ TEST_CASE("cli stress: thousands of redlock run on one resource under faults") {
         std::to_string(done) + " of " + std::to_string(total) + " in " +
         std::to_string(phase.count()) + " s; outcomes {" + codes + "}; unexpected " +
         std::to_string(unexpected.size()) + "; sections checked " + std::to_string(held.size()) +
-        ", overlaps/fence problems " + std::to_string(problems.size()) + ", record mismatches " +
+        " (writer " + std::to_string(held_by_kind["writer"]) + ", reader " +
+        std::to_string(held_by_kind["reader"]) + ", permit " +
+        std::to_string(held_by_kind["permit"]) + ")" + ", overlap/fence/permit problems " +
+        std::to_string(problems.size()) + ", record mismatches " +
         std::to_string(mismatches.size()) + "; faults injected " +
         std::to_string(faults.injected()) + " (" + kinds + "; at most " +
         std::to_string(faults.most_faulted()) +
@@ -343,8 +356,10 @@ TEST_CASE("cli stress: thousands of redlock run on one resource under faults") {
             " ms): " + run.outcome.describe() + "; its stderr:\n" + run.stderr_text);
     }
     for (std::size_t i = 0; i < problems.size() && i < 10; ++i) {
-        say(problems[i].what + ":\n  " + redlock_torture::describe(problems[i].earlier, origin) +
-            "\n  " + redlock_torture::describe(problems[i].later, origin));
+        std::string text = problems[i].what + ":";
+        for (const auto& s : problems[i].sections)
+            text += "\n  " + redlock_torture::describe(s, origin);
+        say(text);
     }
     for (std::size_t i = 0; i < mismatches.size() && i < 10; ++i) say(mismatches[i]);
     for (const auto& key : left.locks) say("LOCK KEY LEFT: " + key);
@@ -360,6 +375,9 @@ TEST_CASE("cli stress: thousands of redlock run on one resource under faults") {
     CHECK(left.locks.empty());
     CHECK(left.queues.empty());
     CHECK(histogram["exit 0"] > 0);
+    if (mix) {
+        for (const char* kind : {"writer", "reader", "permit"}) CHECK(held_by_kind[kind] > 0);
+    }
     const bool passed = done == total && unexpected.empty() && problems.empty() &&
                         mismatches.empty() && unreadable == 0 && left.locks.empty() &&
                         left.queues.empty();

@@ -54,6 +54,25 @@ auto ms_since(std::int64_t t, std::int64_t origin) -> std::string {
 
 }  // namespace
 
+auto kind_name(hold_kind kind) noexcept -> const char* {
+    switch (kind) {
+        case hold_kind::reader:
+            return "reader";
+        case hold_kind::permit:
+            return "permit";
+        case hold_kind::writer:
+            break;
+    }
+    return "writer";
+}
+
+auto kind_from_name(std::string_view name) noexcept -> std::optional<hold_kind> {
+    for (const auto kind : {hold_kind::writer, hold_kind::reader, hold_kind::permit}) {
+        if (name == kind_name(kind)) return kind;
+    }
+    return std::nullopt;
+}
+
 auto monotonic_ns() noexcept -> std::int64_t {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
@@ -62,9 +81,10 @@ auto monotonic_ns() noexcept -> std::int64_t {
 
 auto hold_record::format() const -> std::string {
     std::ostringstream out;
-    out << "hold worker=" << worker << " resource=" << resource << " fence=" << fence
-        << " called=" << called_ns << " start=" << start_ns << " end=" << end_ns
-        << " until_start=" << until_start_ns << " until_end=" << until_end_ns
+    out << "hold worker=" << worker << " resource=" << resource << " kind=" << kind_name(kind);
+    if (kind == hold_kind::permit) out << " permits=" << permits << " permit=" << permit;
+    out << " fence=" << fence << " called=" << called_ns << " start=" << start_ns
+        << " end=" << end_ns << " until_start=" << until_start_ns << " until_end=" << until_end_ns
         << " valid_start=" << (valid_at_start ? 1 : 0) << " valid_end=" << (valid_at_end ? 1 : 0)
         << " lost=" << (lost ? 1 : 0) << " lost_at=" << lost_at_ns
         << " renew=" << (auto_renew ? 1 : 0) << " ttl=" << ttl_ms << " extends=" << extends
@@ -74,8 +94,13 @@ auto hold_record::format() const -> std::string {
 
 auto hold_record::describe(std::int64_t origin_ns) const -> std::string {
     std::ostringstream out;
-    out << "worker " << worker << " '" << resource << "' fence " << fence << ": held ["
-        << ms_since(start_ns, origin_ns) << ", " << ms_since(end_ns, origin_ns)
+    out << "worker " << worker << " '" << resource << "' " << kind_name(kind);
+    if (kind == hold_kind::permit) {
+        out << " " << permit << " of " << permits;
+    } else {
+        out << " fence " << fence;
+    }
+    out << ": held [" << ms_since(start_ns, origin_ns) << ", " << ms_since(end_ns, origin_ns)
         << "] ms, valid until " << ms_since(until_end_ns, origin_ns) << " ms (at start "
         << ms_since(until_start_ns, origin_ns) << "), acquire called at "
         << ms_since(called_ns, origin_ns) << " ms, ttl " << ttl_ms << " ms"
@@ -100,6 +125,19 @@ auto parse_hold(std::string_view line) -> std::optional<hold_record> {
     const auto resource = fields->find("resource");
     if (resource == fields->end() || resource->second.empty()) return std::nullopt;
     r.resource = resource->second;
+    const auto kind = fields->find("kind");
+    if (kind == fields->end()) return std::nullopt;
+    const auto parsed = kind_from_name(kind->second);
+    if (!parsed) return std::nullopt;
+    r.kind = *parsed;
+    // A permit names its semaphore's K and the permit held; the other kinds name neither.
+    if (r.kind == hold_kind::permit) {
+        if (!number(*fields, "permits", r.permits) || !number(*fields, "permit", r.permit) ||
+            r.permits < 1 || r.permit < 0 || r.permit >= r.permits)
+            return std::nullopt;
+    } else if (fields->contains("permits") || fields->contains("permit")) {
+        return std::nullopt;
+    }
     const bool ok =
         number(*fields, "worker", r.worker) && number(*fields, "fence", r.fence) &&
         number(*fields, "called", r.called_ns) && number(*fields, "start", r.start_ns) &&

@@ -20,11 +20,26 @@ namespace redlock_torture {
 /// steady_clock::now() in nanoseconds since its epoch (CLOCK_MONOTONIC).
 [[nodiscard]] auto monotonic_ns() noexcept -> std::int64_t;
 
-/// One critical section: a lock acquired with a fencing token, held, then released.
+/// What a hold was, of the kinds of redlock::lock_kind. The checker's rules differ by kind:
+/// a writer excludes everyone, readers share with readers, a semaphore admits K.
+enum class hold_kind {
+    writer,  ///< exclusive: a plain lock, or the writer of a read-write lock
+    reader,  ///< shared: a reader of a read-write lock
+    permit,  ///< one of the K permits of a counting semaphore
+};
+
+[[nodiscard]] auto kind_name(hold_kind kind) noexcept -> const char*;
+[[nodiscard]] auto kind_from_name(std::string_view name) noexcept -> std::optional<hold_kind>;
+
+/// One critical section: a lock acquired (with a fencing token, but for a permit, which has
+/// none), held, then released.
 struct hold_record {
     int worker = 0;
     std::string resource;
-    std::uint64_t fence = 0;
+    hold_kind kind = hold_kind::writer;
+    int permits = 0;  ///< K, for a permit; 0 otherwise
+    int permit = -1;  ///< the permit held (0 to K - 1), for a permit; -1 otherwise or unknown
+    std::uint64_t fence = 0;          ///< 0 for a permit (a semaphore has no fencing)
     std::int64_t called_ns = 0;       ///< acquire() was called
     std::int64_t start_ns = 0;        ///< acquire() had returned a lock (taken before valid())
     std::int64_t end_ns = 0;          ///< just before release() (taken before valid())

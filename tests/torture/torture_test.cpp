@@ -1,9 +1,12 @@
 // The torture test: several worker processes contend for a few resources through the
 // public API while a seeded fault injector kills, restarts, freezes, slows, cuts and
-// blackholes the nodes (every node is reached through its own fault proxy). Afterwards
-// the workers' records are checked: no two holders of one resource overlap while both
-// believed their lock valid, fencing tokens strictly increase in acquisition order, and
-// no lock key is left on any node once every worker has released what it held.
+// blackholes the nodes (every node is reached through its own fault proxy). The resources
+// are used as a plain lock, a read-write lock (readers and writers) and a semaphore of 2
+// permits, so that every lock kind meets the same faults. Afterwards the workers' records
+// are checked (checker.hpp): no writer overlaps another holder of its resource while both
+// believed their lock valid, no more than 2 permits are held at once, fencing tokens of
+// writers strictly increase in acquisition order (a reader's keeps up with them), and no
+// hold is left on any node once every worker has released what it held (key_shapes.hpp).
 //
 // Environment:
 //   REDLOCK_TORTURE_SECONDS  length of the fault phase (default 120)
@@ -22,6 +25,7 @@
 
 #include "checker.hpp"
 #include "injector.hpp"
+#include "leftovers.hpp"
 #include "process.hpp"
 #include "record.hpp"
 #include "support/fault_proxy.hpp"
@@ -52,7 +56,12 @@ namespace fs = std::filesystem;
 
 constexpr std::size_t node_count = 5;
 constexpr auto max_ttl = 1000ms;
+constexpr auto waiter_ttl = 2000ms;
+// The workers' operations are split between the kinds by resource (worker.cpp, --kinds):
+// the same workers, the same time, each kind about a third of it.
 const std::vector<std::string> resources{"torture:a", "torture:b", "torture:c"};
+constexpr int semaphore_permits = 2;
+const std::string uses = "x,rw," + std::to_string(semaphore_permits);
 
 auto env_number(const char* name, std::uint64_t fallback) -> std::uint64_t {
     const char* text = std::getenv(name);
@@ -78,7 +87,9 @@ auto worker_argv(int id, std::uint64_t seed, const fs::path& dir, const fs::path
             "--seed",
             std::to_string(seed),
             "--resources",
-            resources[0] + "," + resources[1] + "," + resources[2]};
+            resources[0] + "," + resources[1] + "," + resources[2],
+            "--kinds",
+            uses};
 }
 
 auto node_config_json(const std::vector<redlock_test::fault_proxy>& proxies,
@@ -97,26 +108,12 @@ auto node_config_json(const std::vector<redlock_test::fault_proxy>& proxies,
   "restart_quarantine_ms": )" +
            std::to_string(quarantine_ms) + R"(,
   "lock": {"ttl_ms": )" +
-           std::to_string(max_ttl.count()) + R"(, "fencing": true},
+           std::to_string(max_ttl.count()) + R"(, "fencing": true, "waiter_ttl_ms": )" +
+           std::to_string(waiter_ttl.count()) + R"(},
   "retry": {"attempts": 3, "delay_ms": 30, "jitter_ms": 40},
   "reconnect": {"min_delay_ms": 20, "max_delay_ms": 200}
 }
 )";
-}
-
-auto keys_matching(const redlock_test::redis_server& node, const std::string& pattern)
-    -> std::vector<std::string> {
-    std::vector<std::string> keys;
-    const auto reply = node.command({"KEYS", pattern}).value_or("");
-    std::size_t at = 0;
-    while (at < reply.size()) {
-        const auto eol = reply.find('\n', at);
-        const auto key = reply.substr(at, eol == std::string::npos ? std::string::npos : eol - at);
-        if (!key.empty()) keys.push_back(key);
-        if (eol == std::string::npos) break;
-        at = eol + 1;
-    }
-    return keys;
 }
 
 }  // namespace
@@ -144,8 +141,9 @@ TEST_CASE("torture: contending workers under injected faults") {
     fs::create_directories(dir);
     say("torture: seed " + std::to_string(seed) + " (replay with REDLOCK_TORTURE_SEED=" +
         std::to_string(seed) + "), " + std::to_string(seconds) + " s of faults, " +
-        std::to_string(workers) + " workers, " + std::to_string(resources.size()) + " resources, " +
-        std::to_string(node_count) + " nodes (" + std::to_string(persistent_nodes) +
+        std::to_string(workers) + " workers, " + std::to_string(resources.size()) + " resources (" +
+        uses + ": a plain lock, readers and writers, a semaphore), " + std::to_string(node_count) +
+        " nodes (" + std::to_string(persistent_nodes) +
         " with appendfsync always, the others in memory " +
         std::string{delayed_restart ? "with the delayed-restart rule" : "restarted without delay"} +
         "; clients' restart quarantine " + std::to_string(quarantine_ms) + " ms), at most " +
@@ -243,18 +241,23 @@ TEST_CASE("torture: contending workers under injected faults") {
     std::fclose(fault_log);
 
     // ---- leftovers, right after the releases ----------------------------------------------
+    // Every hold must be gone; a semaphore's count and the wait queues may stay, as long as
+    // their TTL ends in time (key_shapes.hpp): nobody refreshes them any more.
+    const redlock_torture::leftover_limits limits{max_ttl.count(), waiter_ttl.count()};
     std::size_t keys_left = 0;
+    std::size_t keys_expiring = 0;
     std::size_t fence_counters = 0;
     std::string leftovers;
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-        for (const auto& key : keys_matching(nodes[i], "redlock:*")) {
+    for (const auto& key : redlock_torture::scan_keys(nodes, {})) {
+        if (const auto leak = redlock_torture::leak_reason(key.shape, key.pttl_ms, limits)) {
             ++keys_left;
-            leftovers += "\n  node " + std::to_string(i) + ": " + key + " = " +
-                         nodes[i].get(key).value_or("(gone)") + ", pttl " +
-                         std::to_string(nodes[i].pttl(key)) + " ms";
+            leftovers += "\n  " + key.describe() + ": " + *leak;
+        } else {
+            ++keys_expiring;
         }
-        fence_counters += keys_matching(nodes[i], "redlock-fence:*").size();
     }
+    for (const auto& node : nodes)
+        fence_counters += redlock_torture::keys_matching(node, "redlock-fence:*").size();
 
     // ---- the records -------------------------------------------------------------------------
     std::vector<redlock_torture::hold_record> holds;
@@ -282,10 +285,18 @@ TEST_CASE("torture: contending workers under injected faults") {
         return it == report.holds_per_resource.end() ? 0 : it->second;
     };
     std::string per_resource;
+    std::string most_at_once;
     for (const auto& r : resources) {
         if (!per_resource.empty()) per_resource += ", ";
         per_resource += r + " " + std::to_string(holds_of(r));
+        const auto most = report.most_at_once.find(r);
+        most_at_once += (most_at_once.empty() ? "" : ", ") + r + " " +
+                        std::to_string(most == report.most_at_once.end() ? 0 : most->second);
     }
+    auto of_kind = [&](const char* kind) -> std::size_t {
+        const auto it = report.holds_per_kind.find(kind);
+        return it == report.holds_per_kind.end() ? 0 : it->second;
+    };
     std::string faults;
     for (const auto& [kind, n] : injector.counts()) {
         if (kind == "skipped") continue;
@@ -308,24 +319,20 @@ TEST_CASE("torture: contending workers under injected faults") {
     say("  clients: attempts " + total("client_attempts") + ", requests " + total("requests") +
         ", request timeouts " + total("timeouts") + ", connects " + total("connects") +
         ", node restarts seen " + total("node_restarts_seen"));
+    say("  kinds: valid holds by kind: writer " + std::to_string(of_kind("writer")) + ", reader " +
+        std::to_string(of_kind("reader")) + ", permit " + std::to_string(of_kind("permit")) +
+        "; most holders at once: " + most_at_once + "; kind mismatches " + total("kind_mismatch"));
     say("  checks: holds checked " + std::to_string(report.holds) + ", overlaps " +
         std::to_string(report.overlaps.size()) + ", token inversions " +
-        std::to_string(report.inversions.size()) + ", lock keys left " + std::to_string(keys_left) +
-        " (fence counters kept: " + std::to_string(fence_counters) + "), unreadable record lines " +
+        std::to_string(report.inversions.size()) + ", more than " +
+        std::to_string(semaphore_permits) + " permits at once " +
+        std::to_string(report.excesses.size()) + ", keys left " + std::to_string(keys_left) +
+        " (bookkeeping keys expiring in time: " + std::to_string(keys_expiring) +
+        "; fence counters kept: " + std::to_string(fence_counters) + "), unreadable record lines " +
         std::to_string(unreadable));
     say("  runtime " + std::to_string(took.count()) + " s");
 
-    std::string details;
-    for (std::size_t i = 0; i < report.overlaps.size() && i < 10; ++i) {
-        const auto& o = report.overlaps[i];
-        details += "\nOVERLAP of " + std::to_string(static_cast<double>(o.overlap_ns) / 1e6) +
-                   " ms:\n  " + o.earlier.describe(origin) + "\n  " + o.later.describe(origin);
-    }
-    for (std::size_t i = 0; i < report.inversions.size() && i < 10; ++i) {
-        const auto& v = report.inversions[i];
-        details += "\nTOKEN INVERSION:\n  " + v.earlier.describe(origin) + "\n  " +
-                   v.later.describe(origin);
-    }
+    const std::string details = redlock_torture::describe_problems(report, origin, 10);
     if (!details.empty() || keys_left > 0) {
         say(details + (keys_left > 0 ? "\nKEYS LEFT:" + leftovers : "") +
             "\n(times in ms since the start; faults in " + (dir / "faults.log").string() +
@@ -336,9 +343,13 @@ TEST_CASE("torture: contending workers under injected faults") {
     CHECK(unreadable == 0);
     CHECK(report.overlaps.empty());
     CHECK(report.inversions.empty());
+    CHECK(report.excesses.empty());
     CHECK(keys_left == 0);
+    CHECK(totals["kind_mismatch"] == 0);
     for (const auto& r : resources) CHECK(holds_of(r) > 0);
-    const bool passed = problems.empty() && unreadable == 0 && report.ok() && keys_left == 0;
+    for (const char* kind : {"writer", "reader", "permit"}) CHECK(of_kind(kind) > 0);
+    const bool passed = problems.empty() && unreadable == 0 && report.ok() && keys_left == 0 &&
+                        totals["kind_mismatch"] == 0;
     if (passed && !keep) {
         std::error_code ignored;
         fs::remove_all(dir, ignored);

@@ -3,7 +3,12 @@
 // written to the output file as a hold_record (see record.hpp) as soon as it ends.
 //
 //   redlock_torture_worker --config FILE --id N --out FILE --seed S --resources a,b,c
-//                          [--sigpipe ignore|default]
+//                          [--kinds x,rw,2] [--sigpipe ignore|default]
+//
+// --kinds says how each resource (in the same order) is used: "x" a plain lock (every
+// holder exclusive, the default), "rw" a read-write lock (two readers to one writer), a
+// number K a counting semaphore of K permits. Readers and writers ask for fencing tokens,
+// as plain locks do; a permit cannot have one.
 //
 // SIGPIPE keeps its default disposition by default, as in an application that does not
 // know better: the library must not let a write to a closed connection kill the process
@@ -37,12 +42,19 @@ namespace {
 using namespace std::chrono_literals;
 using redlock_torture::monotonic_ns;
 
+/// How a resource is used: a plain lock, a read-write lock, or a semaphore of `permits`.
+struct resource_use {
+    bool readers = false;
+    int permits = 0;
+};
+
 struct arguments {
     std::string config;
     std::string out;
     int id = 0;
     std::uint64_t seed = 0;
     std::vector<std::string> resources;
+    std::vector<resource_use> uses;  ///< one per resource
     bool ignore_sigpipe = false;
 };
 
@@ -57,7 +69,22 @@ auto split(std::string_view text, char sep) -> std::vector<std::string> {
     return parts;
 }
 
+/// "x", "rw", or K in 1..max_permits.
+auto parse_use(const std::string& text, resource_use& use) -> bool {
+    if (text == "x") return true;
+    if (text == "rw") {
+        use.readers = true;
+        return true;
+    }
+    char* end = nullptr;
+    const long k = std::strtol(text.c_str(), &end, 10);
+    if (end == text.c_str() || *end != '\0' || k < 1 || k > redlock::max_permits) return false;
+    use.permits = static_cast<int>(k);
+    return true;
+}
+
 auto parse(int argc, char** argv, arguments& args) -> bool {
+    std::vector<std::string> kinds;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string_view flag = argv[i];
         const char* value = argv[i + 1];
@@ -71,6 +98,8 @@ auto parse(int argc, char** argv, arguments& args) -> bool {
             args.seed = std::strtoull(value, nullptr, 10);
         } else if (flag == "--resources") {
             args.resources = split(value, ',');
+        } else if (flag == "--kinds") {
+            kinds = split(value, ',');
         } else if (flag == "--sigpipe" &&
                    (std::string_view{value} == "ignore" || std::string_view{value} == "default")) {
             args.ignore_sigpipe = std::string_view{value} == "ignore";
@@ -78,7 +107,27 @@ auto parse(int argc, char** argv, arguments& args) -> bool {
             return false;
         }
     }
-    return argc % 2 == 1 && !args.config.empty() && !args.out.empty() && !args.resources.empty();
+    if (argc % 2 == 0 || args.config.empty() || args.out.empty() || args.resources.empty())
+        return false;
+    if (kinds.empty()) kinds.assign(args.resources.size(), "x");
+    if (kinds.size() != args.resources.size()) return false;
+    args.uses.resize(kinds.size());
+    for (std::size_t i = 0; i < kinds.size(); ++i) {
+        if (!parse_use(kinds[i], args.uses[i])) return false;
+    }
+    return true;
+}
+
+auto kind_of(const redlock::lock& held) -> redlock_torture::hold_kind {
+    switch (held.kind()) {
+        case redlock::lock_kind::shared:
+            return redlock_torture::hold_kind::reader;
+        case redlock::lock_kind::permit:
+            return redlock_torture::hold_kind::permit;
+        case redlock::lock_kind::exclusive:
+            break;
+    }
+    return redlock_torture::hold_kind::writer;
 }
 
 auto errc_name(redlock::errc e) -> std::string {
@@ -115,7 +164,7 @@ auto main(int argc, char** argv) -> int {
     if (!parse(argc, argv, args)) {
         std::fprintf(stderr,
                      "usage: %s --config FILE --id N --out FILE --seed S --resources a,b,c "
-                     "[--sigpipe ignore|default]\n",
+                     "[--kinds x,rw,K] [--sigpipe ignore|default]\n",
                      argv[0]);
         return 2;
     }
@@ -165,20 +214,28 @@ auto main(int argc, char** argv) -> int {
     for (const char* key :
          {"attempts", "granted", "contended", "quorum_unreachable", "validity_expired", "cancelled",
           "client_stopped", "other_error", "never_valid", "invalid_at_end", "lost", "extends",
-          "extend_failures", "release_failures", "released_on_majority"}) {
+          "extend_failures", "release_failures", "released_on_majority", "kind_mismatch"}) {
         counts[key] = 0;
     }
 
     while (!stop.stop_requested()) {
-        const std::string& resource =
-            args.resources[static_cast<std::size_t>(uniform(0, std::ssize(args.resources) - 1))];
+        const auto which = static_cast<std::size_t>(uniform(0, std::ssize(args.resources) - 1));
+        const std::string& resource = args.resources[which];
+        const resource_use use = args.uses[which];
+        // Two readers to one writer: readers then often hold together, and writers
+        // still come often enough to meet them.
+        const auto kind = use.permits > 0                     ? redlock_torture::hold_kind::permit
+                          : use.readers && uniform(0, 2) != 0 ? redlock_torture::hold_kind::reader
+                                                              : redlock_torture::hold_kind::writer;
         const int ttl = ttls[uniform(0, 3)];
         const bool renew = uniform(0, 1) == 1;
         auto lost_at = std::make_shared<std::atomic<std::int64_t>>(0);
 
         redlock::lock_options options;
         options.ttl = std::chrono::milliseconds{ttl};
-        options.fencing = true;
+        options.fencing = kind != redlock_torture::hold_kind::permit;
+        if (kind == redlock_torture::hold_kind::reader) options.shared = true;
+        if (kind == redlock_torture::hold_kind::permit) options.permits = use.permits;
         // Mostly short waits; some long enough to span a recycled connection.
         options.max_wait = std::chrono::milliseconds{uniform(0, 3) == 0 ? uniform(1500, 5000)
                                                                         : uniform(100, 1500)};
@@ -205,6 +262,12 @@ auto main(int argc, char** argv) -> int {
                                held->valid_until().time_since_epoch())
                                .count();
         r.fence = held->fence().value_or(0);
+        // The kind the lock says it is: a lock of another kind than asked is counted
+        // (the test fails on it) and checked as what it is.
+        r.kind = kind_of(*held);
+        r.permits = held->permits().value_or(0);
+        r.permit = held->permit().value_or(-1);
+        if (r.kind != kind) ++counts["kind_mismatch"];
         ++counts["granted"];
         if (!r.valid_at_start) ++counts["never_valid"];
 

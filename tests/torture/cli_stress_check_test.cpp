@@ -1,0 +1,158 @@
+// The CLI stress test's checks on made-up section records, of every lock kind: they must
+// see what they are there to see before the invocations can mix kinds (cli_stress_argv.hpp).
+#include "cli_stress_check.hpp"
+
+#include "cli_stress_argv.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+using redlock_torture::check_sections;
+using redlock_torture::hold_kind;
+using redlock_torture::section_record;
+
+namespace {
+
+constexpr std::int64_t ms = 1'000'000;
+
+auto section(int id, hold_kind kind, const char* fence, std::int64_t begin_ms, std::int64_t end_ms)
+    -> section_record {
+    return {id, kind, fence, begin_ms * ms, end_ms * ms};
+}
+
+auto writer(int id, const char* fence, std::int64_t begin_ms, std::int64_t end_ms) {
+    return section(id, hold_kind::writer, fence, begin_ms, end_ms);
+}
+auto reader(int id, const char* fence, std::int64_t begin_ms, std::int64_t end_ms) {
+    return section(id, hold_kind::reader, fence, begin_ms, end_ms);
+}
+auto permit(int id, std::int64_t begin_ms, std::int64_t end_ms, const char* which = "-") {
+    return section(id, hold_kind::permit, which, begin_ms, end_ms);
+}
+
+auto whats(const std::vector<redlock_torture::section_problem>& problems)
+    -> std::vector<std::string> {
+    std::vector<std::string> out;
+    for (const auto& p : problems) out.push_back(p.what);
+    return out;
+}
+
+}  // namespace
+
+TEST_SUITE("cli stress checks") {
+    TEST_CASE("writers in turn, readers together, and two permits at once pass") {
+        const auto problems = check_sections(
+            {writer(0, "1", 0, 10), reader(1, "1", 10, 40), reader(2, "1", 20, 50),
+             writer(3, "2", 50, 60), permit(4, 0, 30), permit(5, 5, 35), permit(6, 30, 40)},
+            2);
+        CHECK(problems.empty());
+    }
+
+    TEST_CASE("a writer overlapping a reader or a writer is an overlap") {
+        auto problems = check_sections({reader(0, "1", 0, 30), writer(1, "2", 20, 40)}, 2);
+        REQUIRE(problems.size() == 1);
+        CHECK(problems[0].what == "overlap");
+        REQUIRE(problems[0].sections.size() == 2);
+        CHECK(problems[0].sections[0].invocation == 0);
+        CHECK(problems[0].sections[1].invocation == 1);
+        problems = check_sections({writer(0, "1", 0, 30), writer(1, "2", 10, 20)}, 2);
+        CHECK(whats(problems) == std::vector<std::string>{"overlap"});
+        problems = check_sections({writer(0, "1", 0, 30), reader(1, "1", 29, 40)}, 2);
+        CHECK(whats(problems) == std::vector<std::string>{"overlap"});
+    }
+
+    TEST_CASE("a third permit at once is one too many for 2, not for 3") {
+        const std::vector<section_record> three{permit(0, 0, 30), permit(1, 10, 40),
+                                                permit(2, 20, 25)};
+        const auto problems = check_sections(three, 2);
+        REQUIRE(problems.size() == 1);
+        CHECK(problems[0].what == "more than 2 permits");
+        CHECK(problems[0].sections.size() == 3);
+        CHECK(check_sections(three, 3).empty());
+        // Two holders of one named permit overlap, even within K; a permit past K is none.
+        CHECK(whats(check_sections({permit(0, 0, 30, "1"), permit(1, 10, 40, "1")}, 2)) ==
+              std::vector<std::string>{"overlap"});
+        CHECK(check_sections({permit(0, 0, 30, "0"), permit(1, 10, 40, "1")}, 2).empty());
+        CHECK(whats(check_sections({permit(0, 0, 30, "2")}, 2)) ==
+              std::vector<std::string>{"no such permit"});
+        // Permits are not checked against the readers and writers (their own keys).
+        CHECK(check_sections({writer(0, "1", 0, 30), permit(1, 10, 20)}, 1).empty());
+    }
+
+    TEST_CASE("fences: writers strictly increase, readers keep up, both must have one") {
+        CHECK(whats(check_sections({writer(0, "5", 0, 10), writer(1, "5", 20, 30)}, 2)) ==
+              std::vector<std::string>{"fence not increasing"});
+        CHECK(whats(check_sections({writer(0, "5", 0, 10), reader(1, "4", 20, 30)}, 2)) ==
+              std::vector<std::string>{"fence not increasing"});
+        CHECK(check_sections({writer(0, "5", 0, 10), reader(1, "5", 20, 30)}, 2).empty());
+        CHECK(whats(check_sections({writer(0, "-", 0, 10)}, 2)) ==
+              std::vector<std::string>{"no fence"});
+        CHECK(whats(check_sections({reader(0, "x", 0, 10)}, 2)) ==
+              std::vector<std::string>{"no fence"});
+    }
+
+    TEST_CASE("incomplete records are left to the caller's record check") {
+        CHECK(check_sections({writer(0, "1", 0, 30), section(1, hold_kind::writer, "2", 10, -1)}, 2)
+                  .empty());
+    }
+
+    TEST_CASE("section records of every kind are read back; a bad kind is unreadable") {
+        const auto file = std::filesystem::temp_directory_path() /
+                          ("cli-stress-check-" + std::to_string(::getpid()) + ".sections");
+        std::ofstream{file} << "begin 1 reader 7 100\nbegin 2 permit - 110\nend 1 reader 7 150\n"
+                               "end 2 permit - 160\nbegin 3 boss 1 170\nbegin 4 writer 8 180\n"
+                               "end 4 reader 8 190\n";
+        std::map<int, section_record> sections;
+        CHECK(redlock_torture::read_sections(file, sections) == 2);  // "boss"; 4's kinds differ
+        std::filesystem::remove(file);
+        REQUIRE(sections.count(1) == 1);
+        CHECK(sections[1].kind == hold_kind::reader);
+        CHECK(sections[1].fence == "7");
+        CHECK(sections[1].end_ns == 150);
+        CHECK(sections[2].kind == hold_kind::permit);
+        CHECK(sections[2].fence == "-");
+        CHECK(sections.count(3) == 0);
+    }
+
+    TEST_CASE("each kind's command line asks redlock run for it") {
+        const redlock_torture::binaries bin{"/bin/redlock", "/bin/section"};
+        auto argv = [&](hold_kind kind) {
+            return redlock_torture::invocation_argv(bin, "c.json", "s", "res",
+                                                    {7, 20, 3000, 1500, kind});
+        };
+        auto has = [](const std::vector<std::string>& v, const std::string& word) {
+            return std::find(v.begin(), v.end(), word) != v.end();
+        };
+        const auto w = argv(hold_kind::writer);
+        CHECK(has(w, "--fence"));
+        CHECK_FALSE(has(w, "--shared"));
+        CHECK_FALSE(has(w, "--permits"));
+        CHECK(has(w, "res"));
+        CHECK(w.back() == "writer");
+        const auto r = argv(hold_kind::reader);
+        CHECK(has(r, "--shared"));
+        CHECK(has(r, "--fence"));
+        CHECK(r.back() == "reader");
+        const auto p = argv(hold_kind::permit);
+        CHECK(has(p, "--permits"));
+        CHECK(has(p, std::to_string(redlock_torture::cli_stress_permits)));
+        CHECK_FALSE(has(p, "--fence"));  // a semaphore has no token
+        CHECK(has(p, "res-pool"));
+        CHECK(p.back() == "permit");
+        // Everything after "--" is the section's: FILE INVOCATION DURATION_MS KIND.
+        const auto dashes = std::find(p.begin(), p.end(), "--");
+        REQUIRE(std::distance(dashes, p.end()) == 6);
+        CHECK(*(dashes + 3) == "7");
+        CHECK(*(dashes + 4) == "20");
+        // Half writers, a quarter of each other kind.
+        CHECK(redlock_torture::kind_of_draw(0) == hold_kind::writer);
+        CHECK(redlock_torture::kind_of_draw(1) == hold_kind::writer);
+        CHECK(redlock_torture::kind_of_draw(2) == hold_kind::reader);
+        CHECK(redlock_torture::kind_of_draw(3) == hold_kind::permit);
+        CHECK_FALSE(redlock_torture::mix_kinds_by_default);  // until the CLI has the flags
+    }
+}

@@ -1,0 +1,51 @@
+#pragma once
+
+// The keys a lock of each kind leaves on a node (README, "Lock kinds"), told apart by
+// name, and which of them may still be there once every holder has released: the end-of-run
+// check of the torture and CLI stress tests. For resource R, key prefix P, queue prefix Q:
+//   P+R                 an exclusive holder's value, or the readers' marker "~readers"
+//   P+R|r|<value>       one reader
+//   P+R|readers         the set naming the readers
+//   P+R|permit|<i>      a semaphore's permit i
+//   P+R|permits         the semaphore's K (kept by a release: it expires within a TTL)
+//   Q+R, Q+R|permits    a wait queue (a sorted set)
+//   Q+R|<waiter>, Q+R|permits|<waiter>   a waiter's liveness key
+// Every one carries a TTL; fence counters live under their own prefix and never expire.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace redlock_torture {
+
+enum class key_shape { lock, reader, reader_set, permit, permit_count, queue, waiter, unknown };
+
+[[nodiscard]] auto shape_name(key_shape shape) noexcept -> const char*;
+
+struct key_layout {
+    std::string key_prefix = "redlock:";
+    std::string queue_prefix = "redlock-queue:";
+};
+
+/// The shape of `key`, for resources without '|' in their name (the queue keys split on
+/// it, README); unknown for a key under the key prefix that no lock kind writes; nullopt
+/// for a key under neither prefix.
+[[nodiscard]] auto shape_of(std::string_view key, const key_layout& layout)
+    -> std::optional<key_shape>;
+
+struct leftover_limits {
+    std::int64_t longest_ttl_ms = 0;  ///< the longest lock TTL used
+    std::int64_t waiter_ttl_ms = 0;   ///< lock.waiter_ttl_ms
+};
+
+/// Found on a healthy node once every holder has released (and nobody waits any more):
+/// why the key is a leak, or nullopt when it may be there. Holds (lock, reader, reader set,
+/// permit) must be gone: their releases delete them. The semaphore's count and the wait
+/// queues may stay, as long as their TTL ends within the longest TTL (the waiter TTL for
+/// queues): they are bookkeeping that nobody refreshes any more. `pttl_ms` is PTTL's
+/// answer: -2 (gone meanwhile) is fine, -1 (no TTL) never is.
+[[nodiscard]] auto leak_reason(key_shape shape, std::int64_t pttl_ms, const leftover_limits& limits)
+    -> std::optional<std::string>;
+
+}  // namespace redlock_torture
