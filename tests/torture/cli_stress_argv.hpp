@@ -14,11 +14,10 @@
 
 namespace redlock_torture {
 
-/// Whether invocations mix the three kinds when REDLOCK_CLI_STRESS_KINDS is not set. Off
-/// until the CLI built with this test has `redlock run --shared` and `--permits` (they are
-/// being added on another branch): without them the reader and permit preflights fail as
-/// usage errors (exit 64). Turn it on here once they are merged.
-inline constexpr bool mix_kinds_by_default = false;
+/// Whether invocations mix the three kinds (writers, readers with `--shared`, permits with
+/// `--permits`) when REDLOCK_CLI_STRESS_KINDS is not set; REDLOCK_CLI_STRESS_KINDS=0 runs
+/// writers only, as before the lock kinds.
+inline constexpr bool mix_kinds_by_default = true;
 
 /// K of the permit invocations' semaphore.
 inline constexpr int cli_stress_permits = 2;

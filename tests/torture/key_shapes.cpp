@@ -8,8 +8,6 @@ auto shape_name(key_shape shape) noexcept -> const char* {
     switch (shape) {
         case key_shape::lock:
             return "lock";
-        case key_shape::reader:
-            return "reader";
         case key_shape::reader_set:
             return "reader set";
         case key_shape::permit:
@@ -41,7 +39,6 @@ auto shape_of(std::string_view key, const key_layout& layout) -> std::optional<k
     }
     if (rest == "|readers") return key_shape::reader_set;
     if (rest == "|permits") return key_shape::permit_count;
-    if (rest.starts_with("|r|") && rest.size() > 3) return key_shape::reader;
     if (rest.starts_with("|permit|") && rest.size() > 8 &&
         std::all_of(rest.begin() + 8, rest.end(), [](char c) { return c >= '0' && c <= '9'; }))
         return key_shape::permit;

@@ -4,8 +4,7 @@
 // name, and which of them may still be there once every holder has released: the end-of-run
 // check of the torture and CLI stress tests. For resource R, key prefix P, queue prefix Q:
 //   P+R                 an exclusive holder's value, or the readers' marker "~readers"
-//   P+R|r|<value>       one reader
-//   P+R|readers         the set naming the readers
+//   P+R|readers         the readers: a sorted set, each scored by the end of its hold
 //   P+R|permit|<i>      a semaphore's permit i
 //   P+R|permits         the semaphore's K (kept by a release: it expires within a TTL)
 //   Q+R, Q+R|permits    a wait queue (a sorted set)
@@ -19,7 +18,7 @@
 
 namespace redlock_torture {
 
-enum class key_shape { lock, reader, reader_set, permit, permit_count, queue, waiter, unknown };
+enum class key_shape { lock, reader_set, permit, permit_count, queue, waiter, unknown };
 
 [[nodiscard]] auto shape_name(key_shape shape) noexcept -> const char*;
 
