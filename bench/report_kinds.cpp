@@ -155,10 +155,6 @@ auto scalars(const results& r) -> std::map<std::string, std::string> {
             return run != nullptr && (*run)[what].contains(name) ? (*run)[what][name].get<double>()
                                                                  : 0.0;
         };
-        const double nodes = any != nullptr ? (*any)["nodes"].get<double>() : 5;
-        // PTTL: one per reader of the resource, in each reader's release.
-        s[p + "_pttl_per_node"] =
-            sig3(times("redis_commands", "pttl") / std::max(field(run, "completed"), 1.0) / nodes);
         s[p + "_release_timeouts"] = count(times("errors", "release_node:timeout"));
         s[p + "_late_deleted"] = run != nullptr && run->contains("release_late")
                                      ? count((*run)["release_late"]["deleted"].get<double>())
