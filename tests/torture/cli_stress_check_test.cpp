@@ -153,6 +153,6 @@ TEST_SUITE("cli stress checks") {
         CHECK(redlock_torture::kind_of_draw(1) == hold_kind::writer);
         CHECK(redlock_torture::kind_of_draw(2) == hold_kind::reader);
         CHECK(redlock_torture::kind_of_draw(3) == hold_kind::permit);
-        CHECK_FALSE(redlock_torture::mix_kinds_by_default);  // until the CLI has the flags
+        CHECK(redlock_torture::mix_kinds_by_default);  // the CLI has --shared and --permits
     }
 }
