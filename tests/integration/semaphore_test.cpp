@@ -84,7 +84,8 @@ TEST_CASE("a permit adopted by its value alone is found on each node, extended a
     REQUIRE(extended);
     const auto report = c.release(adopted);
     REQUIRE(report);
-    CHECK(report->deleted == 5);
+    CHECK(report->majority());  // found by its value on each node
+    CHECK(report->deleted + report->pending == 5);
 }
 
 TEST_CASE("a waiter for a full semaphore is woken by a release") {
