@@ -636,6 +636,8 @@ TEST_SUITE("cli") {
         CHECK(one_object(ran).at("error").at("code") == "interrupted");
         CHECK(ran.took < 5s);
         CHECK_FALSE(fs::exists(ran_marker));
-        CHECK(count_holding(key_of("job"), holder) == 5);  // the holder's lock is untouched
+        // The holder's lock is untouched: still on a majority (a fresh `acquire`
+        // exits once a majority granted, so a slow node may never have had it).
+        CHECK(count_holding(key_of("job"), holder) >= 3);
     }
 }

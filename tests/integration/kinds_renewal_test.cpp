@@ -39,7 +39,9 @@ TEST_CASE("a renewed reader holds past its TTL, and a writer still cannot get in
     // Three TTLs later the reader is still valid, through renewals alone.
     REQUIRE(wait_until(5s, [&] { return c.stats().renewals >= renewals_before + 4; }));
     CHECK(r->valid());
-    CHECK(redlock_test::count_reading(nodes, nodes.key_of("doc"), r->value()) == 5);
+    CHECK(wait_until(2s, [&] {
+        return redlock_test::count_reading(nodes, nodes.key_of("doc"), r->value()) == 5;
+    }));
     redlock::lock_options w;
     w.attempts = 1;
     CHECK_FALSE(c.acquire("doc", w));
@@ -84,7 +86,7 @@ TEST_CASE("a renewed permit holds past its TTL; one taken over on a majority is 
     const auto renewals_before = c.stats().renewals;
     REQUIRE(wait_until(5s, [&] { return c.stats().renewals >= renewals_before + 4; }));
     CHECK(p->valid());
-    CHECK(nodes.count_holding(permit_key, p->value()) == 5);
+    CHECK(wait_until(2s, [&] { return nodes.count_holding(permit_key, p->value()) == 5; }));
 
     for (int i : {0, 1, 2})
         (void)nodes[i].command({"SET", permit_key, "someone-else", "PX", "10000"});
