@@ -1,9 +1,16 @@
 #include "child_process.hpp"
 
+#include "exit_codes.hpp"
+
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
-#include <spawn.h>
+#include <fcntl.h>
+#include <string_view>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 extern char** environ;  // NOLINT: POSIX names it so
 
@@ -35,28 +42,97 @@ auto pointers(std::vector<std::string>& strings) -> std::vector<char*> {
     return out;
 }
 
+/// The files execvp would try for `name`: itself when it has a '/', else
+/// each PATH entry (an empty one: the current directory) joined with it.
+auto candidates(const std::string& name) -> std::vector<std::string> {
+    if (name.find('/') != std::string::npos) return {name};
+    const char* path = std::getenv("PATH");
+    const std::string_view dirs = path != nullptr ? path : "/usr/local/bin:/bin:/usr/bin";
+    std::vector<std::string> out;
+    std::size_t from = 0;
+    for (;;) {
+        const std::size_t colon = dirs.find(':', from);
+        std::string dir{dirs.substr(from, colon == std::string_view::npos ? colon : colon - from)};
+        out.push_back((dir.empty() ? std::string{"."} : dir) + "/" + name);
+        if (colon == std::string_view::npos) break;
+        from = colon + 1;
+    }
+    return out;
+}
+
+/// The child's side, between fork and exec: async-signal-safe calls only.
+[[noreturn]] void exec_child(pid_t parent, const sigset_t& reset, char* const* paths,
+                             char* const* argv, char* const* envp, int report) noexcept {
+    // CMD must not run on without the lock when redlock dies, even by SIGKILL.
+    // The death signal is tied to this (the main) thread, which lives until exit.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // redlock may have died before prctl: then no signal comes; the reparented
+    // child sees another parent.
+    if (getppid() != parent) _exit(exit_not_found);
+    for (int sig = 1; sig < NSIG; ++sig) {
+        if (sigismember(&reset, sig) == 1) {
+            struct sigaction dfl {};
+            dfl.sa_handler = SIG_DFL;
+            sigemptyset(&dfl.sa_mask);
+            sigaction(sig, &dfl, nullptr);
+        }
+    }
+    sigset_t empty;
+    sigemptyset(&empty);
+    sigprocmask(SIG_SETMASK, &empty, nullptr);
+    // As execvp: the first error other than "not there" wins (EACCES: 126).
+    int err = ENOENT;
+    for (char* const* path = paths; *path != nullptr; ++path) {
+        execve(*path, argv, envp);
+        if (errno != ENOENT && errno != ENOTDIR && err == ENOENT) err = errno;
+    }
+    ssize_t ignored = write(report, &err, sizeof err);
+    (void)ignored;
+    _exit(exit_not_found);
+}
+
 }  // namespace
 
 auto child_process::spawn(const std::vector<std::string>& argv, const environment& env,
                           const sigset_t& reset) -> result<child_process, int> {
+    // Everything the child needs is prepared here: between fork and exec, in a
+    // process with a loop thread, only async-signal-safe calls are allowed (no
+    // allocation), so the PATH search is done on candidates built beforehand.
     std::vector<std::string> args = argv;
     std::vector<std::string> envs = build_environment(env);
+    std::vector<std::string> paths = candidates(args.front());
     auto arg_pointers = pointers(args);
     auto env_pointers = pointers(envs);
+    auto path_pointers = pointers(paths);
 
-    posix_spawnattr_t attr;
-    if (const int rc = posix_spawnattr_init(&attr); rc != 0) return failure{rc};
-    sigset_t empty;
-    sigemptyset(&empty);
-    posix_spawnattr_setsigmask(&attr, &empty);
-    posix_spawnattr_setsigdefault(&attr, &reset);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-
-    pid_t pid = -1;
-    const int rc = posix_spawnp(&pid, args.front().c_str(), nullptr, &attr, arg_pointers.data(),
-                                env_pointers.data());
-    posix_spawnattr_destroy(&attr);
-    if (rc != 0) return failure{rc};
+    // Closed on exec: a successful exec sends nothing, a failed one its errno.
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0) return failure{errno};
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid < 0) {
+        const int err = errno;
+        close(report[0]);
+        close(report[1]);
+        return failure{err};
+    }
+    if (pid == 0) {
+        close(report[0]);
+        exec_child(parent, reset, path_pointers.data(), arg_pointers.data(), env_pointers.data(),
+                   report[1]);
+    }
+    close(report[1]);
+    int err = 0;
+    ssize_t got = 0;
+    do {
+        got = read(report[0], &err, sizeof err);
+    } while (got < 0 && errno == EINTR);
+    close(report[0]);
+    if (got == static_cast<ssize_t>(sizeof err)) {
+        while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+        return failure{err};
+    }
     return child_process{pid};
 }
 

@@ -30,7 +30,8 @@ public:
     /// Starts argv[0], searched in PATH, in redlock's process group, with this
     /// process's environment changed by `env`,
     /// an empty signal mask, and the default disposition of every signal in
-    /// `reset`. Fails with the errno of posix_spawnp (ENOENT: not found).
+    /// `reset`; killed (SIGKILL) when redlock dies. Fails with the errno of
+    /// the exec (ENOENT: not found, EACCES: not executable) or of fork.
     [[nodiscard]] static auto spawn(const std::vector<std::string>& argv, const environment& env,
                                     const sigset_t& reset) -> result<child_process, int>;
 

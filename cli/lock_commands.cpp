@@ -86,7 +86,12 @@ auto release_command(const global_options& global, const value_options& args, co
                        std::to_string(total) + " nodes answered the release, " +
                        std::to_string(report->quorum) + " needed" + describe_nodes(report->nodes)};
     }
-    return out.fail(failure, report->nodes, json{{"released", report->deleted}});
+    // One error object, its counts inside it: a script that sees "error" needs
+    // look nowhere else, and no result fields pretend that this succeeded.
+    return out.fail(failure, report->nodes, json::object(),
+                    json{{"released", report->deleted},
+                         {"pending", report->pending},
+                         {"kind", kind_name(adopted.kind())}});
 }
 
 auto extend_command(const global_options& global, const value_options& args, const reporter& out)

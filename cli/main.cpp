@@ -54,10 +54,21 @@ int main(int argc, char** argv) {
 
     const reporter out{opts.global.json, opts.global.verbose};
     const subcommand chosen = chosen_subcommand(app);
+    if (chosen == subcommand::run && opts.run.shell_command) {
+        // flock -c: the shell runs it; there is no second command to choose.
+        if (separator) {
+            return out.fail(failure_report{
+                exit_usage, "usage",
+                "run takes -c 'SHELL COMMAND' or -- CMD [ARGS...], not both (see redlock "
+                "--help)"});
+        }
+        command = {"/bin/sh", "-c", *opts.run.shell_command};
+    }
     if (chosen == subcommand::run && command.empty()) {
         return out.fail(failure_report{
             exit_usage, "usage",
-            "run needs a command after --: redlock run --resource R [OPTIONS] -- CMD [ARGS...]"});
+            "run needs a command after -- (or -c): redlock run --resource R [OPTIONS] -- CMD "
+            "[ARGS...]"});
     }
     if (chosen != subcommand::run && separator) {
         return out.fail(failure_report{exit_usage, "usage", "only run takes a command after --"});

@@ -3,6 +3,7 @@
 #include <redlock/lock.hpp>
 
 #include <charconv>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -49,7 +50,24 @@ void add_permits_option(CLI::App& sub, std::optional<int>& into, const char* hel
     sub.add_option("--permits", into, help)->type_name("K")->check(permit_count);
 }
 
-void add_lock_flags(CLI::App& sub, lock_flags& into) {
+/// -w SECONDS: a finite number from 0 to max_ms / 1000, fractions allowed; the
+/// message names the value given.
+const CLI::Validator wait_seconds{
+    [](std::string& text) -> std::string {
+        double value = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(value) ||
+            value < 0 || value * 1000 > static_cast<double>(max_ms))
+            return "must be a number of seconds from 0 to 2147483.647 (fractions allowed, e.g. "
+                   "0.5), not '" +
+                   text + "'";
+        return {};
+    },
+    ""};
+
+/// Declares the flags of `run` and `acquire`; returns --wait-ms, which run's
+/// -w and -n exclude.
+auto add_lock_flags(CLI::App& sub, lock_flags& into) -> CLI::Option* {
     sub.add_option("-r,--resource", into.resource, "Name of the lock")
         ->required()
         ->check(non_empty);
@@ -57,11 +75,12 @@ void add_lock_flags(CLI::App& sub, lock_flags& into) {
                    "Lock TTL in milliseconds (default: the config's lock.ttl_ms, 10000 unless "
                    "set)")
         ->check(CLI::Range(1LL, max_ms));
-    sub.add_option("--wait-ms", into.wait_ms,
-                   "How long to wait for a lock someone else holds, in milliseconds; 0 makes a "
-                   "single attempt. The library does the waiting (lock_options::max_wait)")
-        ->capture_default_str()
-        ->check(CLI::Range(0LL, max_ms));
+    auto* wait_ms =
+        sub.add_option("--wait-ms", into.wait_ms,
+                       "How long to wait for a lock someone else holds, in milliseconds; 0 makes a "
+                       "single attempt. The library does the waiting (lock_options::max_wait)")
+            ->capture_default_str()
+            ->check(CLI::Range(0LL, max_ms));
     sub.add_flag("--fence", into.fence,
                  "Also obtain a fencing token (default: the config's lock.fencing, false unless "
                  "set)");
@@ -78,6 +97,7 @@ void add_lock_flags(CLI::App& sub, lock_flags& into) {
                        "Take one of K permits of a counting semaphore (K from 1 to 1024): at "
                        "most K holders at once. Everyone using the resource must name the same "
                        "K. Not with --shared or --fence");
+    return wait_ms;
 }
 
 void add_value_kind_flags(CLI::App& sub, value_options& into) {
@@ -92,7 +112,31 @@ void declare_run(CLI::App& app, run_options& into) {
         "run",
         "Hold a lock while a command runs: acquire it, renew it automatically while CMD runs, "
         "release it when CMD exits, and exit with CMD's status");
-    add_lock_flags(*run, into.lock);
+    auto* wait_ms = add_lock_flags(*run, into.lock);
+    // flock(1)'s habits. Each excludes the others and --wait-ms: two ways of
+    // saying how long to wait would leave one of them silently ignored.
+    auto* wait =
+        run->add_option_function<double>(
+               "-w,--wait",
+               [&into](double seconds) { into.lock.wait_ms = std::llround(seconds * 1000); },
+               "As flock -w: how long to wait for the lock, in seconds (fractions "
+               "allowed: -w 0.5). The same as --wait-ms, in seconds")
+            ->type_name("SECONDS")
+            ->check(wait_seconds);
+    auto* nonblock = run->add_flag("-n,--nonblock", into.nonblock,
+                                   "As flock -n: fail at once if the lock is held (one attempt, "
+                                   "as --wait-ms 0, which is already the default)");
+    wait->excludes(wait_ms);
+    nonblock->excludes(wait_ms)->excludes(wait);
+    run->add_option("-E,--conflict-exit-code", into.conflict_exit_code,
+                    "As flock -E: the exit code when the lock could not be had (held by "
+                    "another owner, or not within the wait), 0 to 255")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 255));
+    run->add_option("-c,--command", into.shell_command,
+                    "As flock -c: run this shell command with /bin/sh -c instead of -- CMD "
+                    "[ARGS...] (not both). Inside run, -c is this; the config is --config")
+        ->type_name("'SHELL COMMAND'");
     const CLI::Validator one_of_actions{
         [](std::string& text) -> std::string {
             if (text == "term" || text == "kill" || text == "ignore") return {};
@@ -116,6 +160,16 @@ void declare_run(CLI::App& app, run_options& into) {
         ->capture_default_str()
         ->check(CLI::Range(0LL, max_ms));
     run->footer(std::string{R"(Usage: redlock run --resource R [OPTIONS] -- CMD [ARGS...]
+       redlock run --resource R [OPTIONS] -c 'SHELL COMMAND'
+
+Unlike flock(1), which waits forever by default, run makes one attempt unless
+told to wait (-w SECONDS or --wait-ms MS): the holder of a distributed lock may
+be a crashed host whose TTL must run out, and a silent indefinite wait in a cron
+job is a footgun. -n says "one attempt" explicitly.
+
+CMD never outlives run: if run dies, even by SIGKILL, the kernel sends CMD
+SIGKILL (Linux PR_SET_PDEATHSIG), since CMD would otherwise run on without the
+lock. Processes CMD starts itself are not covered.
 
 CMD runs with REDLOCK_RESOURCE and REDLOCK_VALUE in its environment,
 REDLOCK_FENCE when a fencing token was obtained, and REDLOCK_PERMIT (the permit's
@@ -134,7 +188,7 @@ cancels the wait: exit 128+N.
 Exit codes:
   N   CMD's exit status; 128+N when CMD was killed by signal N
   70  the lock was lost while CMD ran (whatever CMD returned)
-  75  the lock could not be had within --wait-ms
+  75  the lock could not be had within --wait-ms (-E N: N instead)
   69  a quorum of nodes is unreachable
   126 CMD is not executable; 127 CMD was not found (the lock is released))" +
                 common_exit_codes);
@@ -177,6 +231,12 @@ void declare_release(CLI::App& app, value_options& into) {
 Exit codes:
   0   a majority of nodes deleted the key
   1   fewer did (not_held: the lock had expired, or the value is not the holder's)
+
+A value that no longer holds the lock is a failure (exit 1, error code
+not_held), although the library's release() succeeds then with deleted = 0:
+the library reports what the nodes did, the CLI whether the lock was released.
+With --json every failure is one error object, with no result fields beside it:
+{"error": {"code", "message", "nodes", "released", "pending", "kind"}}.
   69  a quorum of nodes is unreachable)" +
                     common_exit_codes);
 }

@@ -32,7 +32,10 @@ struct run_options {
     lock_flags lock;
     on_lost_action on_lost = on_lost_action::term;
     long long kill_after_ms = 5000;
-    std::vector<std::string> command;  ///< everything after `--`
+    bool nonblock = false;                     ///< -n: one attempt (as --wait-ms 0)
+    int conflict_exit_code = 75;               ///< -E: the exit code when the lock is not had
+    std::optional<std::string> shell_command;  ///< -c: run by /bin/sh -c instead of `-- CMD`
+    std::vector<std::string> command;          ///< everything after `--`, or sh -c's argv
 };
 
 /// `release` and `extend`: a lock named by its value, acquired elsewhere.

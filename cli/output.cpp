@@ -47,10 +47,12 @@ void reporter::detail(const std::vector<node_report>& nodes) const {
 }
 
 auto reporter::fail(const failure_report& failure, const std::vector<node_report>& nodes,
-                    const json& extra) const -> int {
+                    const json& extra, const json& error_fields) const -> int {
     if (json_) {
         json out = extra.is_object() ? extra : json::object();
-        json error = {{"code", failure.code}, {"message", failure.message}};
+        json error = error_fields.is_object() ? error_fields : json::object();
+        error["code"] = failure.code;
+        error["message"] = failure.message;
         if (!nodes.empty()) error["nodes"] = nodes_json(nodes);
         out["error"] = std::move(error);
         write_line(stdout, dump(out));

@@ -41,10 +41,12 @@ public:
     void detail(const std::vector<node_report>& nodes) const;
 
     /// Reports a failure and returns its exit code. --json: {"error": {"code",
-    /// "message"[, "nodes"]}} plus `extra`'s members on stdout; human mode:
-    /// "redlock: <message>" on stderr (and the nodes with --verbose).
+    /// "message"[, "nodes"] plus `error_fields`'s members}} plus `extra`'s
+    /// members on stdout; human mode: "redlock: <message>" on stderr (and the
+    /// nodes with --verbose).
     auto fail(const failure_report& failure, const std::vector<node_report>& nodes = {},
-              const json& extra = json::object()) const -> int;
+              const json& extra = json::object(), const json& error_fields = json::object()) const
+        -> int;
     /// fail() for a library error, classified by classify().
     auto fail(const error& e, const json& extra = json::object()) const -> int;
 

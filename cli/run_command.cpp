@@ -197,7 +197,12 @@ auto run_command(const global_options& global, const run_options& run, const sig
                                            " while waiting for the lock on '" + run.lock.resource +
                                            "'"});
     }
-    if (!acquired) return out.fail(acquired.error());
+    if (!acquired) {
+        failure_report failure = classify(acquired.error());
+        // -E: not had (held, or not within the wait) gets the caller's code.
+        if (failure.exit_code == exit_not_acquired) failure.exit_code = run.conflict_exit_code;
+        return out.fail(failure, acquired.error().nodes);
+    }
     const lock held = *acquired;
 
     auto child =
