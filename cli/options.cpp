@@ -245,8 +245,11 @@ void declare_extend(CLI::App& app, value_options& into) {
     auto* extend = app.add_subcommand(
         "extend",
         "Extend a lock held by its value to a new TTL on every node where it still holds that "
-        "value. Prints the validity left; with --json: {\"validity_ms\": n, \"kind\"}. A "
-        "reader's value needs --shared, a permit's --permits K");
+        "value. Never shortens it: a TTL longer than --ttl-ms is kept. Prints the validity "
+        "the lock really has: the least TTL left that the confirming majority of nodes report "
+        "(which may exceed --ttl-ms), less the time the extend took and clock drift; with "
+        "--json: {\"validity_ms\": n, \"kind\"}. A reader's value needs --shared, a "
+        "permit's --permits K");
     extend->add_option("-r,--resource", into.resource, "Name of the lock")
         ->required()
         ->check(non_empty);

@@ -42,7 +42,12 @@ auto extend_decision::new_deadline(const deadline_inputs& in) -> deadline_outcom
     // without the checks of an acquisition.
     if (!in.adopted && in.now >= in.old_deadline)
         return {std::nullopt, "the majority confirmed only after the validity had ended"};
-    const milliseconds v = validity(in.ttl, in.now - in.started, in.drift_factor, in.drift_floor);
+    // What the nodes hold, not what was asked: an adopted lock extended with a
+    // shorter ttl keeps its longer TTL on the nodes, and its old deadline is
+    // unknown here. The TTL was read after `started`, so all the elapsed time
+    // is taken off: a lower bound.
+    const milliseconds left = in.confirmed_left.value_or(in.ttl);
+    const milliseconds v = validity(left, in.now - in.started, in.drift_factor, in.drift_floor);
     if (in.adopted && v <= milliseconds{0})
         return {std::nullopt, "confirmed, but with no validity left after elapsed time and drift"};
     // The script never shortens a TTL on a node, so neither does this.

@@ -62,6 +62,9 @@ public:
         std::chrono::steady_clock::time_point started;  ///< first request sent
         std::chrono::steady_clock::time_point now;      ///< majority confirmed
         std::chrono::milliseconds ttl{0};
+        /// The least TTL left that the confirming majority reported (the
+        /// scripts never shorten one, so it may exceed ttl); unset: ttl.
+        std::optional<std::chrono::milliseconds> confirmed_left;
         double drift_factor = 0.01;
         std::chrono::milliseconds drift_floor{2};
     };

@@ -88,7 +88,7 @@ void extend_op::fail_later(errc code, std::string message) {
 auto extend_op::answer_of(const reply_event& event) -> extend_answer {
     const std::optional<long long> answer =
         event.status == request_status::reply ? integer_of(event.reply) : std::nullopt;
-    if (answer == 1) return extend_answer::extended;
+    if (answer && *answer >= 1) return extend_answer::extended;  // the TTL left there
     if (answer == 0) return extend_answer::other_value;
     if (answer == -1) return extend_answer::missing;
     return extend_answer::failed;
@@ -111,6 +111,11 @@ void extend_op::handle(std::uint32_t tag, const reply_event& event) {
     switch (answer) {
         case extend_answer::extended:
             reports_.set(node, {node_status::ok, {}});
+            // The scripts never shorten a TTL: a node may report more than ttl_.
+            if (const auto left = integer_of(event.reply)) {
+                const milliseconds ms{*left};
+                confirmed_left_ = confirmed_left_ ? std::min(*confirmed_left_, ms) : ms;
+            }
             break;
         case extend_answer::other_value:
             reports_.set(node, {node_status::refused, "holds another value"});
@@ -140,6 +145,7 @@ void extend_op::decide(quorum_tally::verdict verdict) {
                                        .started = start_,
                                        .now = now,
                                        .ttl = ttl_,
+                                       .confirmed_left = confirmed_left_,
                                        .drift_factor = ctx_.config().clock_drift_factor,
                                        .drift_floor = ctx_.config().clock_drift_floor});
     if (!outcome.deadline) {

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,8 @@ private:
     std::string ttl_text_;
     client::extend_callback done_;
     std::chrono::steady_clock::time_point start_;
+    /// The least TTL left that a confirming node reported (before the verdict).
+    std::optional<std::chrono::milliseconds> confirmed_left_;
     extend_decision decision_;
     node_outcomes reports_;
 };

@@ -47,6 +47,11 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
 return 0
 )lua";
 
+// An exclusive lock's extend. KEYS the lock keys; ARGV[1] value, ARGV[2] ttl
+// ms. Returns 0 if a key holds another value, -1 if one is missing; else
+// raises every TTL below ARGV[2] to it (never shortening one) and returns the
+// least TTL left, at least 1: what the lock really has there, which may be
+// more than ARGV[2].
 constexpr std::string_view extend_source = R"lua(
 local missing = false
 for i = 1, #KEYS do
@@ -59,12 +64,16 @@ for i = 1, #KEYS do
 end
 if missing then return -1 end
 local ttl = tonumber(ARGV[2])
+local least = nil
 for i = 1, #KEYS do
-  if redis.call('PTTL', KEYS[i]) < ttl then
+  local left = redis.call('PTTL', KEYS[i])
+  if left < ttl then
     redis.call('PEXPIRE', KEYS[i], ttl)
+    left = ttl
   end
+  if least == nil or left < least then least = left end
 end
-return 1
+return math.max(least, 1)
 )lua";
 
 // Waiting without spinning (design: README "Waiting"). Each resource has, on
@@ -252,7 +261,8 @@ return {0, counter, redis.call('PTTL', k)}
 
 // A reader's extend. KEYS[1] lock key; ARGV[1] value, ARGV[2] ttl ms. Moves
 // the reader's end later (and the marker's TTL, and the set's, never
-// shortening any) and returns 1; returns -1 if the reader is not in the set or
+// shortening any) and returns the time left to the reader there (ms, at least
+// 1); returns -1 if the reader is not in the set or
 // its hold has ended there (restarted, evicted, expired: repairable), 0 if a
 // writer holds the resource there.
 constexpr std::string_view shared_extend_source = R"lua(
@@ -268,11 +278,13 @@ if holder ~= '~readers' or not until_ms or until_ms <= now then
   return -1
 end
 redis.call('ZADD', readers, 'XX', 'GT', now + ttl, ARGV[1])
-if redis.call('PTTL', k) < ttl then
+local left = redis.call('PTTL', k)
+if left < ttl then
   redis.call('PEXPIRE', k, ttl)
   redis.call('PEXPIRE', readers, ttl)
+  left = ttl
 end
-return 1
+return math.max(math.min(math.max(until_ms, now + ttl) - now, left), 1)
 )lua";
 
 // A semaphore's permit (README, "Semaphores"): K permits, each an exclusive
@@ -328,15 +340,19 @@ return {0, -1, soonest}
 // A permit's extend. KEYS[1] the permit-count key, KEYS[2..] the permit key
 // (or every permit key, when the permit is not known); ARGV[1] value, ARGV[2]
 // ttl ms, ARGV[3] K. Raises the TTL of the permit that holds our value (never
-// shortening it) and returns 1; else -1 if the one permit named is missing
-// (repairable), 0 otherwise.
+// shortening it) and returns the TTL it has (ms, at least 1); else -1 if the one permit named is
+// missing (repairable), 0 otherwise.
 constexpr std::string_view permit_extend_source = R"lua(
 local ttl = tonumber(ARGV[2])
 for i = 2, #KEYS do
   if redis.call('GET', KEYS[i]) == ARGV[1] then
-    if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIRE', KEYS[i], ttl) end
+    local left = redis.call('PTTL', KEYS[i])
+    if left < ttl then
+      redis.call('PEXPIRE', KEYS[i], ttl)
+      left = ttl
+    end
     if redis.call('PTTL', KEYS[1]) < ttl then redis.call('SET', KEYS[1], ARGV[3], 'PX', ttl) end
-    return 1
+    return math.max(left, 1)
   end
 end
 if #KEYS == 2 and redis.call('EXISTS', KEYS[2]) == 0 then return -1 end

@@ -1,6 +1,6 @@
 // `redlock run`'s flock(1) habits (-n, -w, -E, -c), a command that never
-// outlives run, and the one error object of a release that released nothing
-// (issue 17).
+// outlives run, an extend that reports the validity the lock really has, and
+// the one error object of a release that released nothing (issue 17).
 #include "cli/cli_process.hpp"
 #include "support/wait.hpp"
 
@@ -143,6 +143,22 @@ TEST_SUITE("cli") {
         CHECK(run->wait(10s).status == 128 + SIGKILL);
 
         CHECK(redlock_test::wait_until(10s, [&] { return gone(child); }));
+    }
+
+    // ---- extend reports what the lock really has --------------------------------------------
+
+    TEST_CASE_FIXTURE(flock_cluster, "extend with a shorter ttl reports the longer validity kept") {
+        const std::string value =
+            one_object(redlock({"--json", "acquire", "--resource", "deploy", "--ttl-ms", "60000"}))
+                .at("value");
+
+        const auto extended = redlock(
+            {"--json", "extend", "--resource", "deploy", "--value", value, "--ttl-ms", "1000"});
+
+        REQUIRE(extended.status == 0);
+        const long long validity = one_object(extended).at("validity_ms");
+        CHECK(validity > 50000);
+        CHECK(validity <= 60000);
     }
 
     // ---- release of a value that holds nothing ----------------------------------------------

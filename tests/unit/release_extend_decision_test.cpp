@@ -122,6 +122,7 @@ TEST_SUITE("extend decision") {
                                             .started = t0,
                                             .now = t0 + 10ms,
                                             .ttl = 10'000ms,
+                                            .confirmed_left = std::nullopt,
                                             .drift_factor = 0.01,
                                             .drift_floor = 2ms};
         // 10 s - 10 ms elapsed - 102 ms drift, from now.
@@ -147,5 +148,35 @@ TEST_SUITE("extend decision") {
         // Adopted, with nothing left after elapsed time and drift: not held.
         in.now = t0 + 988ms;
         CHECK_FALSE(extend_decision::new_deadline(in).deadline);
+    }
+
+    TEST_CASE("the new deadline counts from the TTL the nodes report, not the ttl asked for") {
+        const auto t0 = std::chrono::steady_clock::time_point{std::chrono::seconds{100}};
+        // An adopted lock with 58 s left on the nodes, extended with 1 s: the
+        // scripts keep the 58 s, and so must the validity reported.
+        extend_decision::deadline_inputs in{.adopted = true,
+                                            .old_deadline = {},
+                                            .started = t0,
+                                            .now = t0 + 10ms,
+                                            .ttl = 1'000ms,
+                                            .confirmed_left = 58'000ms,
+                                            .drift_factor = 0.01,
+                                            .drift_floor = 2ms};
+        auto out = extend_decision::new_deadline(in);
+        REQUIRE(out.deadline);
+        // 58 s - 10 ms elapsed - 582 ms drift.
+        CHECK(*out.deadline == in.now + (58'000ms - 10ms - 582ms));
+        // A held lock whose own deadline is later still keeps it.
+        in.adopted = false;
+        in.old_deadline = t0 + 59s;
+        out = extend_decision::new_deadline(in);
+        REQUIRE(out.deadline);
+        CHECK(*out.deadline == in.old_deadline);
+        // Without a report from the nodes: the ttl asked for, as before.
+        in.adopted = true;
+        in.confirmed_left.reset();
+        out = extend_decision::new_deadline(in);
+        REQUIRE(out.deadline);
+        CHECK(*out.deadline == in.now + (1'000ms - 10ms - 12ms));
     }
 }
