@@ -156,6 +156,7 @@ void acquire_op::handle(std::uint32_t tag, const reply_event& event) {
         discount_if_quarantined(node, outcome);
         perform(decision_.on_confirm(node, std::move(outcome)));
     } else if (!confirm && decision_.open_for_grants()) {
+        note_held_resource(event);
         perform(decision_.on_grant(node, grant_answer_of(node, event)));
     } else {
         decision_.on_straggler(node, outcome_of(event, confirm));

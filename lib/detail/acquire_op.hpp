@@ -10,6 +10,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -88,6 +89,10 @@ private:
                         std::chrono::steady_clock::time_point decided_at);
     void finish_failure();
     [[nodiscard]] auto describe_failure(errc reason) const -> std::string;
+    /// Several resources: records which one a node's refusal says is held.
+    void note_held_resource(const reply_event& event);
+    /// ": 'b' is held by another owner", naming what the refusals named.
+    [[nodiscard]] auto held_phrase() const -> std::string;
 
     // Used by waiting acquisitions only.
     struct wait_fields {
@@ -108,7 +113,10 @@ private:
     // This attempt's grant request on each node (the usual 3, 5 or 7 nodes):
     // what a decided acquisition disowns rather than wait for.
     std::array<std::uint32_t, 8> grant_numbers_{};
-    int first_permit_ = 0;     // semaphores: where this attempt's scan starts
+    int first_permit_ = 0;  // semaphores: where this attempt's scan starts
+    // Several resources: bit i set when a node said resource i is held (the
+    // first 64 only), so that the error names what is held.
+    std::uint64_t held_resources_ = 0;
     bool scripted_ = false;    // several resources, fencing, a reader or a permit
     bool read_fence_ = false;  // a reader with fencing: reads the counter
     bool limited_ = false;     // counted against max_concurrent_acquisitions

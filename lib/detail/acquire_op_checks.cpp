@@ -7,8 +7,10 @@
 #include "detail/scripts.hpp"
 #include "detail/timing.hpp"
 
+#include <cstdint>
 #include <set>
 #include <string>
+#include <string_view>
 
 namespace redlock::detail {
 
@@ -21,10 +23,11 @@ auto acquire_op::check_arguments(const lock_options& options) const -> std::stri
     for (const auto& r : state_->resources) {
         if (r.empty()) return "a resource name is empty";
     }
-    if (state_->resources.size() > 1 &&
-        std::set<std::string>(state_->resources.begin(), state_->resources.end()).size() !=
-            state_->resources.size()) {
-        return "a resource is named twice";
+    if (state_->resources.size() > 1) {
+        std::set<std::string_view> seen;
+        for (const auto& r : state_->resources) {
+            if (!seen.insert(r).second) return "resource '" + r + "' is named twice";
+        }
     }
     if (state_->ttl <= milliseconds{0}) return "ttl must be greater than 0 ms";
     if (state_->ttl > max_ttl) return "ttl must be at most 2147483647 ms";
@@ -58,7 +61,32 @@ auto acquire_op::check_arguments(const lock_options& options) const -> std::stri
     return {};
 }
 
+void acquire_op::note_held_resource(const reply_event& event) {
+    // Only acquire_source's refusal {0, counter, index} names a resource.
+    if (state_->resources.size() < 2 || wait_ || state_->kind != lock_kind::exclusive ||
+        event.status != request_status::reply)
+        return;
+    if (array_integer(event.reply, 0) != 0) return;
+    const auto index = array_integer(event.reply, 2);
+    if (index && *index >= 0 && *index < 64 &&
+        static_cast<std::size_t>(*index) < state_->resources.size())
+        held_resources_ |= std::uint64_t{1} << *index;
+}
+
+auto acquire_op::held_phrase() const -> std::string {
+    // ": 'b' is held by another owner", or for several, each one named.
+    std::string names;
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < state_->resources.size() && i < 64; ++i) {
+        if ((held_resources_ >> i & 1U) == 0) continue;
+        names += (count++ == 0 ? "'" : ", '") + state_->resources[i] + "'";
+    }
+    if (count == 0) return ": one of them is held by another owner";
+    return ": " + names + (count == 1 ? " is held by another owner" : " are held by other owners");
+}
+
 auto acquire_op::describe_failure(errc reason) const -> std::string {
+    const bool several = state_->resources.size() > 1;
     std::string what;
     switch (reason) {
         case errc::contended:
@@ -66,7 +94,8 @@ auto acquire_op::describe_failure(errc reason) const -> std::string {
                        ? "has no free permit (all " + std::to_string(state_->permits) + " held)"
                    : state_->kind == lock_kind::shared
                        ? "is held by a writer, or a writer is queued for it"
-                       : "is held by another owner";
+                   : several ? held_phrase()
+                             : "is held by another owner";
             break;
         case errc::invalid_argument:
             what = "could not be locked: the nodes disagree with this call's arguments";
@@ -75,13 +104,15 @@ auto acquire_op::describe_failure(errc reason) const -> std::string {
             what = "could not be locked: a majority of nodes did not answer";
             break;
         case errc::validity_expired:
-            what = "was granted too late: no validity left after elapsed time and clock drift";
+            what = std::string{several ? "were" : "was"} +
+                   " granted too late: no validity left after elapsed time and clock drift";
             break;
         case errc::cancelled:
-            what = "was not locked: the acquisition was cancelled";
+            what = std::string{several ? "were" : "was"} +
+                   " not locked: the acquisition was cancelled";
             break;
         case errc::client_stopped:
-            what = "was not locked: the client was shut down";
+            what = std::string{several ? "were" : "was"} + " not locked: the client was shut down";
             break;
         default:
             what = "could not be locked";
@@ -93,8 +124,8 @@ auto acquire_op::describe_failure(errc reason) const -> std::string {
     for (std::size_t i = 1; i < state_->resources.size(); ++i)
         names += ", '" + state_->resources[i] + "'";
     std::string message =
-        (state_->resources.size() == 1 ? "resource " : "resources ") + names + " " + what + " (" +
-        std::to_string(attempts) + (attempts == 1 ? " attempt" : " attempts") +
+        (several ? "resources " : "resource ") + names + (what.starts_with(':') ? "" : " ") + what +
+        " (" + std::to_string(attempts) + (attempts == 1 ? " attempt" : " attempts") +
         "; last attempt: " + std::to_string(decision_.nodes().count(node_status::ok)) + " of " +
         std::to_string(n) + " nodes " +
         (decision_.settings().fencing ? "granted or confirmed, " : "granted, ") +

@@ -22,6 +22,10 @@ end
 return deleted
 )lua";
 
+// Several resources, or one with fencing. KEYS the lock keys, then the fence
+// counter key when ARGV[3] is "1"; ARGV[1] value, ARGV[2] ttl ms. Returns
+// {1, counter} when it set every lock key, else {0, counter, the index
+// (0-based) of the first lock key found held}, so that an error names it.
 constexpr std::string_view acquire_source = R"lua(
 local locks = #KEYS
 local counter = 0
@@ -30,7 +34,7 @@ if ARGV[3] == '1' then
   counter = tonumber(redis.call('GET', KEYS[#KEYS]) or '0')
 end
 for i = 1, locks do
-  if redis.call('EXISTS', KEYS[i]) == 1 then return {0, counter} end
+  if redis.call('EXISTS', KEYS[i]) == 1 then return {0, counter, i - 1} end
 end
 for i = 1, locks do
   redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
