@@ -198,14 +198,17 @@ struct round_argv {
             if (r->type == REDIS_REPLY_NIL) return "raw:refused";
             return r->type == REDIS_REPLY_STATUS ? nullptr : "raw:unexpected_reply";
         case round_kind::acquire_script:
-            if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) return "raw:unexpected_reply";
+            // {1, counter}, or a refusal {0, counter, the index of the key held}.
+            if (r->type != REDIS_REPLY_ARRAY || r->elements < 2) return "raw:unexpected_reply";
             if (r->element[1]->type == REDIS_REPLY_INTEGER && r->element[1]->integer > 0 &&
                 static_cast<std::uint64_t>(r->element[1]->integer) > c.max_counter) {
                 c.max_counter = static_cast<std::uint64_t>(r->element[1]->integer);
             }
             return r->element[0]->integer == 1 ? nullptr : "raw:refused";
+        case round_kind::extend:  // the TTL the key has after the extend, at least 1
+            if (r->type != REDIS_REPLY_INTEGER) return "raw:unexpected_reply";
+            return r->integer >= 1 ? nullptr : "raw:refused";
         case round_kind::confirm:
-        case round_kind::extend:
         case round_kind::release:
             if (r->type != REDIS_REPLY_INTEGER) return "raw:unexpected_reply";
             return r->integer == 1 ? nullptr : "raw:refused";
