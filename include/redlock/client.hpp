@@ -144,8 +144,11 @@ public:
 
     /// Extends the lock's TTL on every node where it still holds our value
     /// (a compare-and-PEXPIRE that never shortens a TTL). Succeeds when a
-    /// majority confirm before the current validity ends; the new validity is
-    /// counted from the extend's own start, like an acquisition's. A failed
+    /// majority confirm before the current validity ends. The validity passed
+    /// to `done` is what the lock really has: the lowest TTL the confirming
+    /// nodes report, less the time since the extend's start and clock drift,
+    /// and never less than the old deadline (a shorter `ttl` than the lock has
+    /// left shortens nothing). A failed
     /// extend never shortens what was held: the handle stays valid until its
     /// old deadline. Errors: not_held (a majority no longer hold it, or it had
     /// already expired, been released or lost), quorum_unreachable,
