@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -121,6 +122,11 @@ struct config_error {
     /// "configs/x.json: /nodes/1/port: must be an integer in 1..65535"
     [[nodiscard]] auto what() const -> std::string;
 };
+
+/// The same text as config_error::what(), for symmetry with to_string(error).
+[[nodiscard]] auto to_string(const config_error& e) -> std::string;
+/// Writes to_string(e): `std::cout << err` prints any error the library returns.
+auto operator<<(std::ostream& os, const config_error& e) -> std::ostream&;
 
 /// Reads and validates a JSON configuration file. Unknown fields, wrong types,
 /// out-of-range values and a missing password variable are errors.

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <system_error>
 #include <type_traits>
@@ -81,6 +82,20 @@ struct error {
     std::vector<node_report> nodes;
     int attempts = 0;  ///< acquisition attempts made; 0 for other operations
 };
+
+// One way to print any error the library returns: `os << x` writes exactly
+// to_string(x), for errc, node_status and error here and config_error in
+// redlock/config.hpp, so a caller never has to know which member holds the text
+// or cast a code to print its name.
+
+/// "contended: <message>": the errc name, then the message
+/// (the code's generic text when the message is empty). A code from another
+/// category is named "<category>:<value>".
+[[nodiscard]] auto to_string(const error& e) -> std::string;
+
+auto operator<<(std::ostream& os, errc e) -> std::ostream&;
+auto operator<<(std::ostream& os, node_status s) -> std::ostream&;
+auto operator<<(std::ostream& os, const error& e) -> std::ostream&;
 
 }  // namespace redlock
 
