@@ -4,6 +4,7 @@
 
 #include "redlock/config.hpp"
 
+#include <ostream>
 #include <string>
 
 namespace redlock {
@@ -14,6 +15,14 @@ auto config_error::what() const -> std::string {
     if (!field.empty()) text += field + ": ";
     text += message;
     return text;
+}
+
+auto to_string(const config_error& e) -> std::string {
+    return e.what();
+}
+
+auto operator<<(std::ostream& os, const config_error& e) -> std::ostream& {
+    return os << e.what();
 }
 
 auto node_address::to_string() const -> std::string {

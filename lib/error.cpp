@@ -1,5 +1,6 @@
 #include "redlock/error.hpp"
 
+#include <ostream>
 #include <string>
 
 namespace redlock {
@@ -87,6 +88,32 @@ auto to_string(node_status s) noexcept -> const char* {
             return "pending";
     }
     return "unknown";
+}
+
+auto to_string(const error& e) -> std::string {
+    std::string text;
+    if (e.code.category() == redlock_category()) {
+        text.append(to_string(static_cast<errc>(e.code.value())));
+    } else {
+        text.append(e.code.category().name());
+        text.push_back(':');
+        text.append(std::to_string(e.code.value()));
+    }
+    text.append(": ");
+    text.append(e.message.empty() ? e.code.message() : e.message);
+    return text;
+}
+
+auto operator<<(std::ostream& os, errc e) -> std::ostream& {
+    return os << to_string(e);
+}
+
+auto operator<<(std::ostream& os, node_status s) -> std::ostream& {
+    return os << to_string(s);
+}
+
+auto operator<<(std::ostream& os, const error& e) -> std::ostream& {
+    return os << to_string(e);
 }
 
 }  // namespace redlock

@@ -80,7 +80,12 @@ auto canonical_path(std::string_view path) -> std::string {
     while (!path.empty()) {
         const auto slash = path.find('/');
         const std::string_view part = path.substr(0, slash);
-        if (!part.empty() && part != ".") name += "/" + std::string{part};
+        if (!part.empty() && part != ".") {
+            // Not `"/" + std::string{part}`: GCC 12 at -O2 raises a false
+            // -Wrestrict in the insert that operator+ inlines.
+            name.push_back('/');
+            name.append(part);
+        }
         if (slash == std::string_view::npos) break;
         path.remove_prefix(slash + 1);
     }

@@ -3,6 +3,7 @@
 #include "redlock/config.hpp"
 #include "redlock/diagnostics.hpp"
 #include "redlock/error.hpp"
+#include "redlock/export.hpp"
 #include "redlock/lock.hpp"
 #include "redlock/result.hpp"
 
@@ -92,7 +93,7 @@ struct client_stats {
 /// granted, lets pending releases finish (bounded by request_timeout), closes
 /// every connection and handle, and — for an owned loop — joins its thread.
 /// With an attached loop, keep running the loop until it has no more work.
-class client {
+class REDLOCK_API client {
 public:
     using acquire_callback = std::function<void(result<lock>)>;
     using release_callback = std::function<void(result<release_report>)>;
@@ -215,7 +216,7 @@ private:
 /// The destructor neither throws nor blocks: it queues the release on the
 /// client's loop. Call release() when the outcome matters. A guard may outlive
 /// its client; the key then simply expires on the nodes.
-class [[nodiscard]] guard {
+class [[nodiscard]] REDLOCK_API guard {
 public:
     guard(client& owner, lock held);
     guard(guard&& other) noexcept;

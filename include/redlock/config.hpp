@@ -1,5 +1,6 @@
 #pragma once
 
+#include "redlock/export.hpp"
 #include "redlock/lock.hpp"
 #include "redlock/result.hpp"
 
@@ -7,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,7 +18,7 @@ namespace redlock {
 
 /// One Redis master: TCP `host:port` (the name is resolved asynchronously) or a
 /// Unix socket path. Exactly one of `host` and `unix_path` is non-empty.
-struct node_address {
+struct REDLOCK_API node_address {
     std::string host;
     std::uint16_t port = 6379;
     std::string unix_path;
@@ -113,7 +115,7 @@ struct client_config {
 
 /// A configuration problem, located: the file, the JSON pointer of the field
 /// ("/nodes/1/port"; empty for the document itself) and what is wrong.
-struct config_error {
+struct REDLOCK_API config_error {
     std::string file;
     std::string field;
     std::string message;
@@ -122,19 +124,25 @@ struct config_error {
     [[nodiscard]] auto what() const -> std::string;
 };
 
+/// The same text as config_error::what(), for symmetry with to_string(error).
+[[nodiscard]] REDLOCK_API auto to_string(const config_error& e) -> std::string;
+/// Writes to_string(e): `std::cout << err` prints any error the library returns.
+REDLOCK_API auto operator<<(std::ostream& os, const config_error& e) -> std::ostream&;
+
 /// Reads and validates a JSON configuration file. Unknown fields, wrong types,
 /// out-of-range values and a missing password variable are errors.
-[[nodiscard]] auto load_config(const std::filesystem::path& file)
+[[nodiscard]] REDLOCK_API auto load_config(const std::filesystem::path& file)
     -> result<client_config, config_error>;
 
 /// Same as load_config on text already in memory; `source` names it in errors.
-[[nodiscard]] auto parse_config(std::string_view json_text, std::string_view source = "<config>")
+[[nodiscard]] REDLOCK_API auto parse_config(std::string_view json_text,
+                                            std::string_view source = "<config>")
     -> result<client_config, config_error>;
 
 /// The semantic checks load_config applies, for configurations built in code.
 /// client::create runs it too. Field names are the JSON pointers of the schema.
-[[nodiscard]] auto validate_config(const client_config& config,
-                                   std::string_view source = "<config>")
+[[nodiscard]] REDLOCK_API auto validate_config(const client_config& config,
+                                               std::string_view source = "<config>")
     -> std::optional<config_error>;
 
 }  // namespace redlock

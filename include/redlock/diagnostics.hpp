@@ -1,5 +1,7 @@
 #pragma once
 
+#include "redlock/export.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -135,7 +137,7 @@ struct duplicate_server {
 
 /// The groups of `nodes` that reported one run_id, ordered by their first
 /// node. A node without a run_id (unreachable, or INFO refused) is in none.
-[[nodiscard]] auto find_duplicate_servers(const std::vector<node_health>& nodes)
+[[nodiscard]] REDLOCK_API auto find_duplicate_servers(const std::vector<node_health>& nodes)
     -> std::vector<duplicate_server>;
 
 struct cluster_health {

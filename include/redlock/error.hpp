@@ -1,6 +1,9 @@
 #pragma once
 
+#include "redlock/export.hpp"
+
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <system_error>
 #include <type_traits>
@@ -39,7 +42,7 @@ enum class errc {
     lock_lost,
 };
 
-[[nodiscard]] auto redlock_category() noexcept -> const std::error_category&;
+[[nodiscard]] REDLOCK_API auto redlock_category() noexcept -> const std::error_category&;
 
 [[nodiscard]] inline auto make_error_code(errc e) noexcept -> std::error_code {
     return {static_cast<int>(e), redlock_category()};
@@ -61,10 +64,10 @@ enum class node_status : std::uint8_t {
     pending,
 };
 
-[[nodiscard]] auto to_string(node_status s) noexcept -> const char*;
+[[nodiscard]] REDLOCK_API auto to_string(node_status s) noexcept -> const char*;
 /// The enumerator's name ("contended", "quorum_unreachable", ...), for logs and
 /// machine-readable output; "unknown" for a value this version does not know.
-[[nodiscard]] auto to_string(errc e) noexcept -> const char*;
+[[nodiscard]] REDLOCK_API auto to_string(errc e) noexcept -> const char*;
 
 struct node_report {
     std::string node;    ///< "host:port" or "unix:/path", as configured
@@ -81,6 +84,20 @@ struct error {
     std::vector<node_report> nodes;
     int attempts = 0;  ///< acquisition attempts made; 0 for other operations
 };
+
+// One way to print any error the library returns: `os << x` writes exactly
+// to_string(x), for errc, node_status and error here and config_error in
+// redlock/config.hpp, so a caller never has to know which member holds the text
+// or cast a code to print its name.
+
+/// "contended: <message>": the errc name, then the message
+/// (the code's generic text when the message is empty). A code from another
+/// category is named "<category>:<value>".
+[[nodiscard]] REDLOCK_API auto to_string(const error& e) -> std::string;
+
+REDLOCK_API auto operator<<(std::ostream& os, errc e) -> std::ostream&;
+REDLOCK_API auto operator<<(std::ostream& os, node_status s) -> std::ostream&;
+REDLOCK_API auto operator<<(std::ostream& os, const error& e) -> std::ostream&;
 
 }  // namespace redlock
 

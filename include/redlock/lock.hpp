@@ -1,5 +1,7 @@
 #pragma once
 
+#include "redlock/export.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -96,7 +98,7 @@ struct lock_options {
 /// A cheap, copyable handle onto state shared with the client: copies observe
 /// the same validity deadline. It is not an RAII object; see redlock::guard.
 /// All members are safe to call from any thread.
-class lock {
+class REDLOCK_API lock {
 public:
     lock() = default;  ///< an empty handle: valid() is false
 

@@ -176,7 +176,8 @@ TEST_CASE("node aliases: find_duplicate_servers groups nodes by run_id") {
         health.quorum = run_ids.size() / 2 + 1;
         for (std::size_t i = 0; i < run_ids.size(); ++i) {
             redlock::node_health n;
-            n.node = "n" + std::to_string(i);
+            n.node =
+                std::string{"n"}.append(std::to_string(i));  // GCC 12 -Wrestrict: not "n" + ...
             n.reachable = !run_ids[i].empty();
             n.run_id = std::move(run_ids[i]);
             health.nodes.push_back(std::move(n));
