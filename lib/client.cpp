@@ -79,6 +79,30 @@ auto wait_for(Start&& start) -> result<T> {
     }
 }
 
+/// The status probes: `invalid`, if not empty, is delivered to `done` as
+/// invalid_argument through the loop like every other completion; otherwise
+/// `commands` go to every node and `parse` makes the result of the answers.
+template <class T, class Parse>
+void probe_then(detail::client_core& core, std::string invalid,
+                std::vector<std::vector<std::string>> commands, std::function<void(result<T>)> done,
+                Parse parse) {
+    if (!invalid.empty()) {
+        core.probe({}, [invalid = std::move(invalid),
+                        done = std::move(done)](result<std::vector<detail::node_probe>>) {
+            done(failure{error{make_error_code(errc::invalid_argument), invalid, {}, 0}});
+        });
+        return;
+    }
+    core.probe(std::move(commands), [parse = std::move(parse), done = std::move(done)](
+                                        result<std::vector<detail::node_probe>> probes) mutable {
+        if (!probes) {
+            done(failure{std::move(probes).error()});
+            return;
+        }
+        done(parse(std::move(*probes)));
+    });
+}
+
 }  // namespace
 
 client::client(std::shared_ptr<detail::client_core> core) noexcept : core_{std::move(core)} {}
@@ -203,24 +227,14 @@ void client::status_async(std::string resource, std::function<void(result<lock_s
         refuse_moved_from(std::move(done));
         return;
     }
-    if (resource.empty()) {
-        // Delivered through the loop like every other completion.
-        core_->probe({}, [done = std::move(done)](result<std::vector<detail::node_probe>>) {
-            done(failure{error{
-                make_error_code(errc::invalid_argument), "the resource name is empty", {}, 0}});
-        });
-        return;
-    }
-    auto commands = detail::status_commands(core_->config(), resource);
+    std::string invalid = resource.empty() ? "the resource name is empty" : "";
+    auto commands = invalid.empty() ? detail::status_commands(core_->config(), resource)
+                                    : std::vector<std::vector<std::string>>{};
     const std::size_t quorum = detail::quorum(core_->node_count());
-    core_->probe(std::move(commands), [resource, quorum, done = std::move(done)](
-                                          result<std::vector<detail::node_probe>> probes) mutable {
-        if (!probes) {
-            done(failure{std::move(probes).error()});
-            return;
-        }
-        done(detail::parse_status(std::move(resource), quorum, std::move(*probes)));
-    });
+    probe_then(*core_, std::move(invalid), std::move(commands), std::move(done),
+               [resource = std::move(resource), quorum](auto probes) mutable {
+                   return detail::parse_status(std::move(resource), quorum, std::move(probes));
+               });
 }
 
 auto client::status(std::string resource) -> result<lock_status> {
@@ -243,24 +257,14 @@ void client::status_async(std::string resource, int permits,
         invalid = "permits must be between 1 and " + std::to_string(max_permits) + ", not " +
                   std::to_string(permits);
     }
-    if (!invalid.empty()) {
-        // Delivered through the loop like every other completion.
-        core_->probe(
-            {}, [invalid, done = std::move(done)](result<std::vector<detail::node_probe>>) {
-                done(failure{error{make_error_code(errc::invalid_argument), invalid, {}, 0}});
-            });
-        return;
-    }
-    auto commands = detail::semaphore_commands(core_->config(), resource, permits);
+    auto commands = invalid.empty() ? detail::semaphore_commands(core_->config(), resource, permits)
+                                    : std::vector<std::vector<std::string>>{};
     const std::size_t quorum = detail::quorum(core_->node_count());
-    core_->probe(std::move(commands), [resource, permits, quorum, done = std::move(done)](
-                                          result<std::vector<detail::node_probe>> probes) mutable {
-        if (!probes) {
-            done(failure{std::move(probes).error()});
-            return;
-        }
-        done(detail::parse_semaphore(std::move(resource), permits, quorum, std::move(*probes)));
-    });
+    probe_then(*core_, std::move(invalid), std::move(commands), std::move(done),
+               [resource = std::move(resource), permits, quorum](auto probes) mutable {
+                   return detail::parse_semaphore(std::move(resource), permits, quorum,
+                                                  std::move(probes));
+               });
 }
 
 auto client::status(std::string resource, int permits) -> result<semaphore_status> {

@@ -157,8 +157,7 @@ auto acquire_decision::stray_form_of(std::size_t node) const noexcept -> release
     if (won_permit_ < 0 || node >= granted_permit_.size()) return release_form::none;
     if (reports_.status(node) == node_status::ok && granted_permit_[node] == won_permit_)
         return release_form::none;
-    if (reports_.status(node) == node_status::pending) return release_form::by_eval;
-    return release_form_of(node);
+    return release_form_of(node);  // not answered yet: cancelled, so by EVAL
 }
 
 void acquire_decision::fail_attempt(errc reason, std::optional<milliseconds> validity,

@@ -260,8 +260,10 @@ void acquire_op::perform(const acquire_actions& a) {
     }
     if (a.send_releases) send_releases();
     if (a.send_dequeues) send_dequeues();
-    if (a.send_stray_releases) {
+    // The permit won, before the strays: their release names every other one.
+    if (a.end == acquire_actions::ending::granted && state_->kind == lock_kind::permit)
         state_->slot = decision_.permit();
+    if (a.send_stray_releases) {
         for (std::size_t i = 0; i < ctx_.node_count(); ++i) send_stray_release(i, false);
     }
     if (a.retry_after) {
@@ -323,13 +325,8 @@ void acquire_op::send_stray_release(std::size_t node, bool eval) {
 
 void acquire_op::send_dequeues() {
     ctx_.waiters().remove(wait_->waiter_id);
-    const std::string permit_queue =
-        state_->kind == lock_kind::permit ? permit_queue_key(*state_) : std::string{};
     const encoded_command dequeue =
-        script_call(dequeue_script(), true,
-                    {state_->kind == lock_kind::permit ? std::string_view{permit_queue}
-                                                       : queue_key(*state_).view()},
-                    {wait_->waiter_id});
+        script_call(dequeue_script(), true, {queue_key(*state_).view()}, {wait_->waiter_id});
     for (std::size_t i = 0; i < ctx_.node_count(); ++i)
         send(i, dequeue, make_tag(decision_.attempt(), dequeue_kind, i));
 }
@@ -340,7 +337,6 @@ void acquire_op::finish_success(milliseconds validity, steady_clock::time_point 
     state_->set_valid_until(decided_at + validity);
     if (decision_.settings().fencing) state_->fence = decision_.token();
     if (read_fence_) state_->fence = decision_.highest_counter();
-    if (state_->kind == lock_kind::permit) state_->slot = decision_.permit();
     finished_ = true;
     if (limited_) ctx_.acquisition_finished();
     // The nodes yet to answer the grant: their replies change nothing now (the

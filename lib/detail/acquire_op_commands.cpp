@@ -60,10 +60,9 @@ auto acquire_op::permit_grant_command(bool eval, std::string_view ttl_text) cons
     -> encoded_command {
     const std::string count_key = permit_count_key(*state_);
     const std::string prefix = permit_key_prefix(*state_);
-    const std::string queue = permit_queue_key(*state_);
     const std::string permits = std::to_string(state_->permits);
     const std::string first = std::to_string(first_permit_);
-    return script_call(permit_acquire_script(), eval, {count_key, queue},
+    return script_call(permit_acquire_script(), eval, {count_key, queue_key(*state_).view()},
                        {state_->value, ttl_text, permits, first, prefix,
                         wait_ ? wait_->waiter_id : std::string_view{},
                         wait_ ? wait_->liveness_text : std::string_view{},

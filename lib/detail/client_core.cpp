@@ -213,8 +213,7 @@ void pending_acquire::run(std::unique_ptr<loop_task> self) {
 
 void client_core::start_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
                                 lock_options options, client::acquire_callback done) {
-    if (options.owner && !options.owner->empty() && reenter(ticket, resources, options, done))
-        return;
+    if (reenter(ticket, resources, options, done)) return;
     if (admission_.must_wait(options)) {
         admission_.hold(std::make_unique<pending_acquire>(*this, ticket, std::move(resources),
                                                           std::move(options), std::move(done)));
@@ -229,9 +228,7 @@ void client_core::admit(std::unique_ptr<pending_acquire> pending) {
         refuse_stopped(std::move(pending->done));
         return;
     }
-    if (pending->options.owner && !pending->options.owner->empty() &&
-        reenter(pending->ticket, pending->resources, pending->options, pending->done))
-        return;
+    if (reenter(pending->ticket, pending->resources, pending->options, pending->done)) return;
     if (admission_.must_wait(pending->options)) {
         admission_.hold(std::move(pending));  // the task itself waits its turn
         return;

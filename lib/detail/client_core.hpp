@@ -85,7 +85,8 @@ private:
                        lock_options options, client::acquire_callback done);
     /// A reentrant acquisition (lock_options::owner): another hold of the lock
     /// held for its owner, or a wait for the owner's acquisition in flight.
-    /// False: acquire as usual (`done` now also records what it gets).
+    /// False: acquire as usual (with an owner, `done` now also records what it
+    /// gets; without one, nothing changed).
     auto reenter(client::acquire_ticket ticket, std::vector<std::string>& resources,
                  lock_options& options, client::acquire_callback& done) -> bool;
     friend struct pending_acquire;

@@ -11,6 +11,7 @@ namespace redlock::detail {
 
 auto client_core::reenter(client::acquire_ticket ticket, std::vector<std::string>& resources,
                           lock_options& options, client::acquire_callback& done) -> bool {
+    if (!options.owner || options.owner->empty()) return false;  // not reentrant
     std::string key = reentry_registry::key_of(resources, options);
     if (auto held = reentries_.reenter(key)) {
         counters_.acquired.fetch_add(1, std::memory_order_relaxed);

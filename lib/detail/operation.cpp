@@ -46,14 +46,16 @@ auto operation::script_call(const script& s, bool eval, std::span<const std::str
     return encoded_command{std::span<const std::string_view>{argv.data(), argv.size()}};
 }
 
-operation::joined_text::joined_text(std::string_view a, std::string_view b) {
-    if (a.size() + b.size() <= small_.size()) {
-        std::copy(b.begin(), b.end(), std::copy(a.begin(), a.end(), small_.begin()));
-        view_ = std::string_view{small_.data(), a.size() + b.size()};
+operation::joined_text::joined_text(std::string_view a, std::string_view b, std::string_view c) {
+    const std::size_t size = a.size() + b.size() + c.size();
+    if (size <= small_.size()) {
+        std::copy(c.begin(), c.end(),
+                  std::copy(b.begin(), b.end(), std::copy(a.begin(), a.end(), small_.begin())));
+        view_ = std::string_view{small_.data(), size};
         return;
     }
-    large_.reserve(a.size() + b.size());
-    large_.append(a).append(b);
+    large_.reserve(size);
+    large_.append(a).append(b).append(c);
     view_ = large_;
 }
 
@@ -74,16 +76,18 @@ auto operation::keys_of(const lock_state& lock) const -> lock_keys {
 }
 
 auto operation::queue_key(const lock_state& lock) const -> joined_text {
-    return joined_text{ctx_.config().queue_prefix, lock.resources.front()};
+    return joined_text{ctx_.config().queue_prefix, lock.resources.front(),
+                       lock.kind == lock_kind::permit ? "|permits" : ""};
 }
 
 auto operation::release_call(const lock_state& lock, bool eval, std::string_view waiter_id,
                              permit_scope scope) const -> encoded_command {
     const std::string_view wake{&lock.wake, 1};
     if (lock.kind == lock_kind::permit) {
-        std::vector<std::string> keys = permit_keys(lock, scope);
-        keys.push_back(permit_queue_key(lock));
-        const std::vector<std::string_view> views(keys.begin(), keys.end());
+        const std::vector<std::string> keys = permit_keys(lock, scope);
+        const joined_text queue = queue_key(lock);
+        std::vector<std::string_view> views(keys.begin(), keys.end());
+        views.push_back(queue.view());
         return script_call(release_wake_script(), eval, views,
                            {lock.value, wake, ctx_.wake_prefix(), waiter_id, "p"});
     }
@@ -102,10 +106,6 @@ auto operation::permit_count_key(const lock_state& lock) const -> std::string {
 
 auto operation::permit_key_prefix(const lock_state& lock) const -> std::string {
     return ctx_.config().key_prefix + lock.resources.front() + "|permit|";
-}
-
-auto operation::permit_queue_key(const lock_state& lock) const -> std::string {
-    return ctx_.config().queue_prefix + lock.resources.front() + "|permits";
 }
 
 auto operation::permit_keys(const lock_state& lock, permit_scope scope) const

@@ -87,30 +87,28 @@ protected:
         return script_call(s, eval, std::span<const std::string_view>{keys.begin(), keys.size()},
                            args);
     }
-    /// The compare-and-delete of `lock` on one node. A single resource's also
-    /// wakes its waiters there (as the lock's wait mode says) and removes
-    /// `waiter_id`'s entry from the queue.
     /// A semaphore's lease: which permits a release names (the one held when it
     /// is known, else all; or all but the one held, for an acquisition's strays).
     enum class permit_scope : std::uint8_t { held, all_but_held };
+    /// The compare-and-delete of `lock` on one node. A single resource's also
+    /// wakes its waiters there (as the lock's wait mode says) and removes
+    /// `waiter_id`'s entry from the queue.
     [[nodiscard]] auto release_call(const lock_state& lock, bool eval, std::string_view waiter_id,
                                     permit_scope scope = permit_scope::held) const
         -> encoded_command;
-    /// A semaphore's keys: the permit-count key, the prefix of the permit keys
-    /// (key_prefix + resource + "|permit|", then the permit's number), and the
-    /// queue (queue_prefix + resource + "|permits").
+    /// A semaphore's keys: the permit-count key, and the prefix of the permit
+    /// keys (key_prefix + resource + "|permit|", then the permit's number).
     [[nodiscard]] auto permit_count_key(const lock_state& lock) const -> std::string;
     [[nodiscard]] auto permit_key_prefix(const lock_state& lock) const -> std::string;
-    [[nodiscard]] auto permit_queue_key(const lock_state& lock) const -> std::string;
     /// The permit keys a command names: the one held (when known and `scope`
     /// is held), else every one but the one held.
     [[nodiscard]] auto permit_keys(const lock_state& lock, permit_scope scope) const
         -> std::vector<std::string>;
-    /// Two strings joined, on the stack when short (the usual key): a key made
+    /// Strings joined, on the stack when short (the usual key): a key made
     /// for one command costs no allocation.
     class joined_text {
     public:
-        joined_text(std::string_view a, std::string_view b);
+        joined_text(std::string_view a, std::string_view b, std::string_view c = {});
         joined_text(const joined_text&) = delete;
         auto operator=(const joined_text&) -> joined_text& = delete;
         ~joined_text() = default;
@@ -121,8 +119,9 @@ protected:
         std::string large_;
         std::string_view view_;
     };
-    /// queue_prefix + the lock's first resource: made when needed rather than
-    /// kept in every lock.
+    /// The lock's wait queue, made when needed rather than kept in every lock:
+    /// queue_prefix + its first resource, and "|permits" after it for a
+    /// semaphore (whose waiters queue apart from the resource's lock).
     [[nodiscard]] auto queue_key(const lock_state& lock) const -> joined_text;
     /// key_prefix + each of the lock's resources, made for one command: a
     /// single key (the usual lock) on the stack.

@@ -17,7 +17,8 @@ using namespace std::chrono_literals;
 using redlock_test::cluster;
 using redlock_test::wait_until;
 
-TEST_CASE("acquire_async hands out a reader and a permit, on the loop thread, never inside the call") {
+TEST_CASE(
+    "acquire_async hands out a reader and a permit, on the loop thread, never inside the call") {
     cluster nodes;
     auto c = nodes.make_client();
     const auto caller = std::this_thread::get_id();
