@@ -1,8 +1,13 @@
 #include "client_setup.hpp"
 
+#include "config_search.hpp"
+
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <thread>
 
 namespace redlock::cli {
@@ -21,11 +26,47 @@ void await_quorum_connected(const client& locks) {
         std::this_thread::sleep_for(std::chrono::milliseconds{1});
 }
 
+/// The process's side of the search: its environment and its file system.
+auto process_search_inputs(const global_options& global) -> config_search_inputs {
+    return {global.config,
+            [](const char* name) -> std::optional<std::string> {
+                const char* value =
+                    std::getenv(name);  // NOLINT(concurrency-mt-unsafe): before any thread
+                if (value == nullptr) return std::nullopt;
+                return std::string{value};
+            },
+            [](const std::string& path) {
+                std::error_code ec;
+                return std::filesystem::is_regular_file(path, ec);
+            }};
+}
+
+/// Where the example configs are, found from the executable's own place so that
+/// a package installed under any prefix names the right directory
+/// (<prefix>/bin/redlock -> <prefix>/share/redlock); empty when not there, as
+/// for a binary in a build tree.
+auto examples_dir() -> std::string {
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) return {};
+    const auto dir = exe.parent_path().parent_path() / "share" / "redlock";
+    return std::filesystem::is_directory(dir, ec) ? dir.string() : std::string{};
+}
+
 }  // namespace
 
 auto open_client(const global_options& global, const reporter& out)
     -> result<client, failure_report> {
-    auto config = load_config(global.config);
+    const auto inputs = process_search_inputs(global);
+    const auto choice = find_config(inputs);
+    if (!choice) {
+        const auto examples = examples_dir();
+        return failure{failure_report{exit_config, "no_config",
+                                      no_config_message(inputs, examples.empty() ? "configs/ in "
+                                                                                   "the source tree"
+                                                                                 : examples)}};
+    }
+    auto config = load_config(choice->path);
     if (!config) {
         return failure{failure_report{exit_config, "invalid_config", config.error().what()}};
     }
@@ -40,12 +81,14 @@ auto open_client(const global_options& global, const reporter& out)
     auto made = client::create(std::move(*config));
     if (!made) {
         failure_report report = classify(made.error());
-        report.message = global.config + ": " + report.message;
+        report.message = choice->path + ": " + report.message;
         return failure{std::move(report)};
     }
     await_quorum_connected(*made);
-    out.detail("config " + global.config + ": " + std::to_string(nodes) + " nodes, quorum " +
-               std::to_string(nodes / 2 + 1));
+    out.detail("config " + choice->path + " (" +
+               (choice->source == "search" ? std::string{"found by the search"}
+                                           : "from " + choice->source) +
+               "): " + std::to_string(nodes) + " nodes, quorum " + std::to_string(nodes / 2 + 1));
     return std::move(*made);
 }
 

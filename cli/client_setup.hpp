@@ -8,8 +8,9 @@
 
 namespace redlock::cli {
 
-/// Loads the config named by --config (or $REDLOCK_CONFIG) and creates a client
-/// on it. The library's log lines go to stderr with --verbose, nowhere
+/// Loads the config named by --config, else $REDLOCK_CONFIG, else the first
+/// found by the search (config_search.hpp), and creates a client on it;
+/// --verbose says which file and why. The library's log lines go to stderr with --verbose, nowhere
 /// otherwise: the CLI reports per-node outcomes itself. Fails with exit_config
 /// and a message naming the file and the field.
 [[nodiscard]] auto open_client(const global_options& global, const reporter& out)

@@ -16,7 +16,9 @@ constexpr long long max_ms = 2147483647;
 
 constexpr const char* global_help = R"(
 Global options, accepted before or after the subcommand:
-  --config FILE   cluster config (default: $REDLOCK_CONFIG, else configs/local.json)
+  --config FILE   cluster config (default: $REDLOCK_CONFIG, else the first of
+                  ./redlock.json, $XDG_CONFIG_HOME/redlock/config.json,
+                  /etc/redlock/config.json)
   --json          print exactly one JSON object on stdout, errors included
   -v, --verbose   per-node details on stderr)";
 
@@ -311,9 +313,11 @@ void declare_options(CLI::App& app, options& into) {
     app.fallthrough();
     app.require_subcommand(1);
     app.add_option("-c,--config", into.global.config,
-                   "Cluster config file (JSON, see configs/README.md)")
-        ->envname("REDLOCK_CONFIG")
-        ->capture_default_str()
+                   "Cluster config file (JSON). Default: $REDLOCK_CONFIG, else the first that "
+                   "exists of ./redlock.json, $XDG_CONFIG_HOME/redlock/config.json (default "
+                   "~/.config/redlock/config.json), /etc/redlock/config.json; --verbose says "
+                   "which")
+        ->type_name("FILE")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a wrapper's default yields
     app.add_flag("--json", into.global.json,
                  "Machine-readable output: exactly one JSON object on stdout, errors included "
@@ -326,8 +330,8 @@ Exit codes:
   64  bad usage
   69  a quorum of nodes is unreachable
   70  run: the lock was lost while CMD ran
-  75  the lock could not be had within --wait-ms
-  78  bad or unreadable config
+  75  the lock could not be had within --wait-ms (run: -E N changes it)
+  78  bad, unreadable or no config
   1   any other failure
   run otherwise exits with CMD's status (128+N when CMD was killed by signal N).)");
 

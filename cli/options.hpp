@@ -10,7 +10,8 @@ namespace redlock::cli {
 
 /// Flags that every subcommand accepts, before or after its name.
 struct global_options {
-    std::string config = "configs/local.json";  ///< --config, else $REDLOCK_CONFIG
+    /// --config; unset: $REDLOCK_CONFIG, else the search of config_search.hpp.
+    std::optional<std::string> config;
     bool json = false;
     bool verbose = false;
 };

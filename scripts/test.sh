@@ -40,6 +40,18 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 cmake -S tests/consumer -B "$build/consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$build/consumer" >/dev/null
 "$build/consumer/redlock_consumer"
+# The installed CLI, run outside the checkout with no config anywhere, exits 78 and
+# points at the example configs it installed.
+nowhere=$(mktemp -d)
+set +e
+message=$(cd "$nowhere" && env -u REDLOCK_CONFIG -u XDG_CONFIG_HOME HOME="$nowhere" \
+          "$prefix/bin/redlock" check 2>&1)
+status=$?
+set -e
+rm -rf "$nowhere"
+if [[ ! -e /etc/redlock/config.json ]] && { [[ $status != 78 ]] || [[ $message != *"$prefix/share/redlock"* ]]; }; then
+  echo "test: the installed redlock without a config: exit $status, '$message'" >&2; exit 1
+fi
 
 stage "shared library: installed with a SONAME, the public API only, used by find_package and pkg-config"
 shared=build/test-shared

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <fcntl.h>
@@ -34,7 +35,7 @@ auto make_dir(const std::string& prefix) -> std::filesystem::path {
 }  // namespace
 
 cli_process::cli_process(const std::vector<std::string>& args, const std::filesystem::path& dir,
-                         const std::vector<std::string>& env) {
+                         const std::vector<std::string>& env, const std::filesystem::path& cwd) {
     const int id = next_id.fetch_add(1);
     out_ = dir / ("redlock-" + std::to_string(id) + ".out");
     err_ = dir / ("redlock-" + std::to_string(id) + ".err");
@@ -45,8 +46,16 @@ cli_process::cli_process(const std::vector<std::string>& args, const std::filesy
     for (auto& a : argv) arg_pointers.push_back(a.data());
     arg_pointers.push_back(nullptr);
     std::vector<std::string> envs;
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) envs.emplace_back(*e);
-    envs.insert(envs.end(), env.begin(), env.end());
+    const auto name_of = [](const std::string& entry) { return entry.substr(0, entry.find('=')); };
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+        const std::string entry{*e};
+        const bool overridden = std::any_of(env.begin(), env.end(), [&](const std::string& mine) {
+            return name_of(mine) == name_of(entry);
+        });
+        if (!overridden) envs.push_back(entry);
+    }
+    for (const auto& mine : env)
+        if (mine.find('=') != std::string::npos) envs.push_back(mine);
     std::vector<char*> env_pointers;
     for (auto& e : envs) env_pointers.push_back(e.data());
     env_pointers.push_back(nullptr);
@@ -56,6 +65,7 @@ cli_process::cli_process(const std::vector<std::string>& args, const std::filesy
     posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&files, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_addopen(&files, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&files, cwd.c_str());
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
     posix_spawnattr_setpgroup(&attr, 0);

@@ -33,9 +33,10 @@ struct cli_result {
 /// the test thread.
 class cli_process {
 public:
-    /// `env` entries ("NAME=value") are added to the test's environment.
+    /// `env` entries ("NAME=value") replace or add to the test's environment; a bare
+    /// "NAME" removes it. `cwd`, when given, is its working directory.
     cli_process(const std::vector<std::string>& args, const std::filesystem::path& dir,
-                const std::vector<std::string>& env = {});
+                const std::vector<std::string>& env = {}, const std::filesystem::path& cwd = {});
     cli_process(const cli_process&) = delete;
     auto operator=(const cli_process&) -> cli_process& = delete;
     ~cli_process();
