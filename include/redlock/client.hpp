@@ -75,6 +75,10 @@ struct client_stats {
     /// unreachable.
     std::uint64_t release_late_deleted = 0;
     std::uint64_t release_late_failed = 0;
+    /// Acquisitions granted by a release of this client handing the lock over
+    /// (a waiter first in line everywhere: no attempt of its own). Counted in
+    /// `acquired` too.
+    std::uint64_t handoffs = 0;
 };
 
 /// A Redlock client over a fixed set of independent Redis masters.

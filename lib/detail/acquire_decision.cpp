@@ -29,6 +29,8 @@ void acquire_decision::begin_attempt(acquire_actions& a) {
     max_counter_ = 0;
     if (settings_.waiting) holder_ttl_.assign(n, -2);
     reports_.reset(n);
+    answered_ = 0;
+    losing_ = false;
     phase_ = phase::granting;
     attempt_start_ = env_.now();
     a.send_grants = true;
@@ -49,6 +51,16 @@ auto acquire_decision::on_grant(std::size_t node, grant_answer answer) -> acquir
     permits_conflict_ = permits_conflict_ || answer.permits_conflict;
     const node_status status = answer.outcome.status;
     reports_.set(node, std::move(answer.outcome));
+    ++answered_;
+    if (losing_) {
+        // Lost already; the last answer ends the wait for them.
+        if (answered_ == settings_.nodes) {
+            losing_ = false;
+            a.cancel_retry_timer = true;  // the loss_grace timer
+            fail_attempt(losing_reason_, std::nullopt, a);
+        }
+        return a;
+    }
     quorum_tally::verdict verdict = tally_.outcome(status);
     if (settings_.permits > 0) {
         // A yes counts only towards the permit it granted.
@@ -66,6 +78,18 @@ auto acquire_decision::on_grant(std::size_t node, grant_answer answer) -> acquir
 void acquire_decision::decide_grant(quorum_tally::verdict verdict, acquire_actions& a) {
     if (verdict == quorum_tally::verdict::pending) return;
     if (verdict == quorum_tally::verdict::lost) {
+        if (settings_.waiting && !cancelled_ && answered_ < settings_.nodes) {
+            // A waiter sleeps after a loss anyway: hear the other nodes out for
+            // as long again as the majority took (they were asked at the same
+            // moment), and release only where one did grant — not, as a
+            // precaution, everywhere still silent: two requests per contended
+            // attempt. Silent past the grace, they are released as before.
+            losing_ = true;
+            losing_reason_ = failed_majority(tally_);
+            const auto took = std::chrono::ceil<milliseconds>(env_.now() - attempt_start_);
+            a.loss_grace = std::clamp(took, milliseconds{1}, settings_.request_timeout);
+            return;
+        }
         fail_attempt(failed_majority(tally_), std::nullopt, a);
         return;
     }
@@ -263,10 +287,31 @@ auto acquire_decision::on_wake() -> acquire_actions {
     return a;
 }
 
+auto acquire_decision::begin_handoff() -> acquire_actions {
+    acquire_actions a;
+    if (!can_take_handoff()) return a;
+    a.cancel_retry_timer = true;
+    begin_attempt(a);
+    a.send_grants = false;  // the releasing holder's script is this attempt's grant
+    return a;
+}
+
+auto acquire_decision::on_loss_grace() -> acquire_actions {
+    acquire_actions a;
+    if (!losing_ || phase_ != phase::granting) return a;
+    losing_ = false;
+    fail_attempt(losing_reason_, std::nullopt, a);
+    return a;
+}
+
 auto acquire_decision::on_cancel(errc why) -> acquire_actions {
     acquire_actions a;
     if (cancelled_ || phase_ == phase::ending || phase_ == phase::done) return a;
     cancelled_ = why;
+    if (losing_) {
+        losing_ = false;
+        a.cancel_retry_timer = true;  // the loss_grace timer
+    }
     if (phase_ == phase::sleeping) {
         a.cancel_retry_timer = true;
         give_up(why, std::nullopt, a);  // between attempts: the last one was released already

@@ -86,6 +86,9 @@ struct acquire_actions {
     bool send_stray_releases = false;
     /// Start the next attempt after this long.
     std::optional<std::chrono::milliseconds> retry_after;
+    /// Waiting, an attempt lost before every node answered: call on_loss_grace()
+    /// after this long (on the retry timer) unless the last answer comes first.
+    std::optional<std::chrono::milliseconds> loss_grace;
     enum class ending : std::uint8_t { none, granted, failed };
     /// granted: hand out the lock, valid for `validity` from `decided_at`.
     /// failed: report failure_reason() (every release has been answered).
@@ -124,6 +127,19 @@ public:
     [[nodiscard]] auto on_retry_timer() -> acquire_actions;
     /// A release notification for this waiter.
     [[nodiscard]] auto on_wake() -> acquire_actions;
+    /// A release of the same lock by this client is about to hand it to us
+    /// (its script sets our value where we are first in line): an attempt
+    /// starts now whose grant is that script, so nothing is sent. Its answers
+    /// come in through on_grant(), and the attempt is decided like any other —
+    /// validity counted from now, a majority or a clean-up. Only between
+    /// attempts (can_take_handoff()); otherwise no action.
+    [[nodiscard]] auto begin_handoff() -> acquire_actions;
+    [[nodiscard]] auto can_take_handoff() const noexcept -> bool {
+        return phase_ == phase::sleeping && !cancelled_ && !settings_.fencing &&
+               settings_.permits == 0;
+    }
+    /// The loss_grace timer fired: the nodes still silent are released.
+    [[nodiscard]] auto on_loss_grace() -> acquire_actions;
     /// Cancelled by the user or by shutdown.
     [[nodiscard]] auto on_cancel(errc why) -> acquire_actions;
 
@@ -194,7 +210,12 @@ private:
     std::uint32_t attempt_ = 0;
     errc failure_ = errc::contended;
     phase phase_ = phase::idle;
-    bool woken_ = false;             // woken while an attempt was in flight
+    bool woken_ = false;  // woken while an attempt was in flight
+    // Waiting: lost at a majority, the last answers awaited (loss_grace), so
+    // that only a node that did grant gets a release: usually none.
+    bool losing_ = false;
+    errc losing_reason_ = errc::contended;
+    std::size_t answered_ = 0;       // this attempt's round-1 answers
     bool queued_ = false;            // some node refused, and so queued us
     bool permits_conflict_ = false;  // a node knows the semaphore with another count
 };

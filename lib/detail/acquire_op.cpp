@@ -114,10 +114,11 @@ void acquire_op::start() {
         wait_->waiter_id = ctx_.client_id() + ":" + std::to_string(ticket_);
         // Queue position: the wall clock only orders waiters (it decides nothing
         // about safety), and it is the same on every node.
-        wait_->arrival_text =
-            std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count());
+        wait_->arrival =
+            static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                           std::chrono::system_clock::now().time_since_epoch())
+                                           .count());
+        wait_->arrival_text = std::to_string(wait_->arrival);
         wait_->liveness_text = std::to_string(ctx_.config().lock.waiter_ttl.count());
     }
     perform(decision_.start());
@@ -266,6 +267,9 @@ void acquire_op::perform(const acquire_actions& a) {
     if (a.send_stray_releases) {
         for (std::size_t i = 0; i < ctx_.node_count(); ++i) send_stray_release(i, false);
     }
+    if (a.loss_grace) {
+        retry_timer_ = after(*a.loss_grace, [this] { perform(decision_.on_loss_grace()); });
+    }
     if (a.retry_after) {
         retry_timer_ = after(*a.retry_after, [this] { perform(decision_.on_retry_timer()); });
     }
@@ -286,7 +290,15 @@ void acquire_op::send_grants() {
     ctx_.counters().attempts.fetch_add(1, std::memory_order_relaxed);
     // Registered before the first request: the script queues us on a node at
     // once, and a release there may notify us before this attempt has failed.
-    if (wait_ && decision_.attempt() == 1) ctx_.waiters().add(wait_->waiter_id, this);
+    if (wait_ && decision_.attempt() == 1) {
+        if (can_be_successor()) {
+            wait_->link = std::make_shared<handoff_link>(handoff_link{this});
+            ctx_.waiters().add(wait_->waiter_id, this, this, std::string{keys_of(*state_).front()},
+                               wait_->arrival, ticket_);
+        } else {
+            ctx_.waiters().add(wait_->waiter_id, this);
+        }
+    }
     const encoded_command grant = grant_command(false);
     for (std::size_t i = 0; i < ctx_.node_count(); ++i) {
         const std::uint32_t number =
@@ -350,6 +362,8 @@ void acquire_op::finish_success(milliseconds validity, steady_clock::time_point 
     }
     decision_.drop_reports();  // only a failure is described; stragglers are ignored
     ctx_.counters().acquired.fetch_add(1, std::memory_order_relaxed);
+    if (wait_ && wait_->handoff_attempt == decision_.attempt())
+        ctx_.counters().handoffs.fetch_add(1, std::memory_order_relaxed);
     if (state_->auto_renew) ctx_.watch(state_);
     // Still queued where the grant came late? The release takes us out there.
     if (wait_) {

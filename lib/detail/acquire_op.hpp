@@ -31,10 +31,16 @@ struct lock_state;
 /// or one with a fencing token, runs the acquire script instead (all keys or
 /// none, and the node's fence counter read either way). A waiting acquisition
 /// runs the wait-acquire script, which also queues it on the node.
-class acquire_op final : public operation, public waker, private decision_env {
+class acquire_op final : public operation,
+                         public waker,
+                         public handoff_target,
+                         private decision_env {
 public:
     acquire_op(op_context& ctx, std::vector<std::string> resources, lock_options options,
                client::acquire_callback done, client::acquire_ticket ticket);
+    acquire_op(const acquire_op&) = delete;
+    auto operator=(const acquire_op&) -> acquire_op& = delete;
+    ~acquire_op() override;
 
     void start() override;
     void cancel(errc why) override;
@@ -45,6 +51,10 @@ public:
     [[nodiscard]] auto ticket() const noexcept -> client::acquire_ticket override {
         return ticket_;
     }
+    // handoff_target (acquire_op_handoff.cpp): a release by this client grants us.
+    auto begin_handoff() -> std::optional<handoff_offer> override;
+    void on_handoff_reply(std::uint32_t attempt, std::size_t node,
+                          const reply_event& event) override;
 
 private:
     enum kind : std::uint32_t {
@@ -66,6 +76,11 @@ private:
     auto subscribed() -> bool override;
 
     void handle(std::uint32_t tag, const reply_event& event) override;
+    /// Waiting for one exclusive resource without a fencing token: a release
+    /// of it by this client may hand it to us.
+    [[nodiscard]] auto can_be_successor() const noexcept -> bool;
+    [[nodiscard]] auto handoff_answer_of(std::size_t node, const reply_event& event) const
+        -> grant_answer;
     [[nodiscard]] auto check_arguments(const lock_options& options) const -> std::string;
     void perform(const acquire_actions& a);
     [[nodiscard]] auto grant_kind(bool eval) const noexcept -> kind;
@@ -99,6 +114,9 @@ private:
         std::string waiter_id;
         std::string liveness_text;
         std::string arrival_text;  // queue score: the same on every node
+        std::uint64_t arrival = 0;
+        std::shared_ptr<handoff_link> link;  // successors only
+        std::uint32_t handoff_attempt = 0;   // the attempt a release granted, if any
     };
 
     // What only some acquisitions need is behind a pointer: a thousand locks

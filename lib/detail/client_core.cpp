@@ -368,6 +368,7 @@ auto client_core::stats() const -> client_stats {
     s.renewals = counters_.renewals.load(std::memory_order_relaxed);
     s.locks_lost = counters_.locks_lost.load(std::memory_order_relaxed);
     s.release_late_deleted = counters_.release_late_deleted.load(std::memory_order_relaxed);
+    s.handoffs = counters_.handoffs.load(std::memory_order_relaxed);
     s.release_late_failed = counters_.release_late_failed.load(std::memory_order_relaxed);
     s.requests = connection_counters_.requests.load(std::memory_order_relaxed);
     s.timeouts = connection_counters_.timeouts.load(std::memory_order_relaxed);

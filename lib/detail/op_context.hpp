@@ -35,6 +35,7 @@ struct op_counters {
     std::atomic<std::uint64_t> renewals{0};
     std::atomic<std::uint64_t> locks_lost{0};
     std::atomic<std::uint64_t> release_late_deleted{0};
+    std::atomic<std::uint64_t> handoffs{0};
     std::atomic<std::uint64_t> release_late_failed{0};
 };
 

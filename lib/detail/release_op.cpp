@@ -36,13 +36,32 @@ void release_op::start() {
         });
         return;
     }
-    const encoded_command release = release_call(*state_, false, state_->waiter_id);
+    successor_ = find_successor();
+    const encoded_command release = release_command(false);
     for (std::size_t i = 0; i < n; ++i) send(i, release, make_tag(0, sha_kind, i));
 }
 
+auto release_op::find_successor() -> std::optional<handoff_offer> {
+    // The releaser's own kind and wake-up mode decide whether its script may
+    // pass the key on: an exclusive lock on one resource that wakes one waiter.
+    if (state_->kind != lock_kind::exclusive || state_->resources.size() != 1 ||
+        state_->wake != '1')
+        return std::nullopt;
+    handoff_target* first = ctx_.waiters().first_successor(std::string{keys_of(*state_).front()});
+    if (first == nullptr) return std::nullopt;
+    return first->begin_handoff();
+}
+
+auto release_op::release_command(bool eval) const -> encoded_command {
+    if (!successor_) return release_call(*state_, eval, state_->waiter_id);
+    const lock_keys keys = keys_of(*state_);
+    return script_call(release_wake_script(), eval, {keys.front(), queue_key(*state_).view()},
+                       {state_->value, "1", ctx_.wake_prefix(), state_->waiter_id, "w",
+                        successor_->value, successor_->ttl_text, successor_->waiter_id});
+}
+
 void release_op::send_release(std::size_t node, bool eval) {
-    send(node, release_call(*state_, eval, state_->waiter_id),
-         make_tag(0, eval ? eval_kind : sha_kind, node));
+    send(node, release_command(eval), make_tag(0, eval ? eval_kind : sha_kind, node));
 }
 
 void release_op::handle(std::uint32_t tag, const reply_event& event) {
@@ -52,6 +71,9 @@ void release_op::handle(std::uint32_t tag, const reply_event& event) {
         send_release(node, true);  // restarted or flushed node: EVAL loads the script again
         return;
     }
+    // The successor hears every answer, before anything here can retire us.
+    if (successor_ && successor_->link->target != nullptr)
+        successor_->link->target->on_handoff_reply(successor_->attempt, node, event);
     node_outcome r;
     bool deleted = false;
     switch (event.status) {

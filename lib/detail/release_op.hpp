@@ -4,6 +4,7 @@
 #include "detail/operation.hpp"
 #include "detail/release_decision.hpp"
 #include "detail/timer_queue.hpp"
+#include "detail/waiter_registry.hpp"
 #include "redlock/client.hpp"
 
 #include <memory>
@@ -32,6 +33,11 @@ private:
 
     void handle(std::uint32_t tag, const reply_event& event) override;
     void send_release(std::size_t node, bool eval);
+    /// The release script, and the hand-off's arguments when there is a successor.
+    [[nodiscard]] auto release_command(bool eval) const -> encoded_command;
+    /// This client's first waiter for the same exclusive lock, if it can take
+    /// it over now (README, "Waiting without spinning": the hand-off).
+    [[nodiscard]] auto find_successor() -> std::optional<handoff_offer>;
     void finish();
 
     std::shared_ptr<lock_state> state_;
@@ -40,6 +46,7 @@ private:
     release_decision decision_;
     std::uint64_t started_ms_ = 0;
     std::optional<timer_queue::key> grace_;  // decided: the others' last chance
+    std::optional<handoff_offer> successor_;
 };
 
 }  // namespace redlock::detail

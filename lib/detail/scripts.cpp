@@ -136,7 +136,15 @@ return {0, counter, redis.call('PTTL', KEYS[1])}
 // it once). "The next in line" is the first live waiter if it is a writer (or a
 // semaphore's waiter), else every live reader queued before the first live
 // writer: ZooKeeper's shared-lock recipe, never a herd.
-// Returns 1 if our hold was deleted, else 0.
+// The hand-off (an exclusive holder only): ARGV[6] a successor's value, ARGV[7]
+// its ttl ms, ARGV[8] its waiter id — a waiter of the releasing client, or ARGV[6]
+// "" for none. If the successor is the first live waiter here, or nobody live
+// is queued, the key passes straight to it (SET value PX ttl, as its own grant
+// would), it leaves the queue, and nobody is woken: it holds where a majority
+// did so, without an attempt of its own. Elsewhere the release wakes as usual.
+// Every node orders its queue by the same arrival scores, so they agree on who
+// is first, and where one does not the successor simply was not granted there.
+// Returns 2 if our hold was deleted and handed over, 1 if deleted, else 0.
 constexpr std::string_view release_wake_source = R"lua(
 local q = KEYS[#KEYS]
 local mine = ARGV[1]
@@ -172,6 +180,22 @@ else
     end
   end
   if not deleted then return 0 end
+  if ARGV[5] == 'w' and ARGV[6] and ARGV[6] ~= '' then
+    local first, dead = nil, 0
+    local line = redis.call('ZRANGE', q, 0, 63)
+    for _, w in ipairs(line) do
+      if redis.call('EXISTS', q .. '|' .. w) == 1 then first = w break end
+      redis.call('ZREM', q, w)
+      dead = dead + 1
+    end
+    -- 64 dead entries say nothing about the 65th: no hand-off then.
+    if first == ARGV[8] or (first == nil and dead < 64) then
+      redis.call('SET', KEYS[1], ARGV[6], 'PX', ARGV[7])
+      redis.call('ZREM', q, ARGV[8])
+      redis.call('DEL', q .. '|' .. ARGV[8])
+      return 2
+    end
+  end
 end
 if ARGV[2] == '0' then return 1 end
 local woken = 0

@@ -10,9 +10,26 @@ waiter_registry::waiter_registry(uv_loop_t* loop, flush_hooks& hooks, const clie
                                  random_source& rng, timer_queue& timers)
     : loop_{loop}, hooks_{hooks}, config_{config}, rng_{rng}, timers_{timers} {}
 
+void waiter_registry::add(const std::string& id, waker* w, handoff_target* successor,
+                          const std::string& lock_key, std::uint64_t arrival,
+                          std::uint64_t ticket) {
+    if (closed_) return;
+    add(id, w);
+    entry& e = waiters_[id];
+    e.lock_key = lock_key;
+    e.order = {arrival, ticket};
+    successors_[lock_key][e.order] = successor;
+}
+
+auto waiter_registry::first_successor(const std::string& lock_key) const -> handoff_target* {
+    const auto it = successors_.find(lock_key);
+    if (it == successors_.end() || it->second.empty()) return nullptr;
+    return it->second.begin()->second;
+}
+
 void waiter_registry::add(const std::string& id, waker* w) {
     if (closed_) return;
-    waiters_[id] = w;
+    waiters_[id].w = w;
     waiter_gauge_.store(waiters_.size(), std::memory_order_relaxed);
     if (idle_timer_) {
         timers_.cancel(*idle_timer_);
@@ -22,7 +39,17 @@ void waiter_registry::add(const std::string& id, waker* w) {
 }
 
 void waiter_registry::remove(const std::string& id) {
-    if (closed_ || waiters_.erase(id) == 0) return;
+    if (closed_) return;
+    const auto it = waiters_.find(id);
+    if (it == waiters_.end()) return;
+    if (!it->second.lock_key.empty()) {
+        const auto list = successors_.find(it->second.lock_key);
+        if (list != successors_.end()) {
+            list->second.erase(it->second.order);
+            if (list->second.empty()) successors_.erase(list);
+        }
+    }
+    waiters_.erase(it);
     waiter_gauge_.store(waiters_.size(), std::memory_order_relaxed);
     if (!waiters_.empty() || connections_.empty() || idle_timer_) return;
     idle_timer_ = timers_.schedule(std::chrono::seconds{2}, [this] {
@@ -67,6 +94,7 @@ void waiter_registry::close_connections() {
 auto waiter_registry::close(const std::function<void()>& on_closed) -> std::size_t {
     closed_ = true;
     waiters_.clear();
+    successors_.clear();
     waiter_gauge_.store(0, std::memory_order_relaxed);
     const std::size_t n = connections_.size() + closing_.size();
     for (auto& c : connections_) c->close(on_closed);
@@ -80,7 +108,7 @@ void waiter_registry::on_message(std::string_view message) {
     const std::string_view waiter = message.substr(0, message.find('|'));
     const auto it = waiters_.find(std::string{waiter});
     if (it == waiters_.end()) return;  // finished meanwhile, or another client's stale entry
-    it->second->wake();
+    it->second.w->wake();
 }
 
 }  // namespace redlock::detail

@@ -15,11 +15,13 @@
 #include <cstddef>
 #include <functional>
 #include <list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace redlock::detail {
@@ -36,6 +38,44 @@ protected:
     ~waker() = default;
 };
 
+class handoff_target;
+
+/// The releasing side's way back to a successor: cleared when the successor
+/// is destroyed, so that a reply forwarded late finds nobody rather than a
+/// dangling pointer.
+struct handoff_link {
+    handoff_target* target = nullptr;
+};
+
+/// What a release needs to hand the lock to a successor: the value and TTL of
+/// the attempt that the release's script grants, and the successor's waiter id
+/// (the script hands over only where it is first in line).
+struct handoff_offer {
+    std::string value;
+    std::string ttl_text;
+    std::string waiter_id;
+    std::uint32_t attempt = 0;
+    std::shared_ptr<handoff_link> link;
+};
+
+/// A waiting exclusive acquisition that a release of the same lock by this
+/// client may grant directly (the hand-off: README, "Waiting without spinning").
+class handoff_target {
+public:
+    /// Between attempts: begins one whose grant is the caller's release script,
+    /// and returns its terms. Otherwise (an attempt in flight, finishing) none.
+    virtual auto begin_handoff() -> std::optional<handoff_offer> = 0;
+    /// One node's answer to that script, as the release received it.
+    virtual void on_handoff_reply(std::uint32_t attempt, std::size_t node,
+                                  const reply_event& event) = 0;
+
+protected:
+    handoff_target() = default;
+    handoff_target(const handoff_target&) = default;
+    auto operator=(const handoff_target&) -> handoff_target& = default;
+    ~handoff_target() = default;
+};
+
 class waiter_registry {
 public:
     waiter_registry(uv_loop_t* loop, flush_hooks& hooks, const client_config& config,
@@ -49,6 +89,12 @@ public:
     /// `w` waits under `id`: woken by a notification naming it until removed.
     /// Opens the subscriber connections if they are not open.
     void add(const std::string& id, waker* w);
+    /// Also a successor for releases of `lock_key` by this client, ordered by
+    /// `arrival` (its queue score on every node), then `ticket`.
+    void add(const std::string& id, waker* w, handoff_target* successor,
+             const std::string& lock_key, std::uint64_t arrival, std::uint64_t ticket);
+    /// The first successor in arrival order waiting for `lock_key`, if any.
+    [[nodiscard]] auto first_successor(const std::string& lock_key) const -> handoff_target*;
     /// Idempotent. When the last waiter leaves, the connections close after a
     /// grace period, so that a steady stream of waiters does not open and close
     /// them all the time.
@@ -82,7 +128,14 @@ private:
     timer_queue& timers_;
     std::string channel_;
     connection_counters counters_;  // kept apart from the lock nodes' (stats describes those)
-    std::unordered_map<std::string, waker*> waiters_;
+    using successor_order = std::pair<std::uint64_t, std::uint64_t>;  // arrival, ticket
+    struct entry {
+        waker* w = nullptr;
+        std::string lock_key;  // empty: not a successor
+        successor_order order{};
+    };
+    std::unordered_map<std::string, entry> waiters_;
+    std::unordered_map<std::string, std::map<successor_order, handoff_target*>> successors_;
     std::vector<std::unique_ptr<node_connection>> connections_;  // one per node while anyone waits
     std::list<std::unique_ptr<node_connection>> closing_;
     std::optional<timer_queue::key> idle_timer_;

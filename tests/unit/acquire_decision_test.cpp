@@ -370,7 +370,13 @@ TEST_SUITE("acquire decision: retries, wake-ups, cancellation") {
             acquire_actions a;
             for (std::size_t node = 0; node < 2; ++node)
                 a = d.on_grant(node, {outcome_of(answer::refuse), 0, 500, queued});
+            // Lost, and node 2 is heard out (loss_grace) before anything is undone.
+            REQUIRE(a.loss_grace);
+            CHECK_FALSE(a.send_dequeues);
+            a = d.on_loss_grace();  // still silent: released, as it may have granted
             CHECK(a.send_dequeues == queued);
+            CHECK(a.send_releases);
+            CHECK(d.release_form_of(2) == acquire_decision::release_form::by_eval);
             CHECK(d.cleanups_pending() == (queued ? 4U : 1U));  // + node 2's release
         }
     }
