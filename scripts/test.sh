@@ -4,7 +4,9 @@
 # processes the tests start themselves), then check that an installed copy
 # works with find_package(redlock), and that a shared one (BUILD_SHARED_LIBS)
 # does too, with its SONAME, only the public API exported, and its pkg-config
-# file. Then the same suites under sanitizers, and a minute of fuzzing per target:
+# file; and that the Debian package (cpack -G DEB) holds what it should, resolves
+# its dependencies and works once extracted. Then the same suites under
+# sanitizers, and a minute of fuzzing per target:
 #   - ASan + UBSan (leaks included): unit, integration and CLI tests (CMakePresets.json:
 #     asan-ubsan; the CLI tests run the instrumented `redlock` binary);
 #   - TSan: the integration tests, where the client's loop thread meets the callers' threads
