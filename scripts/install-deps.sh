@@ -9,6 +9,8 @@ packages=(
   libhiredis-dev libuv1-dev nlohmann-json3-dev
   doctest-dev libbenchmark-dev libcli11-dev
   redis-server
+  help2man man-db groff-base bash-completion  # redlock(1) and the completion, and their tests
+  dpkg-dev file                               # cpack -G DEB: dpkg-shlibdeps finds the Depends
 )
 if [[ "${REDLOCK_WITH_CLANG:-0}" == 1 ]]; then
   packages+=(clang libclang-rt-14-dev)

@@ -4,7 +4,9 @@
 # processes the tests start themselves), then check that an installed copy
 # works with find_package(redlock), and that a shared one (BUILD_SHARED_LIBS)
 # does too, with its SONAME, only the public API exported, and its pkg-config
-# file. Then the same suites under sanitizers, and a minute of fuzzing per target:
+# file; and that the Debian package (cpack -G DEB) holds what it should, resolves
+# its dependencies and works once extracted. Then the same suites under
+# sanitizers, and a minute of fuzzing per target:
 #   - ASan + UBSan (leaks included): unit, integration and CLI tests (CMakePresets.json:
 #     asan-ubsan; the CLI tests run the instrumented `redlock` binary);
 #   - TSan: the integration tests, where the client's loop thread meets the callers' threads
@@ -79,6 +81,48 @@ pc_dir=$(dirname "$(find "$shared_prefix" -name redlock.pc)")
 c++ -std=c++20 tests/consumer/main.cpp -o "$shared/consumer/redlock_consumer_pc" \
     $(PKG_CONFIG_PATH=$pc_dir pkg-config --cflags --libs redlock) -Wl,-rpath,"$(dirname "$shared_lib")"
 "$shared/consumer/redlock_consumer_pc"
+
+stage "Debian package: cpack -G DEB, its contents and Depends, installable, and what it installs works"
+# Release, library and CLI only (with the man page), under /usr: what a user builds it from.
+deb=build/test-deb
+cmake -S . -B "$deb" -DCMAKE_BUILD_TYPE=Release -DREDLOCK_WERROR=ON -DCMAKE_INSTALL_PREFIX=/usr \
+      -DREDLOCK_BUILD_TESTS=OFF -DREDLOCK_BUILD_BENCH=OFF -DREDLOCK_BUILD_EXAMPLES=OFF \
+      -DREDLOCK_BUILD_CLI=ON -DREDLOCK_BUILD_MAN=ON >/dev/null
+cmake --build "$deb" -j"$jobs"
+rm -f "$deb"/redlock_*.deb
+(cd "$deb" && cpack -G DEB >/dev/null)
+package=$(find "$root/$deb" -maxdepth 1 -name 'redlock_*.deb')
+[[ -f $package ]] || { echo "test: cpack made no single redlock_*.deb in $deb" >&2; exit 1; }
+contents=$(dpkg-deb --contents "$package" | awk '{print $6}')
+for wanted in '^\./usr/bin/redlock$' '^\./usr/share/man/man1/redlock\.1\.gz$' \
+    '^\./usr/share/bash-completion/completions/redlock$' '^\./usr/include/redlock/redlock\.hpp$' \
+    '^\./usr/lib/.*/libredlock\.a$' '^\./usr/lib/.*/cmake/redlock/redlockConfig\.cmake$' \
+    '^\./usr/lib/.*/pkgconfig/redlock\.pc$' '^\./usr/share/redlock/.*\.json$'; do
+  grep -qE "$wanted" <<<"$contents" || { echo "test: $package has nothing like $wanted" >&2; exit 1; }
+done
+depends=$(dpkg-deb -f "$package" Depends)
+[[ $depends == *libhiredis* && $depends == *libuv* ]] ||
+  { echo "test: $package's Depends names no libhiredis or libuv: '$depends'" >&2; exit 1; }
+if [[ $(id -u) -eq 0 ]]; then
+  # Resolves against the installed packages and apt's lists; installs nothing.
+  apt-get install --simulate "$package" >/dev/null
+fi
+deb_root=$root/$deb/extracted
+rm -rf "$deb_root"
+dpkg -x "$package" "$deb_root"
+version=$(dpkg-deb -f "$package" Version)
+"$deb_root/usr/bin/redlock" --version | grep -qF "$version" ||
+  { echo "test: the packaged redlock --version does not say $version" >&2; exit 1; }
+man_errors=$(man --warnings -l "$deb_root/usr/share/man/man1/redlock.1.gz" 2>&1 >/dev/null)
+[[ -z $man_errors ]] || { echo "test: the packaged man page: $man_errors" >&2; exit 1; }
+# The CMake package and redlock.pc, wherever the libdir landed, find their files.
+cmake -S tests/consumer -B "$deb/consumer" -DCMAKE_PREFIX_PATH="$deb_root/usr" >/dev/null
+cmake --build "$deb/consumer" >/dev/null
+"$deb/consumer/redlock_consumer"
+deb_pc_dir=$(dirname "$(find "$deb_root" -name redlock.pc)")
+deb_pc() { realpath "$(PKG_CONFIG_PATH=$deb_pc_dir pkg-config --variable="$1" redlock)"; }
+[[ $(deb_pc includedir) == "$deb_root/usr/include" && -f $(deb_pc libdir)/libredlock.a ]] ||
+  { echo "test: the packaged redlock.pc does not point at the packaged files" >&2; exit 1; }
 
 stage "AddressSanitizer + UndefinedBehaviorSanitizer: unit, integration and CLI tests"
 cmake --preset asan-ubsan >/dev/null
