@@ -58,6 +58,32 @@ auto median(std::vector<double> v) -> double {
     return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
+auto jain_index(const std::vector<std::uint64_t>& x) -> double {
+    double sum = 0;
+    double squares = 0;
+    for (const std::uint64_t v : x) {
+        const auto d = static_cast<double>(v);
+        sum += d;
+        squares += d * d;
+    }
+    return squares > 0 ? sum * sum / (static_cast<double>(x.size()) * squares) : 0.0;
+}
+
+auto handoff_gaps_of(std::vector<hold_span> holds) -> handoff_gaps {
+    std::sort(holds.begin(), holds.end(),
+              [](const hold_span& a, const hold_span& b) { return a.granted < b.granted; });
+    handoff_gaps out;
+    for (const hold_span& h : holds) out.held.push_back(nanos_between(h.granted, h.releasing));
+    for (std::size_t i = 1; i < holds.size(); ++i) {
+        if (holds[i].granted > holds[i - 1].releasing) {
+            out.nanos.push_back(nanos_between(holds[i - 1].releasing, holds[i].granted));
+        } else {
+            ++out.overlaps;
+        }
+    }
+    return out;
+}
+
 auto latency_json(const histogram& h) -> nlohmann::ordered_json {
     return nlohmann::ordered_json{{"count", h.count()},
                                   {"p50", h.percentile(0.50)},

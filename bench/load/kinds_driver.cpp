@@ -115,6 +115,7 @@ void kinds_driver::worker(int index) {
     lock_options options;
     options.ttl = load_.ttl;
     if (load_.max_wait.count() > 0) options.max_wait = load_.max_wait;
+    if (load_.wait) options.wait = load_.wait;
     if (r == role::reader) options.shared = true;
     if (r == role::permit) options.permits = load_.permits;
     for (;;) {

@@ -36,6 +36,9 @@ public:
     [[nodiscard]] auto requests() const -> std::uint64_t override {
         return client_.stats().requests;
     }
+    [[nodiscard]] auto handoffs() const -> std::uint64_t override {
+        return client_.stats().handoffs;
+    }
     void measuring(bool on) override { measuring_ = on; }
     void add_json(nlohmann::ordered_json& out) const override;
 

@@ -51,6 +51,7 @@ lib_driver::lib_driver(client c, const workload& load) : client_{std::move(c)}, 
     if (load_.kind == variant::fencing) options_.fencing = true;
     if (load_.contended && load_.max_wait.count() > 0) options_.max_wait = load_.max_wait;
     if (load_.shared) options_.shared = true;
+    if (load_.wait) options_.wait = load_.wait;
     slots_.resize(static_cast<std::size_t>(load_.concurrency));
     for (std::size_t i = 0; i < slots_.size(); ++i) {
         slots_[i].self = this;
@@ -160,9 +161,12 @@ void lib_driver::worker(int index) {
             note_acquire_failure(held.error());
             continue;
         }
-        stats_->acquire.record(nanos_between(t0, steady::now()));
+        const auto granted = steady::now();
+        stats_->acquire.record(nanos_between(t0, granted));
         std::this_thread::sleep_for(load_.hold);
+        const auto releasing = steady::now();
         auto released = client_.release(held.value());
+        stats_->hold(granted, releasing);  // the next holder's hand-off starts at `releasing`
         if (!released) {
             stats_->error("release:" + errc_name(released.error().code));
             continue;

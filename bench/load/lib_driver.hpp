@@ -45,6 +45,9 @@ public:
     [[nodiscard]] auto requests() const -> std::uint64_t override {
         return client_.stats().requests;
     }
+    [[nodiscard]] auto handoffs() const -> std::uint64_t override {
+        return client_.stats().handoffs;
+    }
 
     void add_json(nlohmann::ordered_json& out) const override;
 

@@ -9,6 +9,7 @@
 #include "load/phase.hpp"
 #include "load/raw_driver.hpp"
 #include "load/raw_uv_driver.hpp"
+#include "load/results.hpp"
 #include "load/runner.hpp"
 #include "redlock/config.hpp"
 
@@ -16,9 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -29,70 +28,6 @@ namespace {
 using namespace redlock::bench;
 using json = nlohmann::ordered_json;
 using std::chrono::milliseconds;
-
-/// Commands the client sent itself, as opposed to those a script ran on the
-/// node (INFO commandstats counts both): the names clients send here. SET is
-/// also called by the fencing scripts and by those of readers and permits, so
-/// with those it counts as a script call (a writer's own SETs beside readers
-/// too). client_requests_per_lock, the client's own count, cross-checks it.
-auto is_top_level(const std::string& command, bool set_in_scripts) -> bool {
-    if (command == "set") return !set_in_scripts;
-    return command == "evalsha" || command == "eval" || command == "script" || command == "auth" ||
-           command == "ping";
-}
-
-auto mode_json(const mode_totals& t, const workload& load, variant kind) -> json {
-    const double locks = static_cast<double>(std::max<std::uint64_t>(t.completed, 1));
-    const bool set_in_scripts = kind == variant::fencing || t.name.starts_with("lib-shared") ||
-                                load.readers > 0 || load.permits > 0;
-    std::uint64_t top = 0;
-    std::uint64_t all = 0;
-    json calls = json::object();
-    for (const auto& [name, n] : t.calls) {
-        if (n == 0) continue;
-        calls[name] = n;
-        all += n;
-        if (is_top_level(name, set_in_scripts)) top += n;
-    }
-    json reps = json::array();
-    for (const double r : t.ops_per_s) reps.push_back(std::round(r));
-    const long rss_delta = std::max(0L, t.rss_peak_kib - t.rss_before_kib);
-    const int in_flight = load.contended ? load.workers : load.concurrency;
-    json out{
-        {"ops_per_s", std::round(median(t.ops_per_s))},
-        {"ops_per_s_reps", reps},
-        {"completed", t.completed},
-        {"failed", t.failed},
-        {"seconds", t.seconds},
-        {"latency_ns", latency_json(t.cycle)},
-        {"acquire_latency_ns", latency_json(t.acquire)},
-        {"errors", t.errors},
-        {"redis_commands", calls},
-        {"commands_per_lock", static_cast<double>(top) / locks},
-        {"client_requests_per_lock", static_cast<double>(t.requests) / locks},
-        {"redis_calls_per_lock", static_cast<double>(all) / locks},
-        {"client_cpu_us_per_lock", t.client_cpu * 1e6 / locks},
-        {"server_cpu_us_per_lock", t.server_cpu * 1e6 / locks},
-        {"allocs_per_lock", static_cast<double>(t.allocs) / locks},
-        {"socket_writes_per_lock", static_cast<double>(t.writes) / locks},
-        {"rss_before_kib", t.rss_before_kib},
-        {"rss_peak_kib", t.rss_peak_kib},
-        {"rss_bytes_per_in_flight", static_cast<double>(rss_delta) * 1024.0 / in_flight},
-    };
-    if (t.heap_peak > 0) {
-        out["heap_before_bytes"] = t.heap_before;
-        out["heap_peak_bytes"] = t.heap_peak;
-        out["heap_bytes_per_in_flight"] =
-            static_cast<double>(std::max<std::int64_t>(0, t.heap_peak - t.heap_before)) / in_flight;
-    }
-    if (!t.per_worker.empty()) {
-        out["locks_per_worker"] = t.per_worker;
-        const auto [lo, hi] = std::minmax_element(t.per_worker.begin(), t.per_worker.end());
-        out["busiest_worker_share"] = static_cast<double>(*hi) / locks;
-        out["idlest_worker_share"] = static_cast<double>(*lo) / locks;
-    }
-    return out;
-}
 
 auto make_driver(const std::string& mode, const redlock::client_config& config, workload load)
     -> std::unique_ptr<driver> {
@@ -166,6 +101,11 @@ int main(int argc, char** argv) {
     app.add_option("--max-wait-ms", max_wait_ms,
                    "contended: lock_options.max_wait (0: the config's retry policy)")
         ->check(CLI::Range(0, 600000));
+    std::string wait_name = "config";
+    app.add_option("--wait-mode", wait_name,
+                   "contended: lock_options.wait: targeted | fair | broadcast | poll (retries, no "
+                   "queue) | config (the config's lock.wait)")
+        ->check(CLI::IsMember({"config", "targeted", "fair", "broadcast", "poll"}));
     app.add_flag("--fencing", opt.fencing, "acquire with a fencing token");
     app.add_flag("--extend", opt.extend, "one extend per cycle, between acquire and release");
     std::string raw_encoder = "hiredis";
@@ -197,6 +137,10 @@ int main(int argc, char** argv) {
     opt.load.max_wait = milliseconds{max_wait_ms};
     opt.load.ttl = milliseconds{ttl_ms};
     opt.load.raw_library_encoder = raw_encoder == "library";
+    for (const auto w : {redlock::wait_mode::targeted, redlock::wait_mode::fair,
+                         redlock::wait_mode::broadcast, redlock::wait_mode::poll}) {
+        if (wait_name == wait_mode_name(w)) opt.load.wait = w;
+    }
     if (opt.fencing && opt.extend) {
         std::fprintf(stderr, "redlock_load: --fencing and --extend are separate variants\n");
         return 64;
@@ -275,6 +219,7 @@ int main(int argc, char** argv) {
     if (opt.load.contended) {
         out["hold_ms"] = opt.load.hold.count();
         out["max_wait_ms"] = opt.load.max_wait.count();
+        out["wait_mode"] = wait_mode_name(opt.load.wait.value_or(config->lock.wait));
         if (opt.load.readers > 0) out["readers"] = opt.load.readers;
         if (opt.load.readers > 0) out["writers"] = opt.load.writers;
         if (opt.load.permits > 0) out["permits"] = opt.load.permits;
@@ -290,7 +235,7 @@ int main(int argc, char** argv) {
     out["ru_maxrss_kib"] = max_rss_kib();
     json results = json::object();
     for (std::size_t i = 0; i < totals.size(); ++i) {
-        results[totals[i].name] = mode_json(totals[i], opt.load, opt.load.kind);
+        results[totals[i].name] = mode_json(totals[i], opt.load);
         results[totals[i].name].update(extra[i]);
     }
     out["results"] = results;
@@ -310,16 +255,8 @@ int main(int argc, char** argv) {
 
     // A short human summary on stdout.
     for (const auto& t : totals) {
-        const auto& r = results[t.name];
-        std::printf(
-            "%-14s %-11s c=%-5d %9.0f ops/s  p50 %8.3f ms  p99 %8.3f ms  cmds/lock %5.2f  "
-            "cpu %6.2f us/lock  allocs %6.1f/lock  failed %llu\n",
-            t.name.c_str(), opt.label.c_str(), out["concurrency"].get<int>(),
-            r["ops_per_s"].get<double>(), r["latency_ns"]["p50"].get<double>() / 1e6,
-            r["latency_ns"]["p99"].get<double>() / 1e6, r["commands_per_lock"].get<double>(),
-            r["client_cpu_us_per_lock"].get<double>(), r["allocs_per_lock"].get<double>(),
-            static_cast<unsigned long long>(t.failed));
-        if (r.contains("kinds")) std::printf("  kinds: %s\n", r["kinds"].dump().c_str());
+        print_summary(t, results[t.name], opt.label, out["concurrency"].get<int>(),
+                      opt.load.contended);
     }
     if (!opt.json_path.empty()) {
         std::ofstream f{opt.json_path};

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "histogram.hpp"
+#include "redlock/lock.hpp"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -11,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,13 @@ using steady = std::chrono::steady_clock;
     const auto d = std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count();
     return d > 0 ? static_cast<std::uint64_t>(d) : 0;
 }
+
+/// Contended: one hold of the lock, from the moment acquire() returned to
+/// the moment its holder called release().
+struct hold_span {
+    steady::time_point granted{};
+    steady::time_point releasing{};
+};
 
 /// What one measured phase produced. Written by the driver's threads, read
 /// live by the progress line and exactly once the phase has ended.
@@ -63,8 +72,23 @@ struct phase_stats {
         return v;
     }
 
+    /// Contended: a hold that ended (for the hand-off latency). About one
+    /// per hold time: a mutex is cheap enough.
+    void hold(steady::time_point granted, steady::time_point releasing) {
+        const std::lock_guard guard{holds_mutex_};
+        holds_.push_back({granted, releasing});
+    }
+    [[nodiscard]] auto holds() const -> std::vector<hold_span> {
+        const std::lock_guard guard{holds_mutex_};
+        return holds_;
+    }
+
     void reset() {
         for (std::size_t i = 0; i < workers_; ++i) per_worker_[i].store(0);
+        {
+            const std::lock_guard guard{holds_mutex_};
+            holds_.clear();
+        }
         cycle.reset();
         acquire.reset();
         completed.store(0);
@@ -76,6 +100,8 @@ struct phase_stats {
 private:
     mutable std::mutex mutex_;
     std::map<std::string, std::uint64_t> errors_;
+    mutable std::mutex holds_mutex_;
+    std::vector<hold_span> holds_;
     std::unique_ptr<std::atomic<std::uint64_t>[]> per_worker_;
     std::size_t workers_ = 0;
 };
@@ -149,6 +175,7 @@ struct workload {
     int workers = 4;                        ///< contended: blocking workers
     std::chrono::milliseconds hold{1};      ///< contended: how long each holds the lock
     std::chrono::milliseconds max_wait{0};  ///< contended: 0 = the config's retry policy
+    std::optional<wait_mode> wait{};        ///< lock_options::wait (unset: the config's)
     std::chrono::milliseconds ttl{10'000};
     std::string resource_prefix = "bench-";
     /// Lock kinds (lib only). Uncontended: readers (lock_options::shared)
@@ -181,6 +208,8 @@ public:
     virtual void start(phase_gate& gate, phase_stats& stats) = 0;
     /// Called once the gate reports the phase over (joins helper threads).
     virtual void finish() {}
+    /// Acquisitions granted by a hand-off so far (client_stats::handoffs).
+    [[nodiscard]] virtual auto handoffs() const -> std::uint64_t { return 0; }
     /// Socket writes so far (write system calls to the nodes), read between phases.
     [[nodiscard]] virtual auto writes() const -> std::uint64_t = 0;
     /// Commands sent to the nodes so far, by the client's own count.

@@ -32,6 +32,7 @@ void runner::run(driver& d, mode_totals& t, int rep) {
     const std::uint64_t allocs0 = allocations();
     const std::uint64_t writes0 = d.writes();
     const std::uint64_t requests0 = d.requests();
+    const std::uint64_t handoffs0 = d.handoffs();
     const auto t0 = steady::now();
     const std::string label =
         t.name + " rep " + std::to_string(rep + 1) + "/" + std::to_string(opt_.repeat);
@@ -42,6 +43,7 @@ void runner::run(driver& d, mode_totals& t, int rep) {
     const std::uint64_t allocs1 = allocations();
     const std::uint64_t writes1 = d.writes();
     const std::uint64_t requests1 = d.requests();
+    const std::uint64_t handoffs1 = d.handoffs();
     const double cpu1 = cpu_now();
     const server_snapshot after = nodes_.snapshot();
 
@@ -57,6 +59,11 @@ void runner::run(driver& d, mode_totals& t, int rep) {
     t.allocs += allocs1 - allocs0;
     t.writes += writes1 - writes0;
     t.requests += requests1 - requests0;
+    t.handoffs += handoffs1 - handoffs0;
+    const handoff_gaps gaps = handoff_gaps_of(stats_.holds());
+    for (const std::uint64_t ns : gaps.nanos) t.handoff.record(ns);
+    for (const std::uint64_t ns : gaps.held) t.held.record(ns);
+    t.overlaps += gaps.overlaps;
     for (const auto& [kind, n] : stats_.errors()) t.errors[kind] += n;
     const auto per_worker = stats_.per_worker();
     t.per_worker.resize(per_worker.size());

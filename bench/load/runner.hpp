@@ -47,6 +47,14 @@ struct mode_totals {
     std::uint64_t allocs = 0;
     std::uint64_t writes = 0;
     std::uint64_t requests = 0;
+    std::uint64_t handoffs = 0;  // acquisitions granted by a hand-off (client_stats::handoffs)
+    /// Contended: a holder's release() call to the next holder's grant.
+    histogram handoff;
+    /// Contended: how long each holder held the lock (the hold's sleep, overshoot included).
+    histogram held;
+    /// Contended: grants seen before the previous holder had asked to
+    /// release (two holders at once: never, for an exclusive lock).
+    std::uint64_t overlaps = 0;
     std::map<std::string, std::uint64_t> errors;
     std::map<std::string, std::uint64_t> calls;
     std::vector<std::uint64_t> per_worker;  // contended: locks held by each worker
