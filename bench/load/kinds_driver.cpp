@@ -130,7 +130,7 @@ void kinds_driver::worker(int index) {
         const auto granted = steady::now();
         const std::optional<int> permit = held->permit();
         enter(r, permit);
-        std::this_thread::sleep_for(load_.hold);
+        hold_lock_for(load_.hold);
         // Out before the release is sent: whoever is granted next is granted
         // after the nodes deleted this hold, so after this.
         leave(r, permit);

@@ -163,7 +163,7 @@ void lib_driver::worker(int index) {
         }
         const auto granted = steady::now();
         stats_->acquire.record(nanos_between(t0, granted));
-        std::this_thread::sleep_for(load_.hold);
+        hold_lock_for(load_.hold);
         const auto releasing = steady::now();
         auto released = client_.release(held.value());
         stats_->hold(granted, releasing);  // the next holder's hand-off starts at `releasing`
