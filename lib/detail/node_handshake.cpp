@@ -47,6 +47,7 @@ void node_handshake::begin(const client_config& config, std::string_view channel
         requests.push_back(request_fifo::request{sink, tag, false, deadline});
     };
     first_round_ = true;
+    password_ = config.password.reveal();
     subscriber_ = !channel.empty();
     subscribed_ = false;
     missing_.assign(all_scripts().size(), false);
@@ -105,8 +106,15 @@ auto node_handshake::reply(std::uint32_t tag, const redisReply* r) -> step {
     }
     switch (tag) {
         case auth_tag:
-            // Never echo the password; the server's error text does not contain it.
-            if (is_error(r)) fail(s, "AUTH failed: " + describe_reply(r));
+            if (is_error(r)) {
+                // Never echo the password. Redis's error text does not contain
+                // it, but a proxy or a fake server might quote the command.
+                std::string text = describe_reply(r);
+                if (!password_.empty() && text.find(password_) != std::string::npos) {
+                    text = "(the server's error text quotes the password: withheld)";
+                }
+                fail(s, "AUTH failed: " + text);
+            }
             break;
         case subscribe_tag:
             subscribed_ = !is_error(r);

@@ -85,6 +85,7 @@ private:
     void fail(step& s, std::string cause);
 
     std::size_t replies_left_ = 0;  ///< of the current round; 0: no handshake going on
+    std::string_view password_;     ///< the config's (it outlives the connection), or empty
     bool first_round_ = true;
     bool subscriber_ = false;
     bool subscribed_ = false;
