@@ -15,10 +15,12 @@
 # answers there, and then stopped again. Nothing else may use them meanwhile:
 # MONITOR counts every client.
 #
-# KEEP=1 keeps the MONITOR output (its directory is printed). Prints grants, then client commands per grant: in all, in the handshakes
-# (AUTH, HELLO, SCRIPT, INFO, CONFIG, SUBSCRIBE, PING, CLIENT, SELECT) and in
-# locking (the rest), and a count of each command name. CONFIG is an admin
-# command, which Redis never shows in MONITOR: it is not in these counts.
+# KEEP=1 keeps the MONITOR output (its directory is printed). Prints grants,
+# then client commands per grant: in all, in the handshakes (AUTH, HELLO,
+# SCRIPT, INFO, CONFIG, SUBSCRIBE, PING, CLIENT, SELECT) and in locking (the
+# rest), and a count of each command (EVALSHA by script name, read from
+# lib/detail/scripts.cpp). CONFIG is an admin command, which Redis never shows in
+# MONITOR: it is not in these counts.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 redlock=${1:-$root/build/release/cli/redlock}
@@ -92,13 +94,26 @@ failed=$(cat "$work"/failed-* 2>/dev/null | wc -l || true)
 # have "[0 lua]". The first line of each file is MONITOR's own OK.
 cat "$work"/monitor-* | grep '^[0-9]' | grep -v ' lua\] ' |
   sed -E 's/^[^"]*"([^"]*)"( "([^"]*)")?.*/\U\1 \3/' >"$work/commands"
+# Script names by SHA-1, from the sources in scripts.cpp (as the library computes them).
+python3 - "$root/lib/detail/scripts.cpp" >"$work/script-names" <<'PY' || true
+import hashlib, re, sys
+text = open(sys.argv[1]).read()
+for m in re.finditer(r'constexpr std::string_view (\w+)_source = R"lua\((.*?)\)lua";', text, re.S):
+    print(hashlib.sha1(m.group(2).encode()).hexdigest()[:8].upper(), m.group(1))
+PY
 awk -v granted="$granted" -v failed="$failed" -v elapsed="$elapsed" -v redlock="$redlock" '
   function handshake(name) {
     return name ~ /^(AUTH|HELLO|SCRIPT|INFO|CONFIG|SUBSCRIBE|PING|CLIENT|SELECT)$/
   }
+  FILENAME != commands { script[$1] = $2; next }
   {
     name = $1
-    label = (name == "SCRIPT" || name == "CONFIG" || name == "CLIENT") ? name " " toupper($2) : name
+    label = name
+    if (name == "SCRIPT" || name == "CONFIG" || name == "CLIENT") label = name " " $2
+    if (name == "EVALSHA") {
+      sha = substr($2, 1, 8)
+      label = name " " (sha in script ? script[sha] : sha)
+    }
     count[label]++
     total++
     if (handshake(name)) hs++; else lk++
@@ -110,4 +125,4 @@ awk -v granted="$granted" -v failed="$failed" -v elapsed="$elapsed" -v redlock="
     printf "client commands per grant: %.1f (handshake %.1f, locking %.1f)\n",
            total / granted, hs / granted, lk / granted
     for (c in count) printf "  %8d  %6.2f per grant  %s\n", count[c], count[c] / granted, c
-  }' "$work/commands" | { read -r a; echo "$a"; read -r b; echo "$b"; read -r c; echo "$c"; sort -n -r; }
+  }' commands="$work/commands" "$work/script-names" "$work/commands" | { read -r a; echo "$a"; read -r b; echo "$b"; read -r c; echo "$c"; sort -n -r; }
