@@ -9,7 +9,8 @@
 #
 # LOOPS (16) loops each run GRANTS (10) times, one after the other:
 #   redlock --config CONFIG run --resource RESOURCE --wait-ms 5000 -- sleep HOLD
-# all on one resource, so they take turns. Bounded: every loop gives up after
+# all on one resource, so they take turns (RUN_FLAGS adds flags to run, e.g.
+# --fair). Bounded: every loop gives up after
 # LIMIT_S (120) seconds. CONFIG defaults to configs/local.json (5 masters on
 # 7001-7005); the masters are started with scripts/local-cluster.sh if none
 # answers there, and then stopped again. Nothing else may use them meanwhile:
@@ -71,7 +72,8 @@ for l in $(seq "$loops"); do
     deadline=$((SECONDS + limit_s))
     for _ in $(seq "$grants"); do
       ((SECONDS < deadline)) || break
-      if "$redlock" --config "$config" run --resource "$resource" --wait-ms 5000 -- sleep "$hold" \
+      # shellcheck disable=SC2086  # RUN_FLAGS is split on purpose
+      if "$redlock" --config "$config" run --resource "$resource" --wait-ms 5000 ${RUN_FLAGS:-} -- sleep "$hold" \
         >/dev/null 2>"$work/err-$l"; then
         echo >>"$work/granted-$l"
       else
