@@ -6,10 +6,11 @@
 //  - bit 0 clear: the connection is never started; the requests wait in its queue and the
 //    whole input answers them.
 //  - bit 0 set: the connection is made (to a Unix socket this process listens on), so the
-//    handshake is pending in front of the requests: AUTH (bit 1), SCRIPT LOAD of every
-//    script, INFO server, INFO persistence, CONFIG GET appendfsync. The first part answers
-//    them; if it broke the connection, the target waits for the reconnection (a second
-//    handshake, where a new run_id is a restart) before feeding the second part.
+//    handshake is pending in front of the requests: AUTH (bit 1), SCRIPT EXISTS, INFO
+//    server persistence, and then, as those answers ask, SCRIPT LOAD of the missing
+//    scripts, plain INFO and CONFIG GET appendfsync. The first part answers them; if it
+//    broke the connection, the target waits for the reconnection (a second handshake,
+//    where a new run_id is a restart) before feeding the second part.
 //  - bit 2: requests expire after 1 ms, and the target lets them expire between the two
 //    parts, so that the second part answers slots that timed out.
 //  - bit 3: a subscriber connection (subscribe() before start(): the handshake is SUBSCRIBE,

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Writes the seed corpora in fuzz/corpus/<target>/. Run it again when the handshake
-changes (lib/detail/node_connection.cpp: on_connected) or scripts are added
-(lib/detail/scripts.cpp: all_scripts); the fuzzers find their way from close seeds too."""
+changes (lib/detail/node_handshake.cpp) or scripts are added (lib/detail/scripts.cpp:
+all_scripts); the fuzzers find their way from close seeds too."""
 import os
 import shutil
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(here)
-SCRIPTS = 7  # len(all_scripts())
+SCRIPTS = 11  # len(all_scripts())
 
 
 def write(target, name, data):
@@ -25,12 +25,21 @@ def array(*elements):
     return "*%d\r\n" % len(elements) + "".join(elements)
 
 
-def handshake(run_id="a" * 40, aof="0", fsync="everysec", auth=False):
+def info(run_id, aof):
+    return bulk("# Server\r\nredis_version:7.0.15\r\nrun_id:%s\r\n\r\n"
+                "# Persistence\r\nloading:0\r\naof_enabled:%s\r\n" % (run_id, aof))
+
+
+def handshake(run_id="a" * 40, aof="0", fsync="everysec", auth=False, cached=True):
+    """The answers to AUTH, SCRIPT EXISTS and INFO server persistence, then to the second
+    round when there is one: SCRIPT LOAD of each missing script, CONFIG GET with AOF on."""
     out = "+OK\r\n" if auth else ""
-    out += bulk("f" * 40) * SCRIPTS
-    out += bulk("# Server\r\nredis_version:7.0.15\r\nrun_id:%s\r\n" % run_id)
-    out += bulk("# Persistence\r\nloading:0\r\naof_enabled:%s\r\n" % aof)
-    out += array(bulk("appendfsync"), bulk(fsync))
+    out += array(*([":1\r\n" if cached else ":0\r\n"] * SCRIPTS))
+    out += info(run_id, aof)
+    if not cached:
+        out += bulk("f" * 40) * SCRIPTS
+    if aof == "1":
+        out += array(bulk("appendfsync"), bulk(fsync))
     return out
 
 
@@ -64,8 +73,14 @@ write(reply, "connected-auth", "\x03\x80" + handshake(auth=True) + refused)
 write(reply, "connected-auth-refused", "\x03\x80-WRONGPASS invalid username-password pair\r\n")
 write(reply, "connected-persisting", "\x01\x80" + handshake(aof="1", fsync="always") + granted)
 write(reply, "connected-loading", "\x01\x20" + loading + hs + granted)
+write(reply, "connected-scripts-missing", "\x01\x80" + handshake(cached=False) + granted)
+# Before Redis 7: INFO with two sections is a syntax error, then plain INFO and CONFIG GET.
+exists = array(*([":1\r\n"] * SCRIPTS))
+write(reply, "connected-old-server",
+      "\x01\x80" + exists + "-ERR syntax error\r\n" + info("a" * 40, "1") +
+      array(bulk("appendfsync"), bulk("always")) + granted)
 write(reply, "connected-info-error",
-      "\x01\x80" + bulk("f" * 40) * SCRIPTS + "-ERR unknown command 'INFO'\r\n" * 2 +
+      "\x01\x80" + exists + "-ERR unknown command 'INFO'\r\n" * 2 +
       "-ERR unknown command 'CONFIG'\r\n" + granted)
 # A restart: the first handshake, a protocol error that drops the connection, then a second
 # handshake with another run_id (the split falls right after the garbage).

@@ -72,11 +72,10 @@ void encoded_command::take(encoded_command& other) noexcept {
     if (!heap_) std::memcpy(in_place_.data(), other.in_place_.data(), size_);
 }
 
-void append_command(std::string& out, std::initializer_list<std::string_view> argv) {
-    const std::span<const std::string_view> args{argv.begin(), argv.size()};
+void append_command(std::string& out, std::span<const std::string_view> argv) {
     const std::size_t start = out.size();
-    out.resize(start + encoded_command::encoded_size(args));
-    encoded_command::encode_to(out.data() + start, args);
+    out.resize(start + encoded_command::encoded_size(argv));
+    encoded_command::encode_to(out.data() + start, argv);
 }
 
 auto describe_reply(const redisReply* r) -> std::string {

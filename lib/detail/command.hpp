@@ -57,7 +57,10 @@ private:
 };
 
 /// Appends one RESP-encoded command to `out`.
-void append_command(std::string& out, std::initializer_list<std::string_view> argv);
+void append_command(std::string& out, std::span<const std::string_view> argv);
+inline void append_command(std::string& out, std::initializer_list<std::string_view> argv) {
+    append_command(out, std::span<const std::string_view>{argv.begin(), argv.size()});
+}
 
 /// Reply predicates. The only place outside node_connection that knows
 /// hiredis's reply layout (hiredis 0.14 and 1.x agree on these fields).

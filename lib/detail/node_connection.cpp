@@ -251,6 +251,18 @@ void node_connection::on_reply(std::uint32_t tag, const reply_event& event) noex
     try {
         const node_handshake::step s = handshake_.on_reply(tag, event);
         if (!s.warning.empty()) warn(s.warning);
+        if (!s.tags.empty()) {
+            // The handshake's second round. Its first is answered whole, so
+            // these go first in the FIFO, before the lock commands held behind
+            // the handshake (their bytes wait in out_ until it is done).
+            std::deque<request_fifo::request> requests;
+            for (const std::uint32_t t : s.tags) {
+                requests.push_back(request_fifo::request{this, t, false, UINT64_MAX});
+            }
+            handshake_out_.append(s.send);
+            pending_.push_front(requests);
+            mark_dirty();
+        }
         if (s.result == node_handshake::verdict::failed && event.status == request_status::reply) {
             dispatch({connection_fsm::event::handshake_failed, s.cause, 0, rng_.next()});
         } else if (s.result == node_handshake::verdict::done) {

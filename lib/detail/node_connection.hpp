@@ -75,7 +75,7 @@ public:
                     const client_config& config, random_source& rng, connection_counters& counters);
 
     /// Makes this a subscriber connection: on every (re)connect it subscribes
-    /// to `channel` instead of loading scripts, and each pub/sub message that
+    /// to `channel` instead of the lock handshake, and each pub/sub message that
     /// arrives goes to `on_message(payload)` (loop thread). Call before start().
     void subscribe(std::string channel, std::function<void(std::string_view)> on_message);
     node_connection(const node_connection&) = delete;

@@ -118,9 +118,9 @@ struct hostile_kind {
     std::vector<std::string> details;
     /// A warning about it that the client must have logged; empty: none is required.
     std::string warning;
-    /// True once the client has met the node: everything of the handshake arrived (CONFIG
-    /// GET is its last command), or, for a node that breaks the handshake, `warning` was
-    /// logged about it.
+    /// True once the client has met the node: the handshake's first round arrived (INFO is
+    /// its last command; a second round, if any, still goes before every lock command), or,
+    /// for a node that breaks the handshake, `warning` was logged about it.
     bool handshake_breaks = false;
 };
 
@@ -151,7 +151,7 @@ auto errors_to_everything() -> hostile_kind {
                 },
             .statuses = {redlock::node_status::error},
             .details = {"ERR this server refuses everything"},
-            .warning = "SCRIPT LOAD failed: ERR this server refuses everything",
+            .warning = "SCRIPT EXISTS failed: ERR this server refuses everything",
             .handshake_breaks = false};
 }
 
@@ -172,7 +172,7 @@ auto refuses_writes(std::string error) -> hostile_kind {
             .handshake_breaks = false};
 }
 
-/// A replica: reads and SCRIPT LOAD work, writes are refused.
+/// A replica: reads and scripts work, writes are refused.
 auto read_only() -> hostile_kind {
     return refuses_writes("READONLY You can't write against a read only replica.");
 }
@@ -224,7 +224,7 @@ auto scripting_disabled() -> hostile_kind {
                 },
             .statuses = {redlock::node_status::error},
             .details = {"unknown command"},
-            .warning = "SCRIPT LOAD failed: ERR unknown command 'SCRIPT'",
+            .warning = "SCRIPT EXISTS failed: ERR unknown command 'SCRIPT'",
             .handshake_breaks = false};
 }
 
@@ -339,7 +339,7 @@ struct mixed_cluster {
             return std::all_of(hostile.begin(), hostile.end(), [&](const auto& f) {
                 const std::string name = f->address().to_string();
                 if (kind.handshake_breaks) return logs.contains("node " + name + ": ");
-                return f->received("CONFIG") >= 1;
+                return f->received("INFO") >= 1;
             });
         });
     }
@@ -668,7 +668,7 @@ TEST_SUITE("hostile servers") {
         auto settings = settings_of(healthy);
         settings.nodes.push_back(endless.address());
         auto locks = healthy.make_client(settings);
-        REQUIRE(redlock_test::wait_until(5s, [&] { return endless.received("CONFIG") >= 1; }));
+        REQUIRE(redlock_test::wait_until(5s, [&] { return endless.received("INFO") >= 1; }));
         auto held = locks.acquire("orders:42");
         REQUIRE_MESSAGE(held, why(held));
 

@@ -185,17 +185,30 @@ auto fake_server::handshake_answer(const fake_command& command, std::string_view
         // The name is not checked by the client; any 40 hex digits will do.
         return fake_answer{.bytes = resp::bulk(std::string(40, 'f'))};
     }
+    if (is_command(command, "SCRIPT") && arg(1) == "exists") {
+        // Every script is there: the handshake loads none.
+        std::string bytes = "*" + std::to_string(command.size() - 2) + "\r\n";
+        for (std::size_t i = 2; i < command.size(); ++i) bytes += resp::integer(1);
+        return fake_answer{.bytes = bytes};
+    }
     if (is_command(command, "INFO")) {
+        // Any number of sections, as Redis 7 takes them; none: the default ones.
+        const auto asked = [&](std::string_view section) {
+            if (command.size() < 2) return true;
+            for (std::size_t i = 1; i < command.size(); ++i) {
+                if (lower(command[i]) == section) return true;
+            }
+            return false;
+        };
         std::string text;
-        const std::string section = arg(1);
-        if (section.empty() || section == "server") {
+        if (asked("server")) {
             text += "# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\nrun_id:" +
                     std::string{run_id} + "\r\n";
         }
-        if (section.empty() || section == "persistence") {
+        if (asked("persistence")) {
             text += "# Persistence\r\nloading:0\r\naof_enabled:0\r\n";
         }
-        if (section.empty() || section == "replication") {
+        if (asked("replication")) {
             text += "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n";
         }
         return fake_answer{.bytes = resp::bulk(text)};

@@ -82,7 +82,8 @@ public:
     [[nodiscard]] auto bytes_sent() const -> std::size_t;
 
     /// A plausible answer to what node_connection sends on every (re)connect and what
-    /// client::check() asks: AUTH, PING, SCRIPT LOAD, INFO, CONFIG GET appendfsync, ROLE.
+    /// client::check() asks: AUTH, PING, SCRIPT EXISTS (all there), SCRIPT LOAD, INFO (any
+    /// sections), CONFIG GET appendfsync, ROLE.
     /// nullopt for any other command. The run_id is fixed per call site (`run_id`).
     [[nodiscard]] static auto handshake_answer(
         const fake_command& command,
