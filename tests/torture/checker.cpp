@@ -30,10 +30,12 @@ void find_overlaps(const hold_list& list, bool all_exclusive, check_report& repo
     }
 }
 
-/// Writers' tokens strictly increase; readers' never fall below the highest writer's.
+/// Writers' tokens strictly increase; readers' never fall below the highest writer's. Only
+/// holds with a token take part: an unfenced writer excludes (find_overlaps) but orders nothing.
 void find_inversions(const hold_list& list, check_report& report) {
     const hold_record* highest = nullptr;  // the earlier writer with the highest token
     for (const hold_record* h : list) {
+        if (!h->fenced) continue;
         if (highest != nullptr) {
             const bool too_low = h->kind == hold_kind::writer ? h->fence <= highest->fence
                                                               : h->fence < highest->fence;
@@ -93,11 +95,13 @@ auto check_holds(const std::vector<hold_record>& holds) -> check_report {
             continue;
         }
         ++report.holds_per_kind[kind_name(h.kind)];
+        if (h.kind == hold_kind::writer && !h.fenced) ++report.unfenced_writers;
         by_resource[h.resource].push_back(&h);
     }
     for (auto& [resource, list] : by_resource) {
         std::sort(list.begin(), list.end(), [](const hold_record* a, const hold_record* b) {
-            return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->worker < b->worker;
+            return std::tie(a->start_ns, a->worker, a->thread) <
+                   std::tie(b->start_ns, b->worker, b->thread);
         });
         report.most_at_once[resource] = sweep(resource, list, 0, report);
         hold_list locks;                     // readers and writers

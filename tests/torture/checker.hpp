@@ -21,8 +21,8 @@ struct overlap {
     std::int64_t overlap_ns = 0;
 };
 
-/// `later` acquired after `earlier` (both valid when acquired, `earlier` a writer) with a
-/// token that is too low: a writer's not larger than the earlier writer's, or a reader's
+/// `later` acquired after `earlier` (both valid when acquired and fenced, `earlier` a writer)
+/// with a token that is too low: a writer's not larger than the earlier writer's, or a reader's
 /// smaller (a reader gets the current token, at least that of every writer before it).
 struct inversion {
     hold_record earlier;
@@ -44,6 +44,8 @@ struct check_report {
     std::map<std::string, std::size_t> holds_per_resource;
     /// The holds that were valid when acquired, by kind_name().
     std::map<std::string, std::size_t> holds_per_kind;
+    /// Of those, the writers without a fencing token (the ones a release can hand over to).
+    std::size_t unfenced_writers = 0;
     /// Per resource, the most holders believed valid at one instant: above 1 for
     /// readers that shared, up to K for a semaphore, 1 for a plain lock.
     std::map<std::string, std::size_t> most_at_once;
@@ -62,8 +64,10 @@ struct check_report {
 /// - at no instant do more permit holders overlap than the semaphore's K, and no two
 ///   holders of one permit overlap (each permit is an exclusive lock of its own; a
 ///   permit of -1 is not known, and only counted);
-/// - fencing, ordered by start (the moment acquire() returned): writers' tokens strictly
-///   increase, and a reader's token is at least that of every writer before it.
+/// - fencing, ordered by start (the moment acquire() returned), among the holds that have a
+///   token: writers' tokens strictly increase, and a reader's token is at least that of every
+///   fenced writer before it. A writer without a token (hold_record::fenced false) is checked
+///   for overlaps like any other, and is left out of the token order only.
 ///
 /// Permits live under keys of their own: a resource's permit holders are not checked
 /// against its readers and writers (the torture test gives each resource one use).

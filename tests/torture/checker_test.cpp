@@ -44,8 +44,17 @@ auto permit(int worker, const char* resource, int k, int permit, std::int64_t st
             std::int64_t end_ms, std::int64_t until_ms) -> hold_record {
     auto r = hold(worker, resource, 0, start_ms, end_ms, until_ms);
     r.kind = hold_kind::permit;
+    r.fenced = false;
     r.permits = k;
     r.permit = permit;
+    return r;
+}
+
+/// A writer without a fencing token: one a release may hand its lock over to.
+auto unfenced(int worker, const char* resource, std::int64_t start_ms, std::int64_t end_ms,
+              std::int64_t until_ms) -> hold_record {
+    auto r = hold(worker, resource, 0, start_ms, end_ms, until_ms);
+    r.fenced = false;
     return r;
 }
 
@@ -274,5 +283,80 @@ TEST_SUITE("torture checker: lock kinds") {
         CHECK_FALSE(with("permit=1", "permit=2"));                 // a permit past K
         CHECK_FALSE(with("kind=permit", "kind=writer"));           // a writer naming a permit
         CHECK_FALSE(with(" kind=permit permits=2 permit=1", ""));  // no kind at all
+    }
+}
+
+TEST_SUITE("torture checker: writers without a token") {
+    TEST_CASE("an unfenced writer overlapping another holder is found") {
+        // Beside a fenced writer, the unfenced one second or first.
+        auto report = check_holds({hold(0, "a", 5, 0, 100, 900), unfenced(1, "a", 50, 300, 1000)});
+        REQUIRE(report.overlaps.size() == 1);
+        CHECK(report.overlaps[0].earlier.worker == 0);
+        CHECK(report.overlaps[0].later.worker == 1);
+        CHECK_FALSE(report.overlaps[0].later.fenced);
+        CHECK(report.overlaps[0].overlap_ns == 50 * ms);
+        CHECK(report.inversions.empty());  // a writer without a token orders nothing
+        report = check_holds({unfenced(0, "a", 0, 100, 900), hold(1, "a", 5, 50, 300, 1000)});
+        CHECK(report.overlaps.size() == 1);
+        CHECK(report.inversions.empty());
+        // Two unfenced writers: the threads of one worker, sharing its client.
+        auto other_thread = unfenced(0, "a", 80, 300, 1000);
+        other_thread.thread = 1;
+        report = check_holds({unfenced(0, "a", 0, 100, 900), other_thread});
+        REQUIRE(report.overlaps.size() == 1);
+        CHECK(report.overlaps[0].earlier.thread == 0);
+        CHECK(report.overlaps[0].later.thread == 1);
+        CHECK(report.overlaps[0].overlap_ns == 20 * ms);
+        // An unfenced writer beside a reader.
+        report = check_holds({reader(0, "rw", 3, 0, 100, 900), unfenced(1, "rw", 60, 200, 900)});
+        CHECK(report.overlaps.size() == 1);
+        // Counted only up to its validity, like any holder.
+        CHECK(check_holds({unfenced(0, "a", 0, 500, 200), hold(1, "a", 1, 300, 400, 1300)}).ok());
+    }
+
+    TEST_CASE("unfenced writers interleaved with fenced ones pass when they do not overlap") {
+        const auto report =
+            check_holds({hold(0, "a", 5, 0, 100, 900), unfenced(1, "a", 100, 200, 1000),
+                         unfenced(2, "a", 200, 300, 1100), hold(3, "a", 6, 300, 400, 1200),
+                         unfenced(0, "a", 450, 500, 1300), reader(1, "rw", 2, 0, 100, 900),
+                         unfenced(2, "rw", 150, 250, 1000), reader(3, "rw", 2, 300, 400, 1200)});
+        CHECK(report.ok());
+        CHECK(report.holds_per_kind.at("writer") == 6);
+        CHECK(report.unfenced_writers == 4);
+        CHECK(report.most_at_once.at("a") == 1);
+    }
+
+    TEST_CASE("fenced writers still order their tokens across unfenced ones between them") {
+        // The unfenced writer between neither hides the earlier token nor lowers the bar.
+        auto report = check_holds({hold(0, "a", 5, 0, 100, 900), unfenced(1, "a", 150, 250, 1000),
+                                   hold(2, "a", 4, 300, 400, 1200)});
+        REQUIRE(report.inversions.size() == 1);
+        CHECK(report.inversions[0].earlier.fence == 5);
+        CHECK(report.inversions[0].later.fence == 4);
+        CHECK(report.overlaps.empty());
+        // A reader after an unfenced writer keeps up with the last fenced one.
+        report = check_holds({hold(0, "rw", 5, 0, 100, 900), unfenced(1, "rw", 150, 250, 1000),
+                              reader(2, "rw", 4, 300, 400, 1200)});
+        REQUIRE(report.inversions.size() == 1);
+        CHECK(report.inversions[0].later.kind == hold_kind::reader);
+    }
+
+    TEST_CASE("records name their thread and whether they are fenced") {
+        auto r = unfenced(4, "torture:a", 10, 20, 30);
+        r.thread = 1;
+        const auto back = redlock_torture::parse_hold(r.format());
+        REQUIRE(back);
+        CHECK(back->thread == 1);
+        CHECK_FALSE(back->fenced);
+        CHECK(back->format() == r.format());
+        auto with = [](std::string line, const std::string& from, const std::string& to) {
+            line.replace(line.find(from), from.size(), to);
+            return redlock_torture::parse_hold(line);
+        };
+        CHECK_FALSE(with(r.format(), " fence=0", " fence=3"));  // a token it does not have
+        CHECK_FALSE(with(r.format(), " fenced=0", ""));         // fenced or not, unsaid
+        CHECK_FALSE(with(r.format(), " thread=1", ""));
+        CHECK_FALSE(with(permit(2, "sem", 2, 1, 10, 20, 30).format(), "fenced=0", "fenced=1"));
+        CHECK(redlock_torture::parse_hold(hold(3, "x", 9, 10, 20, 30).format()));
     }
 }

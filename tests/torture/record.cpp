@@ -81,24 +81,28 @@ auto monotonic_ns() noexcept -> std::int64_t {
 
 auto hold_record::format() const -> std::string {
     std::ostringstream out;
-    out << "hold worker=" << worker << " resource=" << resource << " kind=" << kind_name(kind);
+    out << "hold worker=" << worker << " thread=" << thread << " resource=" << resource
+        << " kind=" << kind_name(kind);
     if (kind == hold_kind::permit) out << " permits=" << permits << " permit=" << permit;
-    out << " fence=" << fence << " called=" << called_ns << " start=" << start_ns
-        << " end=" << end_ns << " until_start=" << until_start_ns << " until_end=" << until_end_ns
-        << " valid_start=" << (valid_at_start ? 1 : 0) << " valid_end=" << (valid_at_end ? 1 : 0)
-        << " lost=" << (lost ? 1 : 0) << " lost_at=" << lost_at_ns
-        << " renew=" << (auto_renew ? 1 : 0) << " ttl=" << ttl_ms << " extends=" << extends
-        << " deleted=" << deleted << " release_ok=" << release_ok;
+    out << " fenced=" << (fenced ? 1 : 0) << " fence=" << fence << " called=" << called_ns
+        << " start=" << start_ns << " end=" << end_ns << " until_start=" << until_start_ns
+        << " until_end=" << until_end_ns << " valid_start=" << (valid_at_start ? 1 : 0)
+        << " valid_end=" << (valid_at_end ? 1 : 0) << " lost=" << (lost ? 1 : 0)
+        << " lost_at=" << lost_at_ns << " renew=" << (auto_renew ? 1 : 0) << " ttl=" << ttl_ms
+        << " extends=" << extends << " deleted=" << deleted << " release_ok=" << release_ok;
     return out.str();
 }
 
 auto hold_record::describe(std::int64_t origin_ns) const -> std::string {
     std::ostringstream out;
-    out << "worker " << worker << " '" << resource << "' " << kind_name(kind);
+    out << "worker " << worker << " thread " << thread << " '" << resource << "' "
+        << kind_name(kind);
     if (kind == hold_kind::permit) {
         out << " " << permit << " of " << permits;
-    } else {
+    } else if (fenced) {
         out << " fence " << fence;
+    } else {
+        out << " unfenced";
     }
     out << ": held [" << ms_since(start_ns, origin_ns) << ", " << ms_since(end_ns, origin_ns)
         << "] ms, valid until " << ms_since(until_end_ns, origin_ns) << " ms (at start "
@@ -139,7 +143,8 @@ auto parse_hold(std::string_view line) -> std::optional<hold_record> {
         return std::nullopt;
     }
     const bool ok =
-        number(*fields, "worker", r.worker) && number(*fields, "fence", r.fence) &&
+        number(*fields, "worker", r.worker) && number(*fields, "thread", r.thread) &&
+        flag(*fields, "fenced", r.fenced) && number(*fields, "fence", r.fence) &&
         number(*fields, "called", r.called_ns) && number(*fields, "start", r.start_ns) &&
         number(*fields, "end", r.end_ns) && number(*fields, "until_start", r.until_start_ns) &&
         number(*fields, "until_end", r.until_end_ns) &&
@@ -148,7 +153,9 @@ auto parse_hold(std::string_view line) -> std::optional<hold_record> {
         number(*fields, "lost_at", r.lost_at_ns) && flag(*fields, "renew", r.auto_renew) &&
         number(*fields, "ttl", r.ttl_ms) && number(*fields, "extends", r.extends) &&
         number(*fields, "deleted", r.deleted) && number(*fields, "release_ok", r.release_ok);
-    if (!ok) return std::nullopt;
+    // A permit has no token; an unfenced hold names none.
+    if (!ok || (r.kind == hold_kind::permit && r.fenced) || (!r.fenced && r.fence != 0))
+        return std::nullopt;
     return r;
 }
 

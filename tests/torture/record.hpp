@@ -31,15 +31,18 @@ enum class hold_kind {
 [[nodiscard]] auto kind_name(hold_kind kind) noexcept -> const char*;
 [[nodiscard]] auto kind_from_name(std::string_view name) noexcept -> std::optional<hold_kind>;
 
-/// One critical section: a lock acquired (with a fencing token, but for a permit, which has
-/// none), held, then released.
+/// One critical section: a lock acquired (with a fencing token or without: a permit never has
+/// one, and some writers go without so that a release can hand their lock over), held, then
+/// released.
 struct hold_record {
-    int worker = 0;
+    int worker = 0;  ///< the worker process
+    int thread = 0;  ///< the thread of that worker (they share its client)
     std::string resource;
     hold_kind kind = hold_kind::writer;
-    int permits = 0;  ///< K, for a permit; 0 otherwise
-    int permit = -1;  ///< the permit held (0 to K - 1), for a permit; -1 otherwise or unknown
-    std::uint64_t fence = 0;          ///< 0 for a permit (a semaphore has no fencing)
+    int permits = 0;     ///< K, for a permit; 0 otherwise
+    int permit = -1;     ///< the permit held (0 to K - 1), for a permit; -1 otherwise or unknown
+    bool fenced = true;  ///< the lock came with a fencing token (a permit: false)
+    std::uint64_t fence = 0;          ///< the token; 0 when not fenced
     std::int64_t called_ns = 0;       ///< acquire() was called
     std::int64_t start_ns = 0;        ///< acquire() had returned a lock (taken before valid())
     std::int64_t end_ns = 0;          ///< just before release() (taken before valid())

@@ -2,17 +2,23 @@
 // public API while a seeded fault injector kills, restarts, freezes, slows, cuts and
 // blackholes the nodes (every node is reached through its own fault proxy). The resources
 // are used as a plain lock, a read-write lock (readers and writers) and a semaphore of 2
-// permits, so that every lock kind meets the same faults. Afterwards the workers' records
-// are checked (checker.hpp): no writer overlaps another holder of its resource while both
-// believed their lock valid, no more than 2 permits are held at once, fencing tokens of
-// writers strictly increase in acquisition order (a reader's keeps up with them), and no
-// hold is left on any node once every worker has released what it held (key_shapes.hpp).
+// permits, so that every lock kind meets the same faults. Each worker runs a few threads on
+// its one client, and three in four exclusive acquisitions (plain or writer) ask for no
+// fencing token: a release by one thread then hands the lock straight to another thread's
+// waiter (the hand-off), and at least one hand-off must happen in the run. Afterwards the workers'
+// records are checked (checker.hpp): no writer, fenced or not, overlaps another holder of
+// its resource while both believed their lock valid, no more than 2 permits are held at
+// once, fencing tokens of fenced writers strictly increase in acquisition order (a reader's
+// keeps up with them), and no hold is left on any node once every worker has released what
+// it held (key_shapes.hpp).
 //
 // Environment:
 //   REDLOCK_TORTURE_SECONDS  length of the fault phase (default 120)
 //   REDLOCK_TORTURE_SEED     seed of the fault schedule and the workers (default: random,
 //                            printed for replay)
 //   REDLOCK_TORTURE_WORKERS  worker processes (default 4)
+//   REDLOCK_TORTURE_THREADS  threads per worker, sharing its client (default 2); with 2 or
+//                            more, the run fails without a hand-off (with 1 none can happen)
 //   REDLOCK_TORTURE_KEEP     1: keep the run directory (records, logs, AOF) even on success
 //   REDLOCK_TORTURE_DELAYED_RESTART  0: restart in-memory nodes without waiting for the
 //                            longest TTL (only the clients' restart quarantine protects)
@@ -75,8 +81,8 @@ auto say(const std::string& text) -> void {
     std::fflush(stdout);
 }
 
-auto worker_argv(int id, std::uint64_t seed, const fs::path& dir, const fs::path& config)
-    -> std::vector<std::string> {
+auto worker_argv(int id, std::uint64_t seed, int threads, const fs::path& dir,
+                 const fs::path& config) -> std::vector<std::string> {
     return {REDLOCK_TORTURE_WORKER,
             "--config",
             config.string(),
@@ -89,7 +95,9 @@ auto worker_argv(int id, std::uint64_t seed, const fs::path& dir, const fs::path
             "--resources",
             resources[0] + "," + resources[1] + "," + resources[2],
             "--kinds",
-            uses};
+            uses,
+            "--threads",
+            std::to_string(threads)};
 }
 
 auto node_config_json(const std::vector<redlock_test::fault_proxy>& proxies,
@@ -123,6 +131,8 @@ TEST_CASE("torture: contending workers under injected faults") {
     const std::uint64_t seed = env_number("REDLOCK_TORTURE_SEED", std::random_device{}());
     const int workers =
         static_cast<int>(std::max<std::uint64_t>(env_number("REDLOCK_TORTURE_WORKERS", 4), 1));
+    const int threads = static_cast<int>(
+        std::clamp<std::uint64_t>(env_number("REDLOCK_TORTURE_THREADS", 2), 1, 64));
     const bool keep = env_number("REDLOCK_TORTURE_KEEP", 0) == 1;
     // Nodes 0..persistent_nodes-1 persist every write (AOF, appendfsync always).
     const auto persistent_nodes =
@@ -139,9 +149,10 @@ TEST_CASE("torture: contending workers under injected faults") {
         fs::temp_directory_path() / "redlock-tests" / ("torture-" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
-    say("torture: seed " + std::to_string(seed) + " (replay with REDLOCK_TORTURE_SEED=" +
-        std::to_string(seed) + "), " + std::to_string(seconds) + " s of faults, " +
-        std::to_string(workers) + " workers, " + std::to_string(resources.size()) + " resources (" +
+    say("torture: seed " + std::to_string(seed) +
+        " (replay with REDLOCK_TORTURE_SEED=" + std::to_string(seed) + "), " +
+        std::to_string(seconds) + " s of faults, " + std::to_string(workers) + " workers of " +
+        std::to_string(threads) + " threads, " + std::to_string(resources.size()) + " resources (" +
         uses + ": a plain lock, readers and writers, a semaphore), " + std::to_string(node_count) +
         " nodes (" + std::to_string(persistent_nodes) +
         " with appendfsync always, the others in memory " +
@@ -171,8 +182,9 @@ TEST_CASE("torture: contending workers under injected faults") {
     // ---- workers -----------------------------------------------------------------------------
     std::vector<redlock_torture::child_process> pool;
     for (int i = 0; i < workers; ++i) {
-        pool.emplace_back(worker_argv(i, seed * 1000 + static_cast<std::uint64_t>(i), dir, config),
-                          dir / ("worker-" + std::to_string(i) + ".log"));
+        pool.emplace_back(
+            worker_argv(i, seed * 1000 + static_cast<std::uint64_t>(i), threads, dir, config),
+            dir / ("worker-" + std::to_string(i) + ".log"));
     }
     std::vector<std::string> problems;
     bool died_early = false;
@@ -321,7 +333,11 @@ TEST_CASE("torture: contending workers under injected faults") {
         ", node restarts seen " + total("node_restarts_seen"));
     say("  kinds: valid holds by kind: writer " + std::to_string(of_kind("writer")) + ", reader " +
         std::to_string(of_kind("reader")) + ", permit " + std::to_string(of_kind("permit")) +
-        "; most holders at once: " + most_at_once + "; kind mismatches " + total("kind_mismatch"));
+        "; most holders at once: " + most_at_once + "; kind mismatches " + total("kind_mismatch") +
+        ", fencing mismatches " + total("fencing_mismatch"));
+    say("  hand-offs: " + total("handoffs") + " (releases passing the lock to a waiter of the " +
+        "same client); writers granted without a token " + total("granted_unfenced") + " (valid " +
+        std::to_string(report.unfenced_writers) + ", checked for overlaps)");
     say("  checks: holds checked " + std::to_string(report.holds) + ", overlaps " +
         std::to_string(report.overlaps.size()) + ", token inversions " +
         std::to_string(report.inversions.size()) + ", more than " +
@@ -346,10 +362,16 @@ TEST_CASE("torture: contending workers under injected faults") {
     CHECK(report.excesses.empty());
     CHECK(keys_left == 0);
     CHECK(totals["kind_mismatch"] == 0);
+    CHECK(totals["fencing_mismatch"] == 0);
+    // The point of the unfenced writers and the threads: the checks above saw hand-offs
+    // (one thread per worker cannot have any: its only waiter is never beside its hold).
+    const bool handoffs_seen = threads < 2 || totals["handoffs"] > 0;
+    CHECK(handoffs_seen);
     for (const auto& r : resources) CHECK(holds_of(r) > 0);
     for (const char* kind : {"writer", "reader", "permit"}) CHECK(of_kind(kind) > 0);
     const bool passed = problems.empty() && unreadable == 0 && report.ok() && keys_left == 0 &&
-                        totals["kind_mismatch"] == 0;
+                        totals["kind_mismatch"] == 0 && totals["fencing_mismatch"] == 0 &&
+                        handoffs_seen;
     if (passed && !keep) {
         std::error_code ignored;
         fs::remove_all(dir, ignored);

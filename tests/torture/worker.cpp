@@ -3,12 +3,19 @@
 // written to the output file as a hold_record (see record.hpp) as soon as it ends.
 //
 //   redlock_torture_worker --config FILE --id N --out FILE --seed S --resources a,b,c
-//                          [--kinds x,rw,2] [--sigpipe ignore|default]
+//                          [--kinds x,rw,2] [--threads T] [--sigpipe ignore|default]
 //
 // --kinds says how each resource (in the same order) is used: "x" a plain lock (every
 // holder exclusive, the default), "rw" a read-write lock (two readers to one writer), a
-// number K a counting semaphore of K permits. Readers and writers ask for fencing tokens,
-// as plain locks do; a permit cannot have one.
+// number K a counting semaphore of K permits. Readers ask for fencing tokens; writers and
+// plain locks ask for one a quarter of the time, so that the others can be handed over (a
+// release passes an exclusive lock straight to a waiter of the same client that has no
+// token); a permit cannot have one.
+//
+// --threads T (default 1): T threads share the one client, each running the same loop
+// with a random generator of its own (from the seed and the thread's index). Their records
+// name the thread; one summary is written for the process, with the client's counters
+// (hand-offs among them) once every thread has stopped.
 //
 // SIGPIPE keeps its default disposition by default, as in an application that does not
 // know better: the library must not let a write to a closed connection kill the process
@@ -28,7 +35,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <stop_token>
 #include <string>
@@ -55,6 +64,7 @@ struct arguments {
     std::uint64_t seed = 0;
     std::vector<std::string> resources;
     std::vector<resource_use> uses;  ///< one per resource
+    int threads = 1;
     bool ignore_sigpipe = false;
 };
 
@@ -98,6 +108,8 @@ auto parse(int argc, char** argv, arguments& args) -> bool {
             args.seed = std::strtoull(value, nullptr, 10);
         } else if (flag == "--resources") {
             args.resources = split(value, ',');
+        } else if (flag == "--threads") {
+            args.threads = std::atoi(value);
         } else if (flag == "--kinds") {
             kinds = split(value, ',');
         } else if (flag == "--sigpipe" &&
@@ -107,7 +119,8 @@ auto parse(int argc, char** argv, arguments& args) -> bool {
             return false;
         }
     }
-    if (argc % 2 == 0 || args.config.empty() || args.out.empty() || args.resources.empty())
+    if (argc % 2 == 0 || args.config.empty() || args.out.empty() || args.resources.empty() ||
+        args.threads < 1 || args.threads > 64)
         return false;
     if (kinds.empty()) kinds.assign(args.resources.size(), "x");
     if (kinds.size() != args.resources.size()) return false;
@@ -157,6 +170,139 @@ void nap(std::chrono::nanoseconds d, const std::stop_token& stop) {
     }
 }
 
+/// What the threads share: the client, the arguments, the output file and the stop.
+struct shared {
+    redlock::client& locks;
+    const arguments& args;
+    std::FILE* out;
+    std::mutex out_mutex;  ///< one record line at a time, flushed whole
+    std::stop_source stop;
+
+    void write(const std::string& line) {
+        const std::lock_guard hold{out_mutex};
+        std::fputs(line.c_str(), out);
+        std::fputc('\n', out);
+        std::fflush(out);
+    }
+};
+
+using count_map = std::map<std::string, std::uint64_t>;
+
+/// One thread's loop, until a stop is requested; its counts go to `counts`.
+void contend(shared& s, int thread, count_map& counts) {
+    const arguments& args = s.args;
+    const std::stop_token stop = s.stop.get_token();
+    std::seed_seq seeds{static_cast<std::uint32_t>(args.seed),
+                        static_cast<std::uint32_t>(args.seed >> 32U),
+                        static_cast<std::uint32_t>(thread)};
+    std::mt19937_64 rng{seeds};
+    auto uniform = [&rng](std::int64_t lo, std::int64_t hi) {
+        return std::uniform_int_distribution<std::int64_t>{lo, hi}(rng);
+    };
+    constexpr int ttls[] = {300, 500, 750, 1000};
+
+    while (!stop.stop_requested()) {
+        const auto which = static_cast<std::size_t>(uniform(0, std::ssize(args.resources) - 1));
+        const std::string& resource = args.resources[which];
+        const resource_use use = args.uses[which];
+        // Two readers to one writer: readers then often hold together, and writers
+        // still come often enough to meet them.
+        const auto kind = use.permits > 0                     ? redlock_torture::hold_kind::permit
+                          : use.readers && uniform(0, 2) != 0 ? redlock_torture::hold_kind::reader
+                                                              : redlock_torture::hold_kind::writer;
+        // An exclusive lock (plain, or a read-write lock's writer) goes without a token
+        // three times in four: only then can a release by another thread of this client
+        // hand it over (about a dozen times in 120 s with half of them, too few to count on
+        // one). Readers always ask for one; a permit cannot have one.
+        const bool fenced = kind == redlock_torture::hold_kind::reader ||
+                            (kind == redlock_torture::hold_kind::writer && uniform(0, 3) == 0);
+        const int ttl = ttls[uniform(0, 3)];
+        const bool renew = uniform(0, 1) == 1;
+        auto lost_at = std::make_shared<std::atomic<std::int64_t>>(0);
+
+        redlock::lock_options options;
+        options.ttl = std::chrono::milliseconds{ttl};
+        options.fencing = fenced;
+        if (kind == redlock_torture::hold_kind::reader) options.shared = true;
+        if (kind == redlock_torture::hold_kind::permit) options.permits = use.permits;
+        // Mostly short waits; some long enough to span a recycled connection.
+        options.max_wait = std::chrono::milliseconds{uniform(0, 3) == 0 ? uniform(1500, 5000)
+                                                                        : uniform(100, 1500)};
+        options.auto_renew = renew;
+        options.on_lost = [lost_at](const redlock::lock&, const redlock::error&) {
+            lost_at->store(monotonic_ns());
+        };
+
+        redlock_torture::hold_record r;
+        r.worker = args.id;
+        r.thread = thread;
+        r.resource = resource;
+        r.ttl_ms = ttl;
+        r.auto_renew = renew;
+        r.called_ns = monotonic_ns();
+        auto held = s.locks.acquire(resource, options, stop);
+        ++counts["attempts"];
+        if (!held) {
+            ++counts[errc_name(static_cast<redlock::errc>(held.error().code.value()))];
+            continue;
+        }
+        r.start_ns = monotonic_ns();
+        r.valid_at_start = held->valid();
+        r.until_start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               held->valid_until().time_since_epoch())
+                               .count();
+        // What the lock says, kind and token: a lock of another kind than asked, or with a
+        // token when none was asked for (or none when one was), is counted (the test fails
+        // on it) and checked as what it is.
+        r.fenced = held->fence().has_value();
+        r.fence = held->fence().value_or(0);
+        r.kind = kind_of(*held);
+        r.permits = held->permits().value_or(0);
+        r.permit = held->permit().value_or(-1);
+        if (r.kind != kind) ++counts["kind_mismatch"];
+        if (r.fenced != fenced) ++counts["fencing_mismatch"];
+        ++counts["granted"];
+        if (kind == redlock_torture::hold_kind::writer && !fenced) ++counts["granted_unfenced"];
+        if (!r.valid_at_start) ++counts["never_valid"];
+
+        // The critical section: short, or past the TTL (auto-renewal must then carry
+        // it, and without renewal the validity ends before the section does).
+        const std::int64_t hold_ms = renew ? uniform(0, ttl * 5 / 2) : uniform(0, ttl * 6 / 5);
+        if (!renew && uniform(0, 3) == 0) {
+            nap(std::chrono::milliseconds{hold_ms / 2}, stop);
+            if (auto extended = s.locks.extend(*held, std::chrono::milliseconds{ttl})) {
+                ++r.extends;
+                ++counts["extends"];
+            } else {
+                ++counts["extend_failures"];
+            }
+            nap(std::chrono::milliseconds{hold_ms - hold_ms / 2}, stop);
+        } else {
+            nap(std::chrono::milliseconds{hold_ms}, stop);
+        }
+
+        r.end_ns = monotonic_ns();
+        r.valid_at_end = held->valid();
+        r.until_end_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             held->valid_until().time_since_epoch())
+                             .count();
+        r.lost = held->lost();
+        r.lost_at_ns = lost_at->load();
+        if (!r.valid_at_end) ++counts["invalid_at_end"];
+        if (r.lost) ++counts["lost"];
+        auto released = s.locks.release(*held);
+        if (released) {
+            r.release_ok = 1;
+            r.deleted = static_cast<int>(released->deleted);
+            if (released->majority()) ++counts["released_on_majority"];
+        } else {
+            ++counts["release_failures"];
+        }
+        s.write(r.format());
+        nap(std::chrono::milliseconds{uniform(0, 20)}, stop);
+    }
+}
+
 }  // namespace
 
 auto main(int argc, char** argv) -> int {
@@ -164,7 +310,7 @@ auto main(int argc, char** argv) -> int {
     if (!parse(argc, argv, args)) {
         std::fprintf(stderr,
                      "usage: %s --config FILE --id N --out FILE --seed S --resources a,b,c "
-                     "[--kinds x,rw,K] [--sigpipe ignore|default]\n",
+                     "[--kinds x,rw,K] [--threads T] [--sigpipe ignore|default]\n",
                      argv[0]);
         return 2;
     }
@@ -186,131 +332,47 @@ auto main(int argc, char** argv) -> int {
         std::fprintf(stderr, "worker %d: %s\n", args.id, made.error().message.c_str());
         return 3;
     }
-    redlock::client& locks = *made;
     std::FILE* out = std::fopen(args.out.c_str(), "w");
     if (out == nullptr) {
         std::fprintf(stderr, "worker %d: cannot write %s: %s\n", args.id, args.out.c_str(),
                      std::strerror(errno));
         return 3;
     }
+    shared s{*made, args, out, {}, {}};
 
     // The orchestrator stops us by closing our standard input (or by dying).
-    std::stop_source stop;
-    std::thread watcher{[&stop] {
+    std::thread watcher{[&s] {
         char buffer[64];
         while (::read(0, buffer, sizeof buffer) > 0) {
         }
-        stop.request_stop();
+        s.stop.request_stop();
     }};
 
-    std::mt19937_64 rng{args.seed};
-    auto uniform = [&rng](std::int64_t lo, std::int64_t hi) {
-        return std::uniform_int_distribution<std::int64_t>{lo, hi}(rng);
-    };
-    constexpr int ttls[] = {300, 500, 750, 1000};
     redlock_torture::worker_summary summary;
     summary.worker = args.id;
     auto& counts = summary.counts;
     for (const char* key :
-         {"attempts", "granted", "contended", "quorum_unreachable", "validity_expired", "cancelled",
-          "client_stopped", "other_error", "never_valid", "invalid_at_end", "lost", "extends",
-          "extend_failures", "release_failures", "released_on_majority", "kind_mismatch"}) {
+         {"attempts", "granted", "granted_unfenced", "contended", "quorum_unreachable",
+          "validity_expired", "cancelled", "client_stopped", "other_error", "never_valid",
+          "invalid_at_end", "lost", "extends", "extend_failures", "release_failures",
+          "released_on_majority", "kind_mismatch", "fencing_mismatch"}) {
         counts[key] = 0;
     }
-
-    while (!stop.stop_requested()) {
-        const auto which = static_cast<std::size_t>(uniform(0, std::ssize(args.resources) - 1));
-        const std::string& resource = args.resources[which];
-        const resource_use use = args.uses[which];
-        // Two readers to one writer: readers then often hold together, and writers
-        // still come often enough to meet them.
-        const auto kind = use.permits > 0                     ? redlock_torture::hold_kind::permit
-                          : use.readers && uniform(0, 2) != 0 ? redlock_torture::hold_kind::reader
-                                                              : redlock_torture::hold_kind::writer;
-        const int ttl = ttls[uniform(0, 3)];
-        const bool renew = uniform(0, 1) == 1;
-        auto lost_at = std::make_shared<std::atomic<std::int64_t>>(0);
-
-        redlock::lock_options options;
-        options.ttl = std::chrono::milliseconds{ttl};
-        options.fencing = kind != redlock_torture::hold_kind::permit;
-        if (kind == redlock_torture::hold_kind::reader) options.shared = true;
-        if (kind == redlock_torture::hold_kind::permit) options.permits = use.permits;
-        // Mostly short waits; some long enough to span a recycled connection.
-        options.max_wait = std::chrono::milliseconds{uniform(0, 3) == 0 ? uniform(1500, 5000)
-                                                                        : uniform(100, 1500)};
-        options.auto_renew = renew;
-        options.on_lost = [lost_at](const redlock::lock&, const redlock::error&) {
-            lost_at->store(monotonic_ns());
-        };
-
-        redlock_torture::hold_record r;
-        r.worker = args.id;
-        r.resource = resource;
-        r.ttl_ms = ttl;
-        r.auto_renew = renew;
-        r.called_ns = monotonic_ns();
-        auto held = locks.acquire(resource, options, stop.get_token());
-        ++counts["attempts"];
-        if (!held) {
-            ++counts[errc_name(static_cast<redlock::errc>(held.error().code.value()))];
-            continue;
+    std::vector<count_map> per_thread(static_cast<std::size_t>(args.threads));
+    {
+        std::vector<std::jthread> threads;
+        for (int t = 0; t < args.threads; ++t) {
+            threads.emplace_back(
+                [&s, &per_thread, t] { contend(s, t, per_thread[static_cast<std::size_t>(t)]); });
         }
-        r.start_ns = monotonic_ns();
-        r.valid_at_start = held->valid();
-        r.until_start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               held->valid_until().time_since_epoch())
-                               .count();
-        r.fence = held->fence().value_or(0);
-        // The kind the lock says it is: a lock of another kind than asked is counted
-        // (the test fails on it) and checked as what it is.
-        r.kind = kind_of(*held);
-        r.permits = held->permits().value_or(0);
-        r.permit = held->permit().value_or(-1);
-        if (r.kind != kind) ++counts["kind_mismatch"];
-        ++counts["granted"];
-        if (!r.valid_at_start) ++counts["never_valid"];
-
-        // The critical section: short, or past the TTL (auto-renewal must then carry
-        // it, and without renewal the validity ends before the section does).
-        const std::int64_t hold_ms = renew ? uniform(0, ttl * 5 / 2) : uniform(0, ttl * 6 / 5);
-        if (!renew && uniform(0, 3) == 0) {
-            nap(std::chrono::milliseconds{hold_ms / 2}, stop.get_token());
-            if (auto extended = locks.extend(*held, std::chrono::milliseconds{ttl})) {
-                ++r.extends;
-                ++counts["extends"];
-            } else {
-                ++counts["extend_failures"];
-            }
-            nap(std::chrono::milliseconds{hold_ms - hold_ms / 2}, stop.get_token());
-        } else {
-            nap(std::chrono::milliseconds{hold_ms}, stop.get_token());
-        }
-
-        r.end_ns = monotonic_ns();
-        r.valid_at_end = held->valid();
-        r.until_end_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             held->valid_until().time_since_epoch())
-                             .count();
-        r.lost = held->lost();
-        r.lost_at_ns = lost_at->load();
-        if (!r.valid_at_end) ++counts["invalid_at_end"];
-        if (r.lost) ++counts["lost"];
-        auto released = locks.release(*held);
-        if (released) {
-            r.release_ok = 1;
-            r.deleted = static_cast<int>(released->deleted);
-            if (released->majority()) ++counts["released_on_majority"];
-        } else {
-            ++counts["release_failures"];
-        }
-        const std::string line = r.format() + "\n";
-        std::fputs(line.c_str(), out);
-        std::fflush(out);
-        nap(std::chrono::milliseconds{uniform(0, 20)}, stop.get_token());
+    }  // every thread has stopped, and released what it held
+    for (const auto& thread_counts : per_thread) {
+        for (const auto& [key, n] : thread_counts) counts[key] += n;
     }
 
-    const auto stats = locks.stats();
+    const auto stats = made->stats();
+    counts["threads"] = static_cast<std::uint64_t>(args.threads);
+    counts["handoffs"] = stats.handoffs;
     counts["renewals"] = stats.renewals;
     counts["locks_lost"] = stats.locks_lost;
     counts["requests"] = stats.requests;
@@ -318,10 +380,9 @@ auto main(int argc, char** argv) -> int {
     counts["connects"] = stats.connects;
     counts["node_restarts_seen"] = stats.node_restarts;
     counts["client_attempts"] = stats.attempts;
-    const std::string line = summary.format() + "\n";
-    std::fputs(line.c_str(), out);
+    s.write(summary.format());
     std::fclose(out);
-    locks.shutdown();
+    made->shutdown();
     watcher.join();
     return 0;
 }
