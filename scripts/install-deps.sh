@@ -9,6 +9,7 @@ packages=(
   libhiredis-dev libuv1-dev nlohmann-json3-dev
   doctest-dev libbenchmark-dev libcli11-dev
   redis-server
+  python3 python3-prometheus-client          # tests: the metrics test parses with a real parser
   help2man man-db groff-base bash-completion  # redlock(1) and the completion, and their tests
   dpkg-dev file                               # cpack -G DEB: dpkg-shlibdeps finds the Depends
 )
