@@ -48,6 +48,14 @@ void append_number(std::string& out, double v) {
     out.append(buf, r.ptr);
 }
 
+/// A bucket's bound as people write it, never in exponent form ("0.0001",
+/// not "1e-04"): queries match `le` as a string.
+void append_bound(std::string& out, double v) {
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
+    out.append(buf, r.ptr);
+}
+
 void append_number(std::string& out, std::uint64_t v) {
     char buf[24];
     const auto r = std::to_chars(buf, buf + sizeof buf, v);
@@ -112,7 +120,7 @@ public:
             cumulative += h.counts[i];
             le.clear();
             if (i < latency_buckets.size()) {
-                append_number(le, latency_buckets[i]);
+                append_bound(le, latency_buckets[i]);
             } else {
                 le = "+Inf";
             }
