@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <netinet/in.h>
+#include <optional>
 #include <string>
 #include <sys/socket.h>
 #include <thread>
@@ -102,18 +103,25 @@ int main(int argc, char** argv) {
                 static_cast<unsigned>(port));
     std::fflush(stdout);
 
-    // The workload: lock, work a little, release; now and then a lock kept
-    // past its release so that the gauge is not always 0.
+    // The workload: lock, work a little, release; and one lock kept between
+    // rounds of 50, so that the locks_held gauge is not always 0.
     std::thread worker{[&] {
+        std::optional<redlock::lock> kept;
         for (int i = 0; !stopping; ++i) {
+            if (i % 50 == 0) {
+                if (kept) (void)locks->release(*kept);
+                auto k = locks->acquire("metrics-example:kept");
+                if (k) kept = *k;
+            }
             auto held =
                 locks->acquire("metrics-example:" + std::to_string(i % 4), {.max_wait = 1s});
             if (held) {
                 std::this_thread::sleep_for(5ms);
-                if (i % 50 != 0) (void)locks->release(*held);
+                (void)locks->release(*held);
             }
             std::this_thread::sleep_for(20ms);
         }
+        if (kept) (void)locks->release(*kept);
     }};
 
     // One connection at a time: a scrape is small, and Prometheus waits.
