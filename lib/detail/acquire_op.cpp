@@ -364,7 +364,7 @@ void acquire_op::finish_success(milliseconds validity, steady_clock::time_point 
     decision_.drop_reports();  // only a failure is described; stragglers are ignored
     ctx_.counters().acquired.fetch_add(1, std::memory_order_relaxed);
     state_->count_held(ctx_.counters().locks_held);
-    record_latency(acquire_outcome::ok);
+    record_latency(acquire_outcome::ok, decided_at);
     if (wait_ && wait_->handoff_attempt == decision_.attempt())
         ctx_.counters().handoffs.fetch_add(1, std::memory_order_relaxed);
     if (state_->auto_renew) ctx_.watch(state_);

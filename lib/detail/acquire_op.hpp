@@ -103,8 +103,10 @@ private:
     void finish_success(std::chrono::milliseconds validity,
                         std::chrono::steady_clock::time_point decided_at);
     void finish_failure();
-    /// Records this acquisition's latency (and its wait, if it waited).
-    void record_latency(acquire_outcome outcome) noexcept;
+    /// Records this acquisition's latency (and its wait, if it waited), up to
+    /// `end` (a grant passes the time it was decided: one clock read fewer).
+    void record_latency(acquire_outcome outcome, std::chrono::steady_clock::time_point end =
+                                                     std::chrono::steady_clock::now()) noexcept;
     [[nodiscard]] auto describe_failure(errc reason) const -> std::string;
     /// Several resources: records which one a node's refusal says is held.
     void note_held_resource(const reply_event& event);

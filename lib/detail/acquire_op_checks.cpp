@@ -137,9 +137,9 @@ auto acquire_op::describe_failure(errc reason) const -> std::string {
     return message;
 }
 
-void acquire_op::record_latency(acquire_outcome outcome) noexcept {
+void acquire_op::record_latency(acquire_outcome outcome, steady_clock::time_point end) noexcept {
     if (started_ == steady_clock::time_point{}) return;  // never started: nothing to time
-    const auto took = steady_clock::now() - started_;
+    const auto took = end - started_;
     auto& latency = ctx_.counters().latency;
     latency.acquire[static_cast<std::size_t>(outcome)].record(took);
     // Refused at its first attempt: it waited (or polled) for the holder.
