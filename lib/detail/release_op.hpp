@@ -47,7 +47,7 @@ private:
     release_decision decision_;
     std::uint64_t started_ms_ = 0;
     std::chrono::steady_clock::time_point started_{};  // for the latency histogram
-    std::optional<timer_queue::key> grace_;  // decided: the others' last chance
+    std::optional<timer_queue::key> grace_;            // decided: the others' last chance
     std::optional<handoff_offer> successor_;
 };
 
