@@ -303,6 +303,10 @@ auto client::stats() const -> client_stats {
     return core_ ? core_->stats() : client_stats{};
 }
 
+auto client::metrics() const -> metrics_snapshot {
+    return core_ ? core_->metrics() : metrics_snapshot{};
+}
+
 auto client::config() const -> const client_config& {
     static const client_config none{};  // a moved-from client's: no nodes
     return core_ ? core_->config() : none;

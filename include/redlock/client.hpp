@@ -5,6 +5,7 @@
 #include "redlock/error.hpp"
 #include "redlock/export.hpp"
 #include "redlock/lock.hpp"
+#include "redlock/metrics.hpp"
 #include "redlock/result.hpp"
 
 #include <chrono>
@@ -200,6 +201,9 @@ public:
     [[nodiscard]] auto check() -> result<cluster_health>;
 
     [[nodiscard]] auto stats() const -> client_stats;
+    /// Latency histograms, per-node state and gauges (metrics.hpp); render
+    /// them with to_prometheus(). Cheap: a few hundred atomic loads.
+    [[nodiscard]] auto metrics() const -> metrics_snapshot;
     /// The configuration the client runs with (a default one, with no nodes,
     /// for a moved-from client).
     [[nodiscard]] auto config() const -> const client_config&;

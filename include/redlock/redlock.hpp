@@ -6,4 +6,5 @@
 #include "redlock/diagnostics.hpp"
 #include "redlock/error.hpp"
 #include "redlock/lock.hpp"
+#include "redlock/metrics.hpp"
 #include "redlock/result.hpp"

@@ -106,6 +106,7 @@ auto acquire_op::subscribed() -> bool {
 // ---- events in -------------------------------------------------------------------------------
 
 void acquire_op::start() {
+    started_ = steady_clock::now();
     if (argument_error_) {
         retry_timer_ = after(milliseconds{0}, [this] { finish_failure(); });
         return;
@@ -362,6 +363,8 @@ void acquire_op::finish_success(milliseconds validity, steady_clock::time_point 
     }
     decision_.drop_reports();  // only a failure is described; stragglers are ignored
     ctx_.counters().acquired.fetch_add(1, std::memory_order_relaxed);
+    state_->count_held(ctx_.counters().locks_held);
+    record_latency(acquire_outcome::ok, decided_at);
     if (wait_ && wait_->handoff_attempt == decision_.attempt())
         ctx_.counters().handoffs.fetch_add(1, std::memory_order_relaxed);
     if (state_->auto_renew) ctx_.watch(state_);
@@ -380,11 +383,15 @@ void acquire_op::finish_failure() {
     if (wait_) ctx_.waiters().remove(wait_->waiter_id);
     ctx_.counters().acquire_failures.fetch_add(1, std::memory_order_relaxed);
     if (argument_error_) {
+        record_latency(acquire_outcome::other);
         deliver(done_, result<lock>{failure{std::move(*argument_error_)}});
         return;
     }
     // Built now, not at the decision: stragglers have answered by now.
     const errc reason = decision_.failure_reason();
+    record_latency(reason == errc::contended            ? acquire_outcome::contended
+                   : reason == errc::quorum_unreachable ? acquire_outcome::unreachable
+                                                        : acquire_outcome::other);
     std::string message = describe_failure(reason);
     if (const auto v = decision_.failure_validity())
         message += " (validity left: " + std::to_string(v->count()) + " ms)";

@@ -103,6 +103,10 @@ private:
     void finish_success(std::chrono::milliseconds validity,
                         std::chrono::steady_clock::time_point decided_at);
     void finish_failure();
+    /// Records this acquisition's latency (and its wait, if it waited), up to
+    /// `end` (a grant passes the time it was decided: one clock read fewer).
+    void record_latency(acquire_outcome outcome, std::chrono::steady_clock::time_point end =
+                                                     std::chrono::steady_clock::now()) noexcept;
     [[nodiscard]] auto describe_failure(errc reason) const -> std::string;
     /// Several resources: records which one a node's refusal says is held.
     void note_held_resource(const reply_event& event);
@@ -128,6 +132,7 @@ private:
     std::unique_ptr<error> argument_error_;  // delivered on a later turn
     client::acquire_ticket ticket_;
     timer_queue::key retry_timer_{};
+    std::chrono::steady_clock::time_point started_{};  // for the latency histograms
     // This attempt's grant request on each node (the usual 3, 5 or 7 nodes):
     // what a decided acquisition disowns rather than wait for.
     std::array<std::uint32_t, 8> grant_numbers_{};

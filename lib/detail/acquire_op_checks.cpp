@@ -1,5 +1,5 @@
 // What an acquisition says about its arguments before it starts, and about
-// its failure once it ends.
+// its failure (and its latency, for the metrics) once it ends.
 #include "detail/acquire_op.hpp"
 #include "detail/command.hpp"
 #include "detail/lock_state.hpp"
@@ -15,6 +15,7 @@
 namespace redlock::detail {
 
 using std::chrono::milliseconds;
+using std::chrono::steady_clock;
 
 auto acquire_op::check_arguments(const lock_options& options) const -> std::string {
     const client_config& config = ctx_.config();
@@ -135,4 +136,14 @@ auto acquire_op::describe_failure(errc reason) const -> std::string {
     message += ")";
     return message;
 }
+
+void acquire_op::record_latency(acquire_outcome outcome, steady_clock::time_point end) noexcept {
+    if (started_ == steady_clock::time_point{}) return;  // never started: nothing to time
+    const auto took = end - started_;
+    auto& latency = ctx_.counters().latency;
+    latency.acquire[static_cast<std::size_t>(outcome)].record(took);
+    // Refused at its first attempt: it waited (or polled) for the holder.
+    if (decision_.attempt() > 1) latency.wait.record(took);
+}
+
 }  // namespace redlock::detail

@@ -55,6 +55,7 @@ public:
     void shutdown();
     [[nodiscard]] auto on_loop_thread() const noexcept -> bool { return loop_.on_loop_thread(); }
     [[nodiscard]] auto stats() const -> client_stats;
+    [[nodiscard]] auto metrics() const -> metrics_snapshot;  // client_core_metrics.cpp
 
     // ---- op_host: what operations call back, on the loop thread ---------------------------
     void retire(operation* op) noexcept override;

@@ -157,6 +157,7 @@ void extend_op::decide(quorum_tally::verdict verdict) {
     finished_ = true;
     decision_.mark_extended();
     repair_missing();
+    ctx_.counters().latency.extend.record(now - start_);
     deliver(done_, result<milliseconds>{std::chrono::floor<milliseconds>(*outcome.deadline - now)});
 }
 
@@ -199,6 +200,7 @@ void extend_op::send_repair(std::size_t node) {
 
 void extend_op::fail(errc code, std::string why) {
     finished_ = true;
+    ctx_.counters().latency.extend.record(steady_clock::now() - start_);  // sent: timed
     std::string message = "cannot extend '" + state_->resources.front() + "': " + why +
                           "; it stays valid until its previous deadline" + describe_nodes();
     deliver(done_,

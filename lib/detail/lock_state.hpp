@@ -49,6 +49,24 @@ struct lock_state {
     /// (an allocation); the others hand out tokens that are never requested.
     std::stop_source lost_source{std::nostopstate};
 
+    /// The client's locks_held gauge (metrics.hpp), while this lock counts in
+    /// it: set on the loop thread at the grant, taken away there at the
+    /// release or the loss, or by the destructor when the last handle goes.
+    std::shared_ptr<std::atomic<std::int64_t>> held_gauge;
+    void count_held(std::shared_ptr<std::atomic<std::int64_t>> gauge) noexcept {
+        gauge->fetch_add(1, std::memory_order_relaxed);
+        held_gauge = std::move(gauge);
+    }
+    void uncount_held() noexcept {
+        if (!held_gauge) return;
+        held_gauge->fetch_sub(1, std::memory_order_relaxed);
+        held_gauge.reset();
+    }
+    lock_state() = default;
+    lock_state(const lock_state&) = delete;
+    auto operator=(const lock_state&) -> lock_state& = delete;
+    ~lock_state() { uncount_held(); }
+
     void set_valid_until(std::chrono::steady_clock::time_point t) noexcept {
         valid_until_ns.store(
             std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count(),

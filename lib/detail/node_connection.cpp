@@ -284,7 +284,9 @@ void node_connection::on_reply(std::uint32_t tag, const reply_event& event) noex
 void node_connection::count_connected(bool connected) noexcept {
     if (connected == counted_connected_) return;
     counted_connected_ = connected;
+    metrics_.up.store(connected, std::memory_order_relaxed);
     if (connected) {
+        metrics_.connects.fetch_add(1, std::memory_order_relaxed);
         counters_.connects.fetch_add(1, std::memory_order_relaxed);
         counters_.connected.fetch_add(1, std::memory_order_relaxed);
     } else {
@@ -294,7 +296,11 @@ void node_connection::count_connected(bool connected) noexcept {
 
 void node_connection::fail_requests(request_status status, std::string_view cause) {
     const std::string reason{cause};  // the sinks may change last_error_
+    metrics_.drop_sample();
     for (const auto& req : pending_.take_all()) {
+        // Expired ones were counted as timeouts already.
+        if (!req.expired && status == request_status::unreachable)
+            metrics_.unreachable.fetch_add(1, std::memory_order_relaxed);
         if (!req.expired && req.sink != nullptr)
             req.sink->on_reply(req.tag, reply_event{status, nullptr, reason});
     }

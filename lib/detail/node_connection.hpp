@@ -2,6 +2,7 @@
 
 #include "detail/close_callbacks.hpp"
 #include "detail/connection_fsm.hpp"
+#include "detail/metrics_recorder.hpp"
 #include "detail/node_handshake.hpp"
 #include "detail/reply_reader.hpp"
 #include "detail/request_fifo.hpp"
@@ -134,6 +135,8 @@ public:
     [[nodiscard]] auto quarantined_until() const noexcept -> std::chrono::steady_clock::time_point {
         return quarantined_until_;
     }
+    /// This node's counters for client::metrics(); read from any thread.
+    [[nodiscard]] auto metrics() const noexcept -> const node_counters& { return metrics_; }
 
 private:
     /// Feeds one event to the state machine and performs what it says. Events
@@ -217,6 +220,7 @@ private:
 
     node_handshake handshake_;
     std::chrono::steady_clock::time_point quarantined_until_{};
+    node_counters metrics_;
 
     reply_reader reader_;
     request_fifo pending_;

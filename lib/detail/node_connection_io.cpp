@@ -53,12 +53,15 @@ auto node_connection::send(std::string_view encoded, reply_sink* sink, std::uint
         const std::uint64_t setup = ready ? 0 : loop_ms(config_.connect_timeout);
         const std::uint64_t deadline = uv_now(loop_) + setup + loop_ms(config_.request_timeout);
         const auto number = pending_.push(sink, tag, deadline);
+        // Only on a ready connection: the round trip must not include a connect.
+        if (ready) metrics_.on_sent(number, uv_now(loop_));
         arm_deadline(deadline);
         if (ready) mark_dirty();
         return number;
     }
     deferred_.push_back(deferred_failure{
         sink, tag, fsm_.stopping() ? request_status::stopped : request_status::unreachable});
+    if (!fsm_.stopping()) metrics_.unreachable.fetch_add(1, std::memory_order_relaxed);
     mark_dirty();  // failures are delivered on the next hook, never inside send()
     return no_request;
 }
@@ -216,7 +219,11 @@ void node_connection::feed(const char* data, std::size_t len) {
             fail_transport("protocol error: a reply nobody asked for");
             return;
         }
+        if (reply->type == REDIS_REPLY_ERROR && !is_noscript(reply))
+            metrics_.error_replies.fetch_add(1, std::memory_order_relaxed);
+        const std::uint32_t number = pending_.front_number();
         const request_fifo::request req = pending_.pop_front();
+        metrics_.on_answered(number, !req.expired);
         if (!req.expired && req.sink != nullptr) {
             req.sink->on_reply(req.tag, reply_event{request_status::reply, reply, {}});
         }
@@ -251,6 +258,7 @@ void node_connection::on_deadline() {
         }
         req.expired = true;
         counters_.timeouts.fetch_add(1, std::memory_order_relaxed);
+        metrics_.timeouts.fetch_add(1, std::memory_order_relaxed);
         if (req.sink != nullptr) {
             const std::string cause =
                 "no reply within " + std::to_string(config_.request_timeout.count()) + " ms";

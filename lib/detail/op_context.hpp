@@ -5,6 +5,7 @@
 // registry — and nothing else of the client. Operations (acquire, release,
 // extend, probe) and the watchdog see this, never the client_core.
 
+#include "detail/metrics_recorder.hpp"
 #include "detail/node_connection.hpp"
 #include "detail/random.hpp"
 #include "detail/timer_queue.hpp"
@@ -37,6 +38,12 @@ struct op_counters {
     std::atomic<std::uint64_t> release_late_deleted{0};
     std::atomic<std::uint64_t> handoffs{0};
     std::atomic<std::uint64_t> release_late_failed{0};
+    latency_histograms latency;  // client::metrics()
+    /// Locks granted and not yet released, lost or dropped. Shared with the
+    /// lock states that count in it (lock_state::held_gauge), which may
+    /// outlive the client.
+    std::shared_ptr<std::atomic<std::int64_t>> locks_held =
+        std::make_shared<std::atomic<std::int64_t>>(0);
 };
 
 /// The few calls an operation makes back into the client that runs it.

@@ -36,6 +36,8 @@ void release_op::start() {
         });
         return;
     }
+    started_ = std::chrono::steady_clock::now();
+    state_->uncount_held();  // no longer ours to count, whatever the nodes answer
     successor_ = find_successor();
     const encoded_command release = release_command(false);
     for (std::size_t i = 0; i < n; ++i) send(i, release, make_tag(0, sha_kind, i));
@@ -128,6 +130,7 @@ void release_op::finish() {
     report.quorum = decision_.needed();
     report.pending = decision_.pending();
     report.nodes = outcomes_.to_reports([this](std::size_t i) { return ctx_.node(i).name(); });
+    ctx_.counters().latency.release.record(std::chrono::steady_clock::now() - started_);
     deliver(done_, result<release_report>{std::move(report)});
 }
 

@@ -7,6 +7,7 @@
 #include "detail/waiter_registry.hpp"
 #include "redlock/client.hpp"
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,7 +46,8 @@ private:
     node_outcomes outcomes_;  // the report is built from these once decided
     release_decision decision_;
     std::uint64_t started_ms_ = 0;
-    std::optional<timer_queue::key> grace_;  // decided: the others' last chance
+    std::chrono::steady_clock::time_point started_{};  // for the latency histogram
+    std::optional<timer_queue::key> grace_;            // decided: the others' last chance
     std::optional<handoff_offer> successor_;
 };
 

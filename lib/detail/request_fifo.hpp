@@ -92,6 +92,8 @@ public:
     [[nodiscard]] auto size() const noexcept -> std::size_t { return queue_.size(); }
     [[nodiscard]] auto operator[](std::size_t i) noexcept -> request& { return queue_[i]; }
     [[nodiscard]] auto front() const noexcept -> const request& { return queue_.front(); }
+    /// The number of the oldest request (the next to be answered).
+    [[nodiscard]] auto front_number() const noexcept -> std::uint32_t { return front_number_; }
 
 private:
     std::deque<request> queue_;

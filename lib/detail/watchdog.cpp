@@ -115,6 +115,7 @@ void watchdog::mark_lost(const lock_state* key, error why) {
     if (state->released.load(std::memory_order_acquire)) return;
 
     state->lost.store(true, std::memory_order_release);
+    state->uncount_held();
     state->lost_source.request_stop();
     ctx_.counters().locks_lost.fetch_add(1, std::memory_order_relaxed);
     if (state->on_lost && *state->on_lost) {

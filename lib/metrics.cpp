@@ -1,0 +1,224 @@
+// The Prometheus text exposition format, version 0.0.4
+// (https://prometheus.io/docs/instrumenting/exposition_formats/): one HELP
+// and one TYPE line per metric family, then its samples; a histogram's
+// buckets are cumulative and end with le="+Inf", which equals its _count.
+#include "redlock/metrics.hpp"
+
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace redlock {
+namespace {
+
+/// A metric name may hold [a-zA-Z0-9_:] and not start with a digit.
+auto sanitized(std::string_view prefix) -> std::string {
+    std::string out;
+    out.reserve(prefix.size() + 1);
+    for (const char c : prefix) {
+        const bool letter =
+            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
+        const bool digit = c >= '0' && c <= '9';
+        out += (letter || (digit && !out.empty())) ? c : '_';
+    }
+    if (!out.empty()) out += '_';
+    return out;
+}
+
+/// Label values escape backslash, double quote and line feed.
+void append_label_value(std::string& out, std::string_view value) {
+    for (const char c : value) {
+        if (c == '\\') {
+            out += "\\\\";
+        } else if (c == '"') {
+            out += "\\\"";
+        } else if (c == '\n') {
+            out += "\\n";
+        } else {
+            out += c;
+        }
+    }
+}
+
+/// The shortest text that reads back as the same double.
+void append_number(std::string& out, double v) {
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, r.ptr);
+}
+
+/// A bucket's bound as people write it, never in exponent form ("0.0001",
+/// not "1e-04"): queries match `le` as a string.
+void append_bound(std::string& out, double v) {
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
+    out.append(buf, r.ptr);
+}
+
+void append_number(std::string& out, std::uint64_t v) {
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, r.ptr);
+}
+
+void append_number(std::string& out, std::int64_t v) {
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, r.ptr);
+}
+
+struct label {
+    std::string_view name;
+    std::string_view value;
+};
+
+class writer {
+public:
+    explicit writer(std::string_view prefix) : prefix_{sanitized(prefix)} {}
+
+    /// The HELP and TYPE lines of a family (help texts hold no '\' or newline).
+    void family(std::string_view name, std::string_view type, std::string_view help) {
+        out_ += "# HELP ";
+        name_into(name);
+        out_ += ' ';
+        out_ += help;
+        out_ += "\n# TYPE ";
+        name_into(name);
+        out_ += ' ';
+        out_ += type;
+        out_ += '\n';
+    }
+
+    template <typename Number>
+    void sample(std::string_view name, std::initializer_list<label> labels, Number value) {
+        name_into(name);
+        if (labels.size() != 0) {
+            out_ += '{';
+            bool first = true;
+            for (const label& l : labels) {
+                if (!first) out_ += ',';
+                first = false;
+                out_ += l.name;
+                out_ += "=\"";
+                append_label_value(out_, l.value);
+                out_ += '"';
+            }
+            out_ += '}';
+        }
+        out_ += ' ';
+        append_number(out_, value);
+        out_ += '\n';
+    }
+
+    /// One histogram series: cumulative buckets, +Inf, _sum and _count.
+    void histogram(std::string_view name, const histogram_snapshot& h, const label* extra) {
+        const std::string bucket = std::string{name} + "_bucket";
+        std::uint64_t cumulative = 0;
+        std::string le;
+        for (std::size_t i = 0; i <= latency_buckets.size(); ++i) {
+            cumulative += h.counts[i];
+            le.clear();
+            if (i < latency_buckets.size()) {
+                append_bound(le, latency_buckets[i]);
+            } else {
+                le = "+Inf";
+            }
+            if (extra != nullptr) {
+                sample(bucket, {*extra, {"le", le}}, cumulative);
+            } else {
+                sample(bucket, {{"le", le}}, cumulative);
+            }
+        }
+        const std::string sum = std::string{name} + "_sum";
+        const std::string count = std::string{name} + "_count";
+        if (extra != nullptr) {
+            sample(sum, {*extra}, h.sum_seconds);
+            sample(count, {*extra}, cumulative);
+        } else {
+            sample(sum, {}, h.sum_seconds);
+            sample(count, {}, cumulative);
+        }
+    }
+
+    [[nodiscard]] auto take() -> std::string { return std::move(out_); }
+
+private:
+    void name_into(std::string_view name) {
+        out_ += prefix_;
+        out_ += name;
+    }
+
+    std::string prefix_;
+    std::string out_;
+};
+
+}  // namespace
+
+auto to_string(acquire_outcome o) noexcept -> std::string_view {
+    switch (o) {
+        case acquire_outcome::ok:
+            return "ok";
+        case acquire_outcome::contended:
+            return "contended";
+        case acquire_outcome::unreachable:
+            return "unreachable";
+        case acquire_outcome::other:
+            break;
+    }
+    return "other";
+}
+
+auto to_prometheus(const metrics_snapshot& m, std::string_view prefix) -> std::string {
+    writer w{prefix};
+
+    w.family("acquire_duration_seconds", "histogram",
+             "Time from an acquisition's first attempt to its result, by outcome.");
+    for (std::size_t i = 0; i < m.acquire.size(); ++i) {
+        const label outcome{"outcome", to_string(static_cast<acquire_outcome>(i))};
+        w.histogram("acquire_duration_seconds", m.acquire[i], &outcome);
+    }
+    w.family("release_duration_seconds", "histogram",
+             "Time from sending a release to its report (a majority deleted, or none can).");
+    w.histogram("release_duration_seconds", m.release, nullptr);
+    w.family("extend_duration_seconds", "histogram",
+             "Time from sending an extend (renewals included) to its result.");
+    w.histogram("extend_duration_seconds", m.extend, nullptr);
+    w.family("wait_duration_seconds", "histogram",
+             "Time acquisitions refused at their first attempt took to their result.");
+    w.histogram("wait_duration_seconds", m.wait, nullptr);
+
+    w.family("node_up", "gauge", "1 if the node is connected and past its handshake, else 0.");
+    for (const auto& n : m.nodes)
+        w.sample("node_up", {{"node", n.node}}, std::uint64_t{n.up ? 1U : 0U});
+    w.family("node_rtt_seconds", "gauge",
+             "Smoothed round-trip time of lock commands (0 before the first sample).");
+    for (const auto& n : m.nodes) w.sample("node_rtt_seconds", {{"node", n.node}}, n.rtt_seconds);
+    w.family("node_errors_total", "counter",
+             "Requests to the node that failed, by kind: timeout, unreachable, error_reply.");
+    for (const auto& n : m.nodes) {
+        w.sample("node_errors_total", {{"node", n.node}, {"kind", "timeout"}}, n.timeouts);
+        w.sample("node_errors_total", {{"node", n.node}, {"kind", "unreachable"}}, n.unreachable);
+        w.sample("node_errors_total", {{"node", n.node}, {"kind", "error_reply"}}, n.error_replies);
+    }
+    w.family("node_connects_total", "counter",
+             "Connections to the node established (handshake answered).");
+    for (const auto& n : m.nodes) w.sample("node_connects_total", {{"node", n.node}}, n.connects);
+
+    w.family("locks_held", "gauge", "Locks granted and not yet released, lost or dropped.");
+    w.sample("locks_held", {}, m.locks_held);
+    w.family("waiters", "gauge", "Acquisitions waiting for a release notification.");
+    w.sample("waiters", {}, std::uint64_t{m.waiters});
+    w.family("acquire_attempts_total", "counter", "Acquisition attempts (rounds of requests).");
+    w.sample("acquire_attempts_total", {}, m.attempts);
+    w.family("renewals_total", "counter", "Automatic extensions that succeeded.");
+    w.sample("renewals_total", {}, m.renewals);
+    w.family("locks_lost_total", "counter", "Auto-renewed locks given up.");
+    w.sample("locks_lost_total", {}, m.locks_lost);
+    w.family("handoffs_total", "counter",
+             "Acquisitions granted by a release of this client handing the lock over.");
+    w.sample("handoffs_total", {}, m.handoffs);
+    return w.take();
+}
+
+}  // namespace redlock
