@@ -72,8 +72,8 @@ TEST_SUITE("hand-off") {
             CAPTURE(static_cast<int>(mode));
             auto locks = make_client();
             REQUIRE(
-                redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
-            auto held = locks.acquire("ledger");
+                redlock_test::wait_until(5s, [&] { return locks.stats().nodes_connected == 5; }));
+            auto held = locks.acquire("ledger", {.ttl = 30s});
             REQUIRE(held);
             pending_acquire waiter;
             wait_for(locks, "ledger", waiter, mode);
@@ -101,7 +101,12 @@ TEST_SUITE("hand-off") {
     TEST_CASE_FIXTURE(cluster, "a waiter of another client ahead in the queue is not passed over") {
         auto owner = make_client();
         auto other = make_client();
-        auto held = owner.acquire("ledger");
+        // Both connected everywhere, so that each queues on every node at its first
+        // attempt, and a holder whose TTL cannot run out while the test waits.
+        REQUIRE(redlock_test::wait_until(5s, [&] {
+            return owner.stats().nodes_connected == 5 && other.stats().nodes_connected == 5;
+        }));
+        auto held = owner.acquire("ledger", {.ttl = 30s});
         REQUIRE(held);
         pending_acquire first;  // another client's, queued first
         wait_for(other, "ledger", first, redlock::wait_mode::fair);
@@ -125,8 +130,8 @@ TEST_SUITE("hand-off") {
 
     TEST_CASE_FIXTURE(cluster, "a successor cancelled during the hand-off leaves no key behind") {
         auto locks = make_client();
-        REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
-        auto held = locks.acquire("ledger");
+        REQUIRE(redlock_test::wait_until(5s, [&] { return locks.stats().nodes_connected == 5; }));
+        auto held = locks.acquire("ledger", {.ttl = 30s});
         REQUIRE(held);
         pending_acquire waiter;
         wait_for(locks, "ledger", waiter);
@@ -151,15 +156,15 @@ TEST_SUITE("hand-off") {
             CHECK(outcome.error().code == redlock::errc::cancelled);
         }
         // Either way, once the waiter has its answer nothing of it remains.
-        CHECK(redlock_test::wait_until(2s, [&] { return nodes_with_key(*this, "ledger") == 0; }));
+        CHECK(redlock_test::wait_until(5s, [&] { return nodes_with_key(*this, "ledger") == 0; }));
         CHECK(queued_everywhere(*this, "ledger", 0));
     }
 
     TEST_CASE_FIXTURE(cluster,
                       "dead queue entries ahead of the successor do not stop the hand-off") {
         auto locks = make_client();
-        REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
-        auto held = locks.acquire("ledger");
+        REQUIRE(redlock_test::wait_until(5s, [&] { return locks.stats().nodes_connected == 5; }));
+        auto held = locks.acquire("ledger", {.ttl = 30s});
         REQUIRE(held);
         // A crashed waiter's entry: first in line by score, its liveness key gone.
         for (const auto& server : *this)
