@@ -50,7 +50,11 @@ TEST_SUITE("diagnostics") {
                       "status shows the readers on every node and those a majority agree on") {
         auto a = make_client();
         auto b = make_client();
-        auto r1 = a.acquire("doc", reader());
+        // Connected everywhere first: an acquisition is decided at a majority, and a
+        // node a fresh client had not reached yet would never hold its reader.
+        REQUIRE(redlock_test::wait_until(
+            5s, [&] { return a.stats().nodes_connected == 5 && b.stats().nodes_connected == 5; }));
+        auto r1 = a.acquire("doc", reader(10000ms));
         auto r2 = b.acquire("doc", reader(10000ms));
         REQUIRE(r1);
         REQUIRE(r2);
@@ -87,6 +91,7 @@ TEST_SUITE("diagnostics") {
     TEST_CASE_FIXTURE(cluster,
                       "status leaves out a reader whose hold ended, though the set lists it") {
         auto locks = make_client();
+        REQUIRE(redlock_test::wait_until(5s, [&] { return locks.stats().nodes_connected == 5; }));
         auto live = locks.acquire("doc", reader(5000ms));
         REQUIRE(live);
         REQUIRE(reading_everywhere(*this, live->value()));
