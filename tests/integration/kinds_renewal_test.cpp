@@ -70,6 +70,9 @@ TEST_CASE("a reader whose nodes were taken over by a writer is reported lost") {
     CHECK(r->lost());
     CHECK(r->lost_token().stop_requested());
     CHECK_FALSE(r->valid());
+    // Let go on the two nodes where it was still a reader, well within its TTL.
+    CHECK(wait_until(1s, [&] { return redlock_test::count_reading(nodes, key, r->value()) == 0; }));
+    CHECK(nodes.count_holding(key, "a-writer") == 3);
 }
 
 TEST_CASE("a renewed permit holds past its TTL; one taken over on a majority is reported lost") {
@@ -93,4 +96,7 @@ TEST_CASE("a renewed permit holds past its TTL; one taken over on a majority is 
     REQUIRE(wait_until(3s, [&] { return lost_calls.load() == 1; }));
     CHECK(p->lost());
     CHECK_FALSE(p->valid());
+    // Let go on the two nodes that still had it; the other holder's value stays.
+    CHECK(wait_until(1s, [&] { return nodes.count_holding(permit_key, p->value()) == 0; }));
+    CHECK(nodes.count_holding(permit_key, "someone-else") == 3);
 }
