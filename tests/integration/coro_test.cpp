@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 using namespace std::chrono_literals;
 using redlock_test::cluster;
@@ -86,6 +87,17 @@ auto try_acquire(redlock::client& locks, std::string resource, redlock::lock_opt
                                            std::move(stop));
 }
 
+/// On the loop thread (after a first co_await), waits for a contended lock
+/// while a check's callback, also on the loop thread, requests the stop: the
+/// cancel then runs on the loop, inside the stop request.
+auto cancelled_from_the_loop(redlock::client& locks, std::string free, std::string busy,
+                             std::stop_source stop) -> eager<redlock::result<redlock::lock>> {
+    auto first = co_await locks.async_acquire(std::move(free), {.ttl = 2s});
+    if (first) (void)co_await locks.async_release(*first);
+    locks.check_async([stop](auto) mutable { stop.request_stop(); });
+    co_return co_await locks.async_acquire(std::move(busy), {.max_wait = 8s}, stop.get_token());
+}
+
 auto throws_after_acquire(redlock::client& locks, std::string resource) -> eager<int> {
     auto held = co_await locks.async_acquire(resource, {.ttl = 1s});
     if (held) (void)co_await locks.async_release(*held);
@@ -118,6 +130,7 @@ TEST_SUITE("coroutines") {
         auto other = make_client();
         auto held = other.acquire("coro:b", {.ttl = 5s});
         REQUIRE(held);
+        REQUIRE(held_everywhere("coro:b", held->value()));
 
         auto got = try_acquire(locks, "coro:b", {.attempts = 1}).get();
 
@@ -132,6 +145,7 @@ TEST_SUITE("coroutines") {
         auto other = make_client();
         auto held = other.acquire("coro:c", {.ttl = 10s});
         REQUIRE(held);
+        REQUIRE(held_everywhere("coro:c", held->value()));
         std::stop_source stop;
         const auto started = std::chrono::steady_clock::now();
 
@@ -145,6 +159,46 @@ TEST_SUITE("coroutines") {
         CHECK(got->error().code == redlock::errc::cancelled);
         CHECK(std::chrono::steady_clock::now() - started < 3s);
         CHECK(count_holding(key_of("coro:c"), held->value()) == 5);  // the holder untouched
+        CHECK(other.release(*held));
+    }
+
+    TEST_CASE_FIXTURE(cluster, "a stop requested on the loop thread cancels a co_await there") {
+        auto locks = make_client();
+        auto other = make_client();
+        auto held = other.acquire("coro:f", {.ttl = 10s});
+        REQUIRE(held);
+        REQUIRE(held_everywhere("coro:f", held->value()));
+
+        auto got = cancelled_from_the_loop(locks, "coro:g", "coro:f", std::stop_source{}).get(3s);
+
+        REQUIRE(got);
+        REQUIRE_FALSE(*got);
+        CHECK(got->error().code == redlock::errc::cancelled);
+        CHECK(other.release(*held));
+    }
+
+    TEST_CASE_FIXTURE(cluster, "stops racing the start of the acquisition all cancel it") {
+        // The stop lands before, during or after await_suspend learns the
+        // ticket: every one must end the wait, none may be lost.
+        auto locks = make_client();
+        auto other = make_client();
+        auto held = other.acquire("coro:h", {.ttl = 10s});
+        REQUIRE(held);
+        REQUIRE(held_everywhere("coro:h", held->value()));
+        std::vector<eager<redlock::result<redlock::lock>>> waiting;
+        for (int i = 0; i < 40; ++i) {
+            std::stop_source stop;
+            std::thread stopper{[stop]() mutable { stop.request_stop(); }};
+            waiting.push_back(try_acquire(locks, "coro:h", {.max_wait = 8s}, stop.get_token()));
+            stopper.join();
+        }
+        int cancelled = 0;
+        for (auto& w : waiting) {
+            auto got = w.get(3s);
+            REQUIRE(got);
+            if (!*got && got->error().code == redlock::errc::cancelled) ++cancelled;
+        }
+        CHECK(cancelled == 40);
         CHECK(other.release(*held));
     }
 
