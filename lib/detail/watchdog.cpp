@@ -99,6 +99,7 @@ void watchdog::on_extended(const lock_state* key, std::uint64_t generation,
     e->renewing = false;
     if (outcome) {
         ctx_.counters().renewals.fetch_add(1, std::memory_order_relaxed);
+        e->last_nodes.clear();  // a later loss must not report an older failure
         arm_deadline(*e);
         schedule_renewal(*e, renew_interval(e->state->ttl, ctx_.config().lock.renew_fraction));
         return;
