@@ -11,10 +11,10 @@
 // what the coroutine does after a co_await runs on the loop until its next
 // suspension. Keep that short and never block there (a blocking member of the
 // client returns errc::would_deadlock on the loop); to continue on your own
-// executor, co_await that executor's "schedule" right after. Two exceptions,
-// both on the awaiting thread: async_acquire with a stop token already stopped
-// returns errc::cancelled without suspending, and a moved-from client's
-// completions come from a thread of their own.
+// executor, co_await that executor's "schedule" right after. Two exceptions:
+// async_acquire with a stop token already stopped returns errc::cancelled
+// without suspending (the awaiting thread carries on), and a moved-from
+// client's completions come from a thread of their own.
 //
 // Safe to suspend: callbacks are never invoked inside the call that started
 // the operation, so await_suspend never resumes the coroutine from inside
