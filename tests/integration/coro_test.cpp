@@ -217,6 +217,17 @@ TEST_SUITE("coroutines") {
         CHECK(count_holding(key_of("coro:d")) == 0);
     }
 
+    TEST_CASE_FIXTURE(cluster, "a moved-from client's co_await resumes with client_stopped") {
+        auto locks = make_client();
+        const redlock::client moved{std::move(locks)};
+
+        auto got = try_acquire(locks, "coro:i", {}).get();  // NOLINT(bugprone-use-after-move)
+
+        REQUIRE(got);
+        REQUIRE_FALSE(*got);
+        CHECK(got->error().code == redlock::errc::client_stopped);
+    }
+
     TEST_CASE_FIXTURE(cluster,
                       "a coroutine that throws on the loop thread leaves the client working") {
         auto locks = make_client();
