@@ -25,6 +25,11 @@ namespace detail {
 class client_core;
 }
 
+// The coroutine awaiters: defined in redlock/coro.hpp, which a co_await needs.
+class acquire_awaiter;
+class extend_awaiter;
+class release_awaiter;
+
 /// What a release did: how many nodes actually deleted the key (those where it
 /// still held our value), and each node's outcome.
 struct release_report {
@@ -208,6 +213,19 @@ public:
     /// for a moved-from client).
     [[nodiscard]] auto config() const -> const client_config&;
     [[nodiscard]] auto node_count() const noexcept -> std::size_t;
+
+    /// C++20 coroutines (include redlock/coro.hpp; README, "Coroutines"):
+    /// `co_await` one for the result its callback form would deliver. The
+    /// coroutine resumes on the loop thread. A stop requested on `stop`
+    /// cancels the acquisition (errc::cancelled).
+    [[nodiscard]] auto async_acquire(std::string resource, lock_options options = {},
+                                     std::stop_token stop = {}) -> acquire_awaiter;
+    [[nodiscard]] auto async_acquire_all(std::vector<std::string> resources,
+                                         lock_options options = {}, std::stop_token stop = {})
+        -> acquire_awaiter;
+    [[nodiscard]] auto async_extend(const lock& held, std::chrono::milliseconds ttl)
+        -> extend_awaiter;
+    [[nodiscard]] auto async_release(const lock& held) -> release_awaiter;
 
     /// Stops the client now (see Lifetime above). Idempotent.
     void shutdown();

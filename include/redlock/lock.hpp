@@ -66,7 +66,9 @@ struct lock_options {
     /// increases across successive holders of the resource. Single resource only.
     std::optional<bool> fencing{};
     /// Runs once, on the loop thread, when an auto-renewed lock is lost. The
-    /// error says why (errc::lock_lost, with the nodes' answers).
+    /// error says why (errc::lock_lost, with each node's answer to the last
+    /// renewal that failed). Afterwards the client releases, best effort, what
+    /// the nodes still hold of the lock (unless on_lost released it).
     std::function<void(const lock&, const error&)> on_lost{};
     /// How to wait when the lock is held elsewhere (see wait_mode). Waiting
     /// applies when more than one attempt is allowed; a lock over several

@@ -3,6 +3,7 @@
 // Umbrella header: everything a user of the library needs.
 #include "redlock/client.hpp"
 #include "redlock/config.hpp"
+#include "redlock/coro.hpp"
 #include "redlock/diagnostics.hpp"
 #include "redlock/error.hpp"
 #include "redlock/lock.hpp"

@@ -336,6 +336,13 @@ void client_core::release(std::shared_ptr<lock_state> state, client::release_cal
                  });
 }
 
+void client_core::release_lost(std::shared_ptr<lock_state> state) {
+    // No callback: nobody waits for it. The script deletes only where the key
+    // still holds this lock's value, so another holder's key is never touched.
+    if (stopping_) return;
+    start_op(std::make_unique<release_op>(ctx_, std::move(state), nullptr));
+}
+
 void client_core::extend(std::shared_ptr<lock_state> state, std::chrono::milliseconds ttl,
                          client::extend_callback done) {
     call_on_loop(

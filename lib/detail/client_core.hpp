@@ -61,6 +61,7 @@ public:
     void retire(operation* op) noexcept override;
     void acquisition_finished() override;
     void watch(std::shared_ptr<lock_state> state) override { watchdog_.watch(std::move(state)); }
+    void release_lost(std::shared_ptr<lock_state> state) override;
 
     [[nodiscard]] auto config() const noexcept -> const client_config& { return config_; }
     [[nodiscard]] auto node_count() const noexcept -> std::size_t { return nodes_.size(); }

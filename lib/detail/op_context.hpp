@@ -59,6 +59,9 @@ public:
     /// Extends `state` (the watchdog's renewals).
     virtual void extend(std::shared_ptr<lock_state> state, std::chrono::milliseconds ttl,
                         client::extend_callback done) = 0;
+    /// Best-effort compare-and-delete of a lock the watchdog gave up on, so
+    /// that the nodes still holding it free the resource before its TTL.
+    virtual void release_lost(std::shared_ptr<lock_state> state) = 0;
 
 protected:
     op_host() = default;
@@ -101,6 +104,9 @@ public:
     void extend(std::shared_ptr<lock_state> state, std::chrono::milliseconds ttl,
                 client::extend_callback done) const {
         p_.host.extend(std::move(state), ttl, std::move(done));
+    }
+    void release_lost(std::shared_ptr<lock_state> state) const {
+        p_.host.release_lost(std::move(state));
     }
 
 private:

@@ -38,6 +38,19 @@ void watchdog::forget_all() {
     entries_.clear();
 }
 
+auto watchdog::nodes_at_deadline(const entry& e) const -> std::vector<node_report> {
+    if (!e.last_nodes.empty()) return e.last_nodes;
+    // No renewal has failed yet: the one in flight has had no answer from
+    // enough nodes (hung ones, say) to be decided.
+    std::vector<node_report> nodes;
+    nodes.reserve(ctx_.node_count());
+    for (std::size_t i = 0; i < ctx_.node_count(); ++i) {
+        nodes.push_back({ctx_.node(i).name(), node_status::pending,
+                         e.renewing ? "no answer yet to the renewal in flight" : ""});
+    }
+    return nodes;
+}
+
 auto watchdog::find(const lock_state* key, std::uint64_t generation) -> entry* {
     const auto it = entries_.find(key);
     if (it == entries_.end() || it->second.generation != generation) return nullptr;
@@ -66,8 +79,7 @@ void watchdog::arm_deadline(entry& e) {
         mark_lost(key, error{make_error_code(errc::lock_lost),
                              "lock on '" + current->state->resources.front() +
                                  "' lost: no renewal reached a majority before its validity ended",
-                             {},
-                             0});
+                             nodes_at_deadline(*current), 0});
     });
 }
 
@@ -87,11 +99,15 @@ void watchdog::on_extended(const lock_state* key, std::uint64_t generation,
     e->renewing = false;
     if (outcome) {
         ctx_.counters().renewals.fetch_add(1, std::memory_order_relaxed);
+        e->last_nodes.clear();  // a later loss must not report an older failure
         arm_deadline(*e);
         schedule_renewal(*e, renew_interval(e->state->ttl, ctx_.config().lock.renew_fraction));
         return;
     }
     const error& why = outcome.error();
+    // Kept for a loss at the deadline. An extend refused before it was sent
+    // (invalid_argument) has no per-node answers: the older ones stay.
+    if (!why.nodes.empty()) e->last_nodes = why.nodes;
     if (why.code == errc::not_held || why.code == errc::invalid_argument) {
         mark_lost(key, error{make_error_code(errc::lock_lost),
                              "lock on '" + e->state->resources.front() + "' lost: " + why.message,
@@ -123,6 +139,9 @@ void watchdog::mark_lost(const lock_state* key, error why) {
         const lock handle = lock_state::handle(state);
         call_guarded([&] { (*on_lost)(handle, why); });
     }
+    // Let go of it: the nodes that still hold this value would otherwise keep
+    // the resource for up to a TTL. Not if on_lost released it already.
+    if (!state->released.load(std::memory_order_acquire)) ctx_.release_lost(std::move(state));
 }
 
 }  // namespace redlock::detail

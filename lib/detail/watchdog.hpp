@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -21,7 +22,8 @@ struct lock_state;
 /// validity lasts. The lock is marked lost — flag, stop token, on_lost callback
 /// — as soon as a majority says it no longer holds it, or when its validity
 /// ends with no renewal through. A holder is thus never told it holds a lock
-/// past its validity deadline.
+/// past its validity deadline. The error names each node's answer to the last
+/// renewal; then a best-effort release frees what the nodes still hold of it.
 class watchdog {
 public:
     explicit watchdog(op_context& ctx) noexcept : ctx_{ctx} {}
@@ -40,6 +42,9 @@ private:
         timer_queue::key renew_timer{};
         timer_queue::key deadline_timer{};
         bool renewing = false;
+        /// Each node's answer to the last renewal that failed: what on_lost
+        /// reports when the deadline passes with no renewal through.
+        std::vector<node_report> last_nodes;
     };
 
     void schedule_renewal(entry& e, std::chrono::milliseconds delay);
@@ -48,6 +53,8 @@ private:
     void on_extended(const lock_state* key, std::uint64_t generation,
                      result<std::chrono::milliseconds> outcome);
     void mark_lost(const lock_state* key, error why);
+    /// The per-node answers for a loss at the deadline.
+    [[nodiscard]] auto nodes_at_deadline(const entry& e) const -> std::vector<node_report>;
     [[nodiscard]] auto find(const lock_state* key, std::uint64_t generation) -> entry*;
 
     op_context& ctx_;

@@ -52,7 +52,9 @@ TEST_CASE("a reader whose nodes were taken over by a writer is reported lost") {
     cluster nodes;
     auto c = nodes.make_client();
     std::atomic<int> lost_calls{0};
-    auto o = renewed(600ms);
+    // A TTL well above the 1 s bound below: letting go in time is the release
+    // on loss, not the expiry.
+    auto o = renewed(3000ms);
     o.shared = true;
     o.on_lost = [&](const redlock::lock&, const redlock::error& why) {
         if (why.code == redlock::errc::lock_lost) ++lost_calls;
@@ -70,6 +72,9 @@ TEST_CASE("a reader whose nodes were taken over by a writer is reported lost") {
     CHECK(r->lost());
     CHECK(r->lost_token().stop_requested());
     CHECK_FALSE(r->valid());
+    // Let go on the two nodes where it was still a reader, well within its TTL.
+    CHECK(wait_until(1s, [&] { return redlock_test::count_reading(nodes, key, r->value()) == 0; }));
+    CHECK(nodes.count_holding(key, "a-writer") == 3);
 }
 
 TEST_CASE("a renewed permit holds past its TTL; one taken over on a majority is reported lost") {
@@ -93,4 +98,24 @@ TEST_CASE("a renewed permit holds past its TTL; one taken over on a majority is 
     REQUIRE(wait_until(3s, [&] { return lost_calls.load() == 1; }));
     CHECK(p->lost());
     CHECK_FALSE(p->valid());
+}
+
+TEST_CASE("a permit lost on a majority is let go on the nodes that still had it") {
+    cluster nodes;
+    auto c = nodes.make_client();
+    std::atomic<int> lost_calls{0};
+    auto o = renewed(3000ms);  // well above the 1 s bound: the release, not the expiry
+    o.permits = 2;
+    o.on_lost = [&](const redlock::lock&, const redlock::error&) { ++lost_calls; };
+    auto p = c.acquire("pool", o);
+    REQUIRE(p);
+    const std::string permit_key =
+        nodes.key_of("pool") + "|permit|" + std::to_string(p->permit().value_or(-1));
+    REQUIRE(wait_until(2s, [&] { return nodes.count_holding(permit_key, p->value()) == 5; }));
+
+    for (int i : {0, 1, 2})
+        (void)nodes[i].command({"SET", permit_key, "someone-else", "PX", "10000"});
+    REQUIRE(wait_until(3s, [&] { return lost_calls.load() == 1; }));
+    CHECK(wait_until(1s, [&] { return nodes.count_holding(permit_key, p->value()) == 0; }));
+    CHECK(nodes.count_holding(permit_key, "someone-else") == 3);
 }

@@ -1,0 +1,137 @@
+// A lost auto-renewed lock says why and lets go, against five real
+// redis-server processes: on_lost's error carries every node's answer to the
+// last renewal, and the nodes that still held the lock's value drop it soon
+// after (well within its TTL), while another holder's value stays.
+#include "support/cluster.hpp"
+#include "support/wait.hpp"
+
+#include <doctest/doctest.h>
+#include <redlock/client.hpp>
+
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace std::chrono_literals;
+using redlock_test::cluster;
+
+namespace {
+
+/// What on_lost saw. Declare it before the client, so that it outlives any callback.
+struct loss_seen {
+    redlock_test::countdown arrived{1};
+    std::mutex mutex;
+    std::optional<redlock::error> why;
+    std::chrono::steady_clock::time_point at{};
+
+    auto options(std::chrono::milliseconds ttl) -> redlock::lock_options {
+        redlock::lock_options o;
+        o.ttl = ttl;
+        o.auto_renew = true;
+        o.on_lost = [this](const redlock::lock&, const redlock::error& e) {
+            {
+                const std::lock_guard hold{mutex};
+                if (why) return;
+                why = e;
+                at = std::chrono::steady_clock::now();
+            }
+            arrived.count_down();
+        };
+        return o;
+    }
+};
+
+/// The report on server `i`, found by its port.
+auto report_of(const std::vector<redlock::node_report>& nodes, cluster& servers, std::size_t i)
+    -> const redlock::node_report* {
+    const std::string suffix = ":" + std::to_string(servers[i].port());
+    for (const auto& r : nodes) {
+        if (r.node.size() >= suffix.size() &&
+            r.node.compare(r.node.size() - suffix.size(), suffix.size(), suffix) == 0)
+            return &r;
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+TEST_SUITE("renewal") {
+    TEST_CASE_FIXTURE(cluster,
+                      "a lock taken over on a majority: on_lost names the refusing nodes, "
+                      "and the others let go at once") {
+        loss_seen loss;
+        auto locks = make_client();
+        REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
+        auto held = locks.acquire("orders:7", loss.options(3000ms));
+        REQUIRE(held);
+        const std::string key = key_of("orders:7");
+        REQUIRE(
+            redlock_test::wait_until(1s, [&] { return count_holding(key, held->value()) == 5; }));
+        for (std::size_t i : {0U, 1U, 2U})
+            (void)node(i).command({"SET", key, "someone-else", "PX", "20000"});
+
+        // The next renewal (a third of the TTL away) is refused by a majority.
+        REQUIRE(loss.arrived.wait_for(3s));
+        const auto gone =
+            redlock_test::wait_until(1s, [&] { return count_holding(key, held->value()) == 0; });
+        const auto let_go_after = std::chrono::steady_clock::now();
+
+        const std::lock_guard hold{loss.mutex};
+        REQUIRE(loss.why);
+        CHECK(loss.why->code == redlock::errc::lock_lost);
+        REQUIRE(loss.why->nodes.size() == 5);
+        for (std::size_t i : {0U, 1U, 2U}) {
+            const auto* r = report_of(loss.why->nodes, *this, i);
+            REQUIRE(r != nullptr);
+            CHECK(r->status == redlock::node_status::refused);
+            CHECK(r->detail == "holds another value");
+        }
+        for (std::size_t i : {3U, 4U}) CHECK(report_of(loss.why->nodes, *this, i) != nullptr);
+        // Released on the two nodes that still had it, long before its 3 s TTL ...
+        CHECK(gone);
+        CHECK(let_go_after - loss.at < 1s);
+        // ... and the other holder's value untouched.
+        CHECK(count_holding(key, "someone-else") == 3);
+    }
+
+    TEST_CASE_FIXTURE(cluster,
+                      "a lock lost to a frozen majority: on_lost reports the timeouts, and "
+                      "the live nodes let go") {
+        loss_seen loss;
+        auto locks = make_client();
+        REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
+        // Failed renewals still extend the key on the two live nodes, so without
+        // the release on loss it would stay there up to 2.5 s after on_lost.
+        auto held = locks.acquire("orders:8", loss.options(2500ms));
+        REQUIRE(held);
+        const std::string key = key_of("orders:8");
+        REQUIRE(
+            redlock_test::wait_until(1s, [&] { return count_holding(key, held->value()) == 5; }));
+        for (std::size_t i : {0U, 1U, 2U}) node(i).freeze();
+
+        const bool arrived = loss.arrived.wait_for(6s);
+        // count_holding skips frozen servers: this is nodes 3 and 4.
+        const bool gone = arrived && redlock_test::wait_until(1s, [&] {
+                              return count_holding(key, held->value()) == 0;
+                          });
+        for (std::size_t i : {0U, 1U, 2U}) node(i).thaw();
+
+        REQUIRE(arrived);
+        CHECK(gone);
+        const std::lock_guard hold{loss.mutex};
+        REQUIRE(loss.why);
+        CHECK(loss.why->code == redlock::errc::lock_lost);
+        REQUIRE(loss.why->nodes.size() == 5);
+        for (std::size_t i : {0U, 1U, 2U}) {
+            const auto* r = report_of(loss.why->nodes, *this, i);
+            REQUIRE(r != nullptr);
+            INFO("node ", r->node, ": ", r->status, " ", r->detail);
+            // A timeout, or unreachable once the connection is given up on.
+            CHECK(r->status != redlock::node_status::ok);
+            CHECK_FALSE(r->detail.empty());
+        }
+        CHECK(locks.stats().locks_lost == 1);
+    }
+}
