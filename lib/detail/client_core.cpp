@@ -70,7 +70,11 @@ auto client_core::create(client_config config, uv_loop_t* external)
 
 client_core::client_core(client_config config, uv_loop_t* external,
                          std::shared_ptr<const tls_context> tls)
-    : config_{std::move(config)}, tls_{std::move(tls)}, loop_{external}, timers_{loop_.loop()}, hooks_{loop_.loop()} {
+    : config_{std::move(config)},
+      tls_{std::move(tls)},
+      loop_{external},
+      timers_{loop_.loop()},
+      hooks_{loop_.loop()} {
     nodes_.reserve(config_.nodes.size());
     for (const auto& address : config_.nodes) {
         nodes_.push_back(std::make_unique<node_connection>(loop_.loop(), hooks_, address, config_,

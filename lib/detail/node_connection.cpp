@@ -138,11 +138,11 @@ auto node_connection::perform(connection_fsm::actions& a) -> bool {
                 const bool handshaking = self.fsm_.current() == connection_fsm::state::handshaking;
                 std::string cause;
                 if (handshaking && self.tls_ && !self.tls_->established()) {
-                    cause = "TLS handshake timeout: not done within the connect timeout (" +
-                            limit + " ms)";
-                } else if (handshaking) {
-                    cause = "no answer to the handshake within the connect timeout (" + limit +
+                    cause = "TLS handshake timeout: not done within the connect timeout (" + limit +
                             " ms)";
+                } else if (handshaking) {
+                    cause =
+                        "no answer to the handshake within the connect timeout (" + limit + " ms)";
                 } else {
                     cause = "connect timeout after " + limit + " ms";
                 }

@@ -265,7 +265,7 @@ void node_connection::feed_tls(const char* data, std::size_t len) {
     if (!tls_plain_.empty()) {
         const std::uint64_t epoch = epoch_;
         feed(tls_plain_.data(), tls_plain_.size());  // copied by the reader at once
-        if (epoch != epoch_ || !tls_) return;         // failed: the session is gone
+        if (epoch != epoch_ || !tls_) return;        // failed: the session is gone
     }
     // An alert after the handshake (TLS 1.3 refuses a client certificate
     // only then) comes here, with the reason the server gave.

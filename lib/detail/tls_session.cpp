@@ -4,15 +4,15 @@
 // OpenSSL's own text in parentheses.
 #include "detail/tls_session.hpp"
 
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
+#include <climits>
 
 #include <algorithm>
 #include <arpa/inet.h>
 #include <array>
-#include <climits>
 #include <new>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 
 namespace redlock::detail {
 namespace {
@@ -66,9 +66,9 @@ auto is_ip_literal(const std::string& host) -> bool {
 
 auto file_problem(std::string field, const std::string& path, const char* what)
     -> std::optional<config_error> {
-    return config_error{"", std::move(field),
-                        std::string{"cannot load "} + what + " from \"" + path +
-                            "\": " + openssl_reason()};
+    return config_error{
+        "", std::move(field),
+        std::string{"cannot load "} + what + " from \"" + path + "\": " + openssl_reason()};
 }
 
 }  // namespace
@@ -78,8 +78,8 @@ auto tls_context::create(const tls_options& options)
     ERR_clear_error();
     SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
     if (ctx == nullptr) {
-        return {nullptr, config_error{"", "/tls", "cannot create a TLS context: " +
-                                                      openssl_reason()}};
+        return {nullptr,
+                config_error{"", "/tls", "cannot create a TLS context: " + openssl_reason()}};
     }
     // Owned from here: a failure below frees it with the half-built context.
     std::shared_ptr<const tls_context> built{new (std::nothrow) tls_context{ctx, options}};
@@ -107,9 +107,14 @@ auto tls_context::create(const tls_options& options)
     if (!options.cert_file.empty()) {
         if (SSL_CTX_use_certificate_chain_file(ctx, options.cert_file.c_str()) != 1)
             return {nullptr, file_problem("/tls/cert_file", options.cert_file, "a certificate")};
-        if (SSL_CTX_use_PrivateKey_file(ctx, options.key_file.c_str(), SSL_FILETYPE_PEM) != 1)
+        const bool key_loaded =
+            SSL_CTX_use_PrivateKey_file(ctx, options.key_file.c_str(), SSL_FILETYPE_PEM) == 1;
+        // OpenSSL 3 compares the key with the certificate while loading it.
+        const bool mismatch =
+            !key_loaded && ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH;
+        if (!key_loaded && !mismatch)
             return {nullptr, file_problem("/tls/key_file", options.key_file, "a private key")};
-        if (SSL_CTX_check_private_key(ctx) != 1) {
+        if (mismatch || SSL_CTX_check_private_key(ctx) != 1) {
             return {nullptr, config_error{"", "/tls/key_file",
                                           "does not match /tls/cert_file: " + openssl_reason()}};
         }
