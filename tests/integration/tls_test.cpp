@@ -66,7 +66,7 @@ void refused(const redlock::client_config& settings, const std::string& reason) 
 }  // namespace
 
 TEST_SUITE("tls") {
-    TEST_CASE("a lock over TLS, every node's certificate verified by address or by name") {
+    TEST_CASE("TLS: a lock, every node's certificate verified by address or by name") {
         const tls_certs certs;
         std::deque<tls_server> servers;
         for (int i = 0; i < 3; ++i) servers.emplace_back(certs);
@@ -82,14 +82,14 @@ TEST_SUITE("tls") {
         for (const auto& s : servers) CHECK_FALSE(s.server().exists("redlock:orders:42"));
     }
 
-    TEST_CASE("a node signed by another CA is refused: unknown CA") {
+    TEST_CASE("TLS: a node signed by another CA is refused: unknown CA") {
         const tls_certs certs;
         const tls_server other{certs, tls_server_options{.other_ca = true}};
         refused(config_for({other.tls_address()}, certs), "TLS handshake failed: unknown CA");
         CHECK(other.server().dbsize() == 0);
     }
 
-    TEST_CASE("a certificate for another name is refused: name mismatch") {
+    TEST_CASE("TLS: a certificate for another name is refused: name mismatch") {
         const tls_certs certs;
         const tls_server node{certs};
         auto settings = config_for({node.tls_address()}, certs);
@@ -101,7 +101,7 @@ TEST_SUITE("tls") {
         CHECK(locks.acquire("orders:1").has_value());
     }
 
-    TEST_CASE("a server that requires a client certificate") {
+    TEST_CASE("TLS: a server that requires a client certificate") {
         const tls_certs certs;
         const tls_server node{certs, tls_server_options{.auth_clients = true}};
         auto settings = config_for({node.tls_address()}, certs);
@@ -115,7 +115,7 @@ TEST_SUITE("tls") {
         CHECK(holds(node.server(), "orders:7", held->value()));
     }
 
-    TEST_CASE("TLS and plain nodes in one cluster: a node says tls: false") {
+    TEST_CASE("TLS: TLS and plain nodes in one cluster: a node says tls: false") {
         const tls_certs certs;
         const tls_server a{certs};
         const tls_server b{certs};
@@ -132,7 +132,7 @@ TEST_SUITE("tls") {
         CHECK(locks.release(*held));
     }
 
-    TEST_CASE("a node frozen mid-handshake: TLS handshake timeout, the others grant the lock") {
+    TEST_CASE("TLS: a node frozen mid-handshake: TLS handshake timeout, the others grant the lock") {
         const tls_certs certs;
         std::deque<tls_server> servers;
         for (int i = 0; i < 3; ++i) servers.emplace_back(certs);
@@ -157,7 +157,7 @@ TEST_SUITE("tls") {
         servers[1].server().thaw();
     }
 
-    TEST_CASE("TLS files that cannot be used are configuration errors naming the field") {
+    TEST_CASE("TLS: files that cannot be used are configuration errors naming the field") {
         const tls_certs certs;
         const tls_server node{certs};
         auto settings = config_for({node.tls_address()}, certs);

@@ -44,7 +44,7 @@ auto nodes_with_tls(const std::string& tls) -> std::string {
 }  // namespace
 
 TEST_SUITE("config") {
-    TEST_CASE("tls: absent by default; every field read; verification on by default") {
+    TEST_CASE("tls: absent by default, every field read, verification on by default") {
         auto plain = redlock::parse_config(R"({"nodes": [{"host": "a", "port": 1}]})", source);
         REQUIRE(plain);
         CHECK_FALSE(plain->tls.has_value());
