@@ -13,7 +13,9 @@
 
 #include <chrono>
 #include <deque>
+#include <future>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -132,7 +134,8 @@ TEST_SUITE("tls") {
         CHECK(locks.release(*held));
     }
 
-    TEST_CASE("TLS: a node frozen mid-handshake: TLS handshake timeout, the others grant the lock") {
+    TEST_CASE(
+        "TLS: a node frozen mid-handshake: TLS handshake timeout, the others grant the lock") {
         const tls_certs certs;
         std::deque<tls_server> servers;
         for (int i = 0; i < 3; ++i) servers.emplace_back(certs);
@@ -155,6 +158,35 @@ TEST_SUITE("tls") {
         // Alone, the frozen node fails the acquisition with the same reason.
         refused(config_for({servers[1].tls_address()}, certs), "TLS handshake timeout");
         servers[1].server().thaw();
+    }
+
+    TEST_CASE("TLS: a waiter is woken by a release notification over its TLS subscriptions") {
+        const tls_certs certs;
+        std::deque<tls_server> servers;
+        for (int i = 0; i < 3; ++i) servers.emplace_back(certs);
+        const auto settings = config_for(
+            {servers[0].tls_address(), servers[1].tls_address(), servers[2].tls_address()}, certs);
+        auto owner = make_client(settings);
+        auto waiter = make_client(settings);
+        auto held = owner.acquire("ledger");
+        REQUIRE(held);
+        redlock::lock_options wait;
+        wait.max_wait = 5s;
+        auto granted =
+            std::async(std::launch::async, [&] { return waiter.acquire("ledger", wait); });
+        // Its subscriber connections are open, one per node, over TLS.
+        REQUIRE(redlock_test::wait_until(3s, [&] {
+            const auto s = waiter.stats();
+            return s.waiters == 1 && s.subscriber_connections == 3;
+        }));
+        std::this_thread::sleep_for(200ms);
+        const auto released_at = std::chrono::steady_clock::now();
+        REQUIRE(owner.release(*held));
+        auto lock = granted.get();
+        REQUIRE_MESSAGE(lock.has_value(), (lock ? std::string{} : lock.error().message));
+        // Woken, not polling: a poller at retry.delay would make a dozen attempts.
+        CHECK(std::chrono::steady_clock::now() - released_at < 1s);
+        CHECK(waiter.stats().attempts <= 6);
     }
 
     TEST_CASE("TLS: files that cannot be used are configuration errors naming the field") {
