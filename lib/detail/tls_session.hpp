@@ -77,6 +77,7 @@ private:
     BIO* in_ = nullptr;   // ciphertext from the node; owned by ssl_
     BIO* out_ = nullptr;  // ciphertext for the node; owned by ssl_
     bool established_ = false;
+    bool verify_ = true;  // the certificate is checked (tls_options::verify)
     std::string error_;
 };
 
