@@ -117,20 +117,25 @@ TEST_SUITE("tls") {
         CHECK(holds(node.server(), "orders:7", held->value()));
     }
 
-    TEST_CASE("TLS: TLS and plain nodes in one cluster: a node says tls: false") {
+    TEST_CASE("TLS: TLS, plain and Unix socket nodes in one cluster: a node says tls: false") {
         const tls_certs certs;
         const tls_server a{certs};
         const tls_server b{certs};
         const redlock_test::redis_server plain;
         redlock::node_address plain_address = plain.address();
         plain_address.tls = false;
-        auto locks =
-            make_client(config_for({a.tls_address(), plain_address, b.tls_address()}, certs));
+        // A Unix socket never uses TLS, whatever its tls flag says.
+        redlock_test::server_options unix_socket;
+        unix_socket.unix_socket = true;
+        const redlock_test::redis_server local{unix_socket};
+        auto locks = make_client(config_for(
+            {a.tls_address(), plain_address, b.tls_address(), local.unix_address()}, certs));
         auto held = locks.acquire("orders:9");
         REQUIRE_MESSAGE(held.has_value(), (held ? std::string{} : held.error().message));
         CHECK(holds(a.server(), "orders:9", held->value()));
         CHECK(holds(plain, "orders:9", held->value()));
         CHECK(holds(b.server(), "orders:9", held->value()));
+        CHECK(holds(local, "orders:9", held->value()));
         CHECK(locks.release(*held));
     }
 
