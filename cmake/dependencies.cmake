@@ -29,5 +29,10 @@ if(NOT TARGET redlock_libuv)
   endif()
 endif()
 
+# TLS to the nodes (lib/detail/tls_session.cpp). OpenSSL, not hand-written
+# crypto: Debian's hiredis 0.14 has no TLS, and OpenSSL is what redis-server
+# itself links. Private to the library; a static libredlock needs it to link.
+find_package(OpenSSL 1.1.1 REQUIRED)
+
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(Threads REQUIRED)

@@ -25,16 +25,16 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # redlock_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 # dpkg-shlibdeps reads what the CLI (and a shared libredlock) link: libc6,
-# libstdc++6, libgcc-s1, libhiredis0.14, libuv1.
+# libstdc++6, libgcc-s1, libhiredis0.14, libuv1, libssl3.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # A shared libredlock gets a shlibs file and the ldconfig trigger.
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 # The installed CMake package runs find_dependency on these (and pkg-config on
-# hiredis and libuv), and a static libredlock needs them to link. Recommends,
+# hiredis, libuv and libssl), and a static libredlock needs them to link. Recommends,
 # not Depends: the CLI alone does not need them, and apt installs Recommends
 # unless told not to.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
-    "libhiredis-dev (>= 0.14), libuv1-dev (>= 1.40), nlohmann-json3-dev (>= 3.10), pkg-config")
+    "libhiredis-dev (>= 0.14), libuv1-dev (>= 1.40), libssl-dev (>= 1.1.1), nlohmann-json3-dev (>= 3.10), pkg-config")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "bash-completion, redis-server")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # Debian policy: man pages are gzipped (gzip -9n: no name or time stamp).

@@ -118,6 +118,8 @@ write(config, "duplicate.json", '{"nodes": [{"host": "h"}], "nodes": []}')
 write(config, "float-ms.json", '{"nodes": [{"host": "h"}], "request_timeout_ms": 100.0}')
 write(config, "unknown.json", '{"nodes": [{"host": "h"}], "ttl_msec": 5}')
 write(config, "nested.json", '{"nodes": [{"host": "h"}], "lock": {"ttl_ms": [[[[1]]]]}}')
+write(config, "tls.json", '{"nodes": [{"host": "h"}, {"host": "p", "tls": false}], '
+      '"tls": {"server_name": "redis.internal", "verify": false}}')
 write(config, "unicode.json", '{"nodes": [{"host": "h\\u00e9\\ud83d\\ude00"}], "key_prefix": "\\u0000"}')
 
 quorum = "fuzz_quorum"

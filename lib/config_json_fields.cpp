@@ -32,7 +32,8 @@ using std::chrono::milliseconds;
 
 constexpr std::int64_t max_integer = std::numeric_limits<std::int32_t>::max();
 
-constexpr std::array<std::string_view, 14> top_level_keys{"nodes",
+constexpr std::array<std::string_view, 15> top_level_keys{"nodes",
+                                                          "tls",
                                                           "max_concurrent_acquisitions",
                                                           "queue_prefix",
                                                           "restart_quarantine_ms",
@@ -46,7 +47,9 @@ constexpr std::array<std::string_view, 14> top_level_keys{"nodes",
                                                           "retry",
                                                           "reconnect",
                                                           "auth"};
-constexpr std::array<std::string_view, 3> node_keys{"host", "port", "unix"};
+constexpr std::array<std::string_view, 4> node_keys{"host", "port", "unix", "tls"};
+constexpr std::array<std::string_view, 5> tls_keys{"ca_file", "cert_file", "key_file",
+                                                   "server_name", "verify"};
 constexpr std::array<std::string_view, 7> lock_keys{
     "ttl_ms", "min_validity_ms", "auto_renew", "renew_fraction", "fencing",
     "wait",   "waiter_ttl_ms"};
@@ -188,6 +191,7 @@ private:
         if (has_host && has_unix)
             return fail(pointer, "must have either \"host\" or \"unix\", not both");
         if (!has_host && !has_unix) return fail(pointer, "must have either \"host\" or \"unix\"");
+        if (!read_bool(value, "tls", pointer, out.tls)) return false;
         if (has_unix) {
             if (value.contains("port"))
                 return fail(json_pointer(pointer, "port"), "is only allowed with \"host\"");
@@ -294,6 +298,18 @@ private:
         }
         if (const auto auth = root.find("auth"); auth != root.end()) {
             if (!read_auth(*auth, config)) return false;
+        }
+        if (const auto tls = root.find("tls"); tls != root.end()) {
+            // Files are checked by validate_config, the same for code and JSON.
+            const std::string p = "/tls";
+            auto& t = config.tls.emplace();
+            if (!(check_object(*tls, p, tls_keys) &&
+                  read_string(*tls, "ca_file", p, t.ca_file, true) &&
+                  read_string(*tls, "cert_file", p, t.cert_file, true) &&
+                  read_string(*tls, "key_file", p, t.key_file, true) &&
+                  read_string(*tls, "server_name", p, t.server_name, true) &&
+                  read_bool(*tls, "verify", p, t.verify)))
+                return false;
         }
         return true;
     }

@@ -9,13 +9,16 @@
 
 #include <array>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <sys/un.h>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -49,6 +52,39 @@ auto duration_problem(milliseconds value, lower_bound bound) -> std::optional<st
     if (bound == lower_bound::positive && v <= 0) return "must be greater than 0" + got(v);
     if (bound == lower_bound::non_negative && v < 0) return "must be at least 0" + got(v);
     if (v > max_integer) return "must be at most 2147483647" + got(v);
+    return std::nullopt;
+}
+
+/// A TLS file must be readable now: a typo shows when the client is built,
+/// not as a node that can never be reached. Its contents are OpenSSL's to
+/// judge (tls_context::create, at client::create).
+auto tls_file_problem(const std::string& path) -> std::optional<std::string> {
+    if (path.empty()) return std::nullopt;
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (f == nullptr) {
+        const int err = errno;
+        return "cannot read \"" + path + "\": " + std::generic_category().message(err);
+    }
+    (void)std::fclose(f);
+    return std::nullopt;
+}
+
+auto tls_problem(const tls_options& tls) -> std::optional<std::pair<std::string, std::string>> {
+    if (tls.cert_file.empty() != tls.key_file.empty()) {
+        return tls.cert_file.empty()
+                   ? std::pair<std::string, std::string>{"/tls/cert_file",
+                                                         "is required with /tls/key_file"}
+                   : std::pair<std::string, std::string>{"/tls/key_file",
+                                                         "is required with /tls/cert_file"};
+    }
+    const std::array<std::pair<const char*, const std::string*>, 3> files{{
+        {"/tls/ca_file", &tls.ca_file},
+        {"/tls/cert_file", &tls.cert_file},
+        {"/tls/key_file", &tls.key_file},
+    }};
+    for (const auto& [field, path] : files) {
+        if (auto why = tls_file_problem(*path)) return {{field, std::move(*why)}};
+    }
     return std::nullopt;
 }
 
@@ -121,6 +157,11 @@ auto validate_config(const client_config& config, std::string_view source)
                 return reject(pointer, node.to_string() + " is the same server as " + earlier() +
                                            ": " + *why);
         }
+    }
+
+    if (config.tls) {
+        if (auto problem = tls_problem(*config.tls))
+            return reject(std::move(problem->first), std::move(problem->second));
     }
 
     using enum lower_bound;

@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   libhiredis-dev libuv1-dev nlohmann-json3-dev
+  libssl-dev openssl  # TLS to the nodes; openssl(1) makes the TLS tests' certificates
   doctest-dev libbenchmark-dev libcli11-dev
   redis-server
   python3 python3-prometheus-client          # tests: the metrics test parses with a real parser

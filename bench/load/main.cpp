@@ -68,6 +68,10 @@ int main(int argc, char** argv) {
         "Drives the redlock library against real nodes, beside a raw client that sends the same "
         "commands without lock logic (the ceiling), and reports both."};
     app.add_option("--config", opt.config, "cluster config (JSON)")->required();
+    std::string stats_config;
+    app.add_option("--stats-config", stats_config,
+                   "the same servers' plain ports (JSON config), for their INFO and the scripts: "
+                   "required with a TLS --config, which this tool's hiredis 0.14 cannot speak");
     app.add_option("--mode", opt.mode,
                    "lib | raw | raw-hiredis | both (raw and lib) | all (the three) | lib-shared "
                    "(readers) | lib-shared-one (readers, all on one resource) | readers (lib and "
@@ -162,7 +166,17 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "redlock_load: %s\n", config.error().what().c_str());
         return 78;
     }
-    auto nodes = node_stats::connect(*config);
+    if (config->tls && (stats_config.empty() || opt.mode != "lib")) {
+        // The raw modes and the server figures go through hiredis 0.14, which has no TLS.
+        std::fprintf(stderr, "redlock_load: a TLS config runs --mode lib, with --stats-config\n");
+        return 64;
+    }
+    auto stats_source = stats_config.empty() ? config : redlock::load_config(stats_config);
+    if (!stats_source) {
+        std::fprintf(stderr, "redlock_load: %s\n", stats_source.error().what().c_str());
+        return 78;
+    }
+    auto nodes = node_stats::connect(*stats_source);
     if (!nodes) return 69;
     if (!nodes->load_scripts()) return 69;
 

@@ -22,6 +22,10 @@ struct REDLOCK_API node_address {
     std::string host;
     std::uint16_t port = 6379;
     std::string unix_path;
+    /// With client_config::tls set, false connects this node in plain text
+    /// (a node on a trusted link, or one without a TLS port). Unix sockets
+    /// never use TLS: they never leave the machine.
+    bool tls = true;
 
     [[nodiscard]] auto is_unix() const noexcept -> bool { return !unix_path.empty(); }
     /// "host:port" or "unix:/path": the name used in every message about this node.
@@ -39,6 +43,20 @@ public:
 
 private:
     std::string value_;
+};
+
+/// TLS to the nodes (the "tls" object of the JSON schema). Verification is on
+/// by default: a node must show a certificate from a trusted CA, for the name
+/// it was reached by.
+struct tls_options {
+    std::string ca_file;      ///< PEM CA certificates; empty: the system's trusted CAs
+    std::string cert_file;    ///< PEM client certificate (with key_file), for servers
+                              ///< that require one (redis --tls-auth-clients yes)
+    std::string key_file;     ///< PEM private key of cert_file
+    std::string server_name;  ///< the name verified (and sent as SNI); empty: each node's host
+    /// Off: any certificate is accepted. Encryption without knowing who is at
+    /// the other end; for tests only.
+    bool verify = true;
 };
 
 enum class log_level { debug, info, warning, error };
@@ -107,6 +125,10 @@ struct client_config {
     std::string username;      ///< ACL user for AUTH; empty: AUTH with the password only
     std::string password_env;  ///< name of the variable the password came from
     secret password;           ///< empty: no AUTH
+
+    /// Set: every TCP node (unless its node_address::tls is false) is reached
+    /// over TLS, the TLS handshake counted in connect_timeout. Unset: plain TCP.
+    std::optional<tls_options> tls;
 
     /// Where the library's warnings go (an even node count, a node that cannot
     /// be reached). Called on the loop thread. Empty: warnings go to stderr.

@@ -33,7 +33,18 @@ auto client_core::create(client_config config, uv_loop_t* external)
                              {},
                              0}};
     }
-    auto core = std::make_shared<client_core>(std::move(config), external);
+    std::shared_ptr<const tls_context> tls;
+    if (config.tls) {
+        // Files that exist but hold no certificate (or a key of another
+        // certificate) only show here, when OpenSSL reads them.
+        auto [context, problem] = tls_context::create(*config.tls);
+        if (problem) {
+            problem->file = "<config>";
+            return failure{error{make_error_code(errc::invalid_config), problem->what(), {}, 0}};
+        }
+        tls = std::move(context);
+    }
+    auto core = std::make_shared<client_core>(std::move(config), external, std::move(tls));
     if (core->nodes_.size() % 2 == 0) {
         // Logged on the loop thread, as every log line is (config.hpp): posted
         // now, it runs once the loop does.
@@ -57,12 +68,17 @@ auto client_core::create(client_config config, uv_loop_t* external)
     return core;
 }
 
-client_core::client_core(client_config config, uv_loop_t* external)
-    : config_{std::move(config)}, loop_{external}, timers_{loop_.loop()}, hooks_{loop_.loop()} {
+client_core::client_core(client_config config, uv_loop_t* external,
+                         std::shared_ptr<const tls_context> tls)
+    : config_{std::move(config)},
+      tls_{std::move(tls)},
+      loop_{external},
+      timers_{loop_.loop()},
+      hooks_{loop_.loop()} {
     nodes_.reserve(config_.nodes.size());
     for (const auto& address : config_.nodes) {
         nodes_.push_back(std::make_unique<node_connection>(loop_.loop(), hooks_, address, config_,
-                                                           rng_, connection_counters_));
+                                                           rng_, connection_counters_, tls_));
     }
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
         nodes_[i]->on_identified([this, i] { check_identity(i); });
@@ -71,6 +87,7 @@ client_core::client_core(client_config config, uv_loop_t* external)
     client_id_ = rng_.lock_value().substr(0, 16);
     wake_prefix_ = config_.queue_prefix + "wake:";
     waiters_.set_channel(wake_prefix_ + client_id_);
+    waiters_.set_tls(tls_);
 }
 
 void client_core::check_identity(std::size_t node) {

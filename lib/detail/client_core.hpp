@@ -37,7 +37,9 @@ public:
     [[nodiscard]] static auto create(client_config config, uv_loop_t* external)
         -> result<std::shared_ptr<client_core>>;
 
-    client_core(client_config config, uv_loop_t* external);
+    /// `tls`: built from config.tls by create() (null without TLS).
+    client_core(client_config config, uv_loop_t* external,
+                std::shared_ptr<const tls_context> tls = {});
     client_core(const client_core&) = delete;
     auto operator=(const client_core&) -> client_core& = delete;
     ~client_core();
@@ -110,6 +112,7 @@ private:
     void check_identity(std::size_t node);
 
     client_config config_;
+    std::shared_ptr<const tls_context> tls_;  // shared by every connection, subscribers too
     event_loop loop_;
     random_source rng_;
     connection_counters connection_counters_;

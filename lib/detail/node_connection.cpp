@@ -31,7 +31,8 @@ auto fsm_settings(const node_address& address, const client_config& config)
 
 node_connection::node_connection(uv_loop_t* loop, flush_hooks& hooks, node_address address,
                                  const client_config& config, random_source& rng,
-                                 connection_counters& counters)
+                                 connection_counters& counters,
+                                 std::shared_ptr<const tls_context> tls)
     : loop_{loop},
       hooks_{hooks},
       address_{std::move(address)},
@@ -39,7 +40,8 @@ node_connection::node_connection(uv_loop_t* loop, flush_hooks& hooks, node_addre
       config_{config},
       rng_{rng},
       counters_{counters},
-      fsm_{fsm_settings(address_, config_)} {
+      fsm_{fsm_settings(address_, config_)},
+      tls_context_{!address_.is_unix() && address_.tls ? std::move(tls) : nullptr} {
     uv_timer_init(loop_, &connect_timer_);
     uv_timer_init(loop_, &deadline_timer_);
     connect_timer_.data = this;
@@ -102,6 +104,9 @@ auto node_connection::perform(connection_fsm::actions& a) -> bool {
             self.writing_buf_.clear();
             self.dispatch({connection_fsm::event::stream_closed});
         });
+        // The session dies with its stream (callers of dispatch touch it no more).
+        tls_.reset();
+        tls_wire_.clear();
     }
     if (a.close_timers) {
         const auto closed = [](uv_handle_t* h) {
@@ -130,10 +135,17 @@ auto node_connection::perform(connection_fsm::actions& a) -> bool {
             [](uv_timer_t* t) {
                 auto& self = *static_cast<node_connection*>(t->data);
                 const auto limit = std::to_string(self.config_.connect_timeout.count());
-                const std::string cause =
-                    self.fsm_.current() == connection_fsm::state::handshaking
-                        ? "no answer to the handshake within the connect timeout (" + limit + " ms)"
-                        : "connect timeout after " + limit + " ms";
+                const bool handshaking = self.fsm_.current() == connection_fsm::state::handshaking;
+                std::string cause;
+                if (handshaking && self.tls_ && !self.tls_->established()) {
+                    cause = "TLS handshake timeout: not done within the connect timeout (" + limit +
+                            " ms)";
+                } else if (handshaking) {
+                    cause =
+                        "no answer to the handshake within the connect timeout (" + limit + " ms)";
+                } else {
+                    cause = "connect timeout after " + limit + " ms";
+                }
                 self.dispatch({connection_fsm::event::connect_timeout, cause});
             },
             *a.arm_connect_timer_ms, 0);
@@ -237,6 +249,16 @@ void node_connection::on_connect(uv_connect_t* req, int status) {
 
 void node_connection::start_handshake() {
     uv_read_start(stream(), &node_connection::on_alloc, &node_connection::on_read);
+    if (tls_context_) {
+        // The ClientHello goes out now; the Redis handshake queued below waits
+        // (in handshake_out_) until the TLS handshake is done: seal().
+        tls_ = std::make_unique<tls_session>(*tls_context_, address_.host);
+        tls_wire_.clear();
+        if (!tls_->handshake()) {
+            fail_transport("TLS handshake failed: " + tls_->error());
+            return;
+        }
+    }
     // The handshake goes before everything queued while we were connecting;
     // those commands are written only once it is answered (see writable()).
     // Its requests never expire: the connect timer bounds the handshake.

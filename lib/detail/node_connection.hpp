@@ -6,6 +6,7 @@
 #include "detail/node_handshake.hpp"
 #include "detail/reply_reader.hpp"
 #include "detail/request_fifo.hpp"
+#include "detail/tls_session.hpp"
 #include "redlock/config.hpp"
 
 #include <hiredis/hiredis.h>
@@ -17,6 +18,7 @@
 #include <cstdio>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -72,8 +74,11 @@ struct connection_counters {
 class node_connection : private reply_sink {
 public:
     /// `hooks` flushes what is queued once per loop turn; it outlives the connection.
+    /// With `tls` (the client's, from config.tls), a TCP node whose address does
+    /// not say tls=false is reached over TLS.
     node_connection(uv_loop_t* loop, flush_hooks& hooks, node_address address,
-                    const client_config& config, random_source& rng, connection_counters& counters);
+                    const client_config& config, random_source& rng, connection_counters& counters,
+                    std::shared_ptr<const tls_context> tls = {});
 
     /// Makes this a subscriber connection: on every (re)connect it subscribes
     /// to `channel` instead of the lock handshake, and each pub/sub message that
@@ -151,6 +156,12 @@ private:
     void start_handshake();
     void fail_requests(request_status status, std::string_view cause);
     void fail_transport(std::string cause);
+    /// TLS: ciphertext read from the node, decrypted and fed to feed().
+    void feed_tls(const char* data, std::size_t len);
+    /// TLS: encrypts what writable() holds (once the TLS handshake is done) and
+    /// moves the session's ciphertext to tls_wire_. False after a TLS error,
+    /// reported to the state machine when `report` (not from inside send()).
+    auto seal(bool report) -> bool;
 
     void on_reply(std::uint32_t tag, const reply_event& event) noexcept override;
     /// Counts this connection in (or out of) the connected nodes, once.
@@ -219,6 +230,12 @@ private:
     std::function<void()> on_identified_;
 
     node_handshake handshake_;
+    // TLS (tls_session.hpp): a new session per connection, made when TCP is up;
+    // its Redis handshake waits in handshake_out_ until the TLS one is done.
+    std::shared_ptr<const tls_context> tls_context_;  // null: plain TCP
+    std::unique_ptr<tls_session> tls_;
+    std::string tls_wire_;   // ciphertext not yet handed to the kernel
+    std::string tls_plain_;  // decrypted bytes of the current read
     std::chrono::steady_clock::time_point quarantined_until_{};
     node_counters metrics_;
 

@@ -99,13 +99,15 @@ void node_connection::deliver_deferred() {
 }
 
 void node_connection::write_eagerly() {
-    uv_buf_t buf = uv_buf_init(out_.data(), static_cast<unsigned>(out_.size()));
-    counters_.writes.fetch_add(1, std::memory_order_relaxed);
-    const int written = uv_try_write(stream(), &buf, 1);
     // An error is left for the hook's flush to meet again: a disconnect here
     // would fail requests inside send(). A kernel that took less than all has
     // no room: no more tries this turn (the flush hands the rest to libuv).
-    if (written > 0) out_.erase(0, static_cast<std::size_t>(written));
+    if (tls_ && !seal(/*report=*/false)) return;
+    std::string& out = tls_ ? tls_wire_ : out_;
+    uv_buf_t buf = uv_buf_init(out.data(), static_cast<unsigned>(out.size()));
+    counters_.writes.fetch_add(1, std::memory_order_relaxed);
+    const int written = uv_try_write(stream(), &buf, 1);
+    if (written > 0) out.erase(0, static_cast<std::size_t>(written));
     if (written < static_cast<int>(buf.len)) eager_blocked_ = true;
 }
 
@@ -116,7 +118,8 @@ auto node_connection::writable() noexcept -> std::string& {
 void node_connection::flush() {
     const auto s = fsm_.current();
     if (s != connection_fsm::state::ready && s != connection_fsm::state::handshaking) return;
-    std::string& out = writable();
+    if (tls_ && !seal(/*report=*/true)) return;
+    std::string& out = tls_ ? tls_wire_ : writable();
     if (writing_ || out.empty()) return;
     uv_buf_t buf = uv_buf_init(out.data(), static_cast<unsigned>(out.size()));
     counters_.writes.fetch_add(1, std::memory_order_relaxed);
@@ -175,7 +178,11 @@ void node_connection::on_alloc(uv_handle_t* handle, std::size_t, uv_buf_t* buf) 
 void node_connection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t*) {
     auto& self = *static_cast<node_connection*>(stream->data);
     if (nread > 0) {
-        self.feed(self.read_buf_, static_cast<std::size_t>(nread));
+        if (self.tls_) {
+            self.feed_tls(self.read_buf_, static_cast<std::size_t>(nread));
+        } else {
+            self.feed(self.read_buf_, static_cast<std::size_t>(nread));
+        }
     } else if (nread < 0) {
         self.dispatch({connection_fsm::event::transport_error,
                        nread == UV_EOF
@@ -229,6 +236,52 @@ void node_connection::feed(const char* data, std::size_t len) {
         }
         freeReplyObject(reply);
     }
+}
+
+// ---- TLS ----------------------------------------------------------------------------------
+
+auto node_connection::seal(bool report) -> bool {
+    std::string& plain = writable();
+    if (tls_->established() && !plain.empty()) {
+        if (tls_->write(plain)) plain.clear();
+    }
+    if (!tls_->error().empty()) {
+        if (report) fail_transport("TLS: " + tls_->error());
+        return false;
+    }
+    tls_->take_output(tls_wire_);
+    return true;
+}
+
+void node_connection::feed_tls(const char* data, std::size_t len) {
+    if (!tls_->feed(data, len)) {
+        fail_transport("TLS: " + tls_->error());
+        return;
+    }
+    if (!tls_->established()) {
+        if (!tls_->handshake()) {
+            fail_transport("TLS handshake failed: " + tls_->error());
+            return;
+        }
+        // Handshake records to send, and once it is done, the Redis handshake.
+        mark_dirty();
+        if (!tls_->established()) return;
+    }
+    tls_plain_.clear();
+    const bool ok = tls_->read(tls_plain_);
+    if (!tls_plain_.empty()) {
+        const std::uint64_t epoch = epoch_;
+        feed(tls_plain_.data(), tls_plain_.size());  // copied by the reader at once
+        if (epoch != epoch_ || !tls_) return;        // failed: the session is gone
+    }
+    // An alert after the handshake (TLS 1.3 refuses a client certificate
+    // only then) comes here, with the reason the server gave.
+    if (!ok) {
+        fail_transport("TLS: " + tls_->error());
+        return;
+    }
+    // TLS 1.3 may answer a read (a key update): let the next flush send it.
+    mark_dirty();
 }
 
 // ---- deadlines ----------------------------------------------------------------------------

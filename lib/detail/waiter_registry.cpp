@@ -68,8 +68,8 @@ auto waiter_registry::subscribed() const noexcept -> bool {
 
 void waiter_registry::open_connections() {
     for (const auto& address : config_.nodes) {
-        auto c =
-            std::make_unique<node_connection>(loop_, hooks_, address, config_, rng_, counters_);
+        auto c = std::make_unique<node_connection>(loop_, hooks_, address, config_, rng_, counters_,
+                                                   tls_);
         c->subscribe(channel_, [this](std::string_view message) { on_message(message); });
         c->start();
         connections_.push_back(std::move(c));

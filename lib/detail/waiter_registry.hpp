@@ -86,6 +86,8 @@ public:
 
     /// The channel this client's notifications arrive on.
     void set_channel(std::string channel) { channel_ = std::move(channel); }
+    /// The client's TLS context (null: plain TCP), for the subscriber connections.
+    void set_tls(std::shared_ptr<const tls_context> tls) { tls_ = std::move(tls); }
     /// `w` waits under `id`: woken by a notification naming it until removed.
     /// Opens the subscriber connections if they are not open.
     void add(const std::string& id, waker* w);
@@ -127,6 +129,7 @@ private:
     random_source& rng_;
     timer_queue& timers_;
     std::string channel_;
+    std::shared_ptr<const tls_context> tls_;
     connection_counters counters_;  // kept apart from the lock nodes' (stats describes those)
     using successor_order = std::pair<std::uint64_t, std::uint64_t>;  // arrival, ticket
     struct entry {

@@ -1,0 +1,227 @@
+// TLS to the nodes against real redis-server processes listening with
+// --tls-port, with certificates made by openssl for each case: a verified lock,
+// the reasons a node is refused (unknown CA, name mismatch, a client
+// certificate required), TLS and plain nodes side by side, and a node frozen
+// in the middle of the TLS handshake.
+#include "support/log_capture.hpp"
+#include "support/redis_server.hpp"
+#include "support/tls_certs.hpp"
+#include "support/wait.hpp"
+
+#include <doctest/doctest.h>
+#include <redlock/client.hpp>
+
+#include <chrono>
+#include <deque>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace std::chrono_literals;
+using redlock_test::log_capture;
+using redlock_test::tls_certs;
+using redlock_test::tls_server;
+using redlock_test::tls_server_options;
+
+namespace {
+
+/// The cluster fixture's timings, for these nodes, trusting the certs' CA.
+auto config_for(const std::vector<redlock::node_address>& nodes, const tls_certs& certs)
+    -> redlock::client_config {
+    redlock::client_config settings;
+    settings.nodes = nodes;
+    settings.tls = certs.options();
+    settings.connect_timeout = 300ms;  // a TLS handshake on a loaded 2-core CI machine
+    settings.request_timeout = 100ms;
+    settings.lock.ttl = 2000ms;
+    settings.retry = {.attempts = 3, .delay = 50ms, .jitter = 50ms};
+    settings.reconnect = {.min_delay = 20ms, .max_delay = 200ms};
+    settings.logger = [](redlock::log_level, std::string_view) {};
+    return settings;
+}
+
+auto make_client(const redlock::client_config& settings) -> redlock::client {
+    auto made = redlock::client::create(settings);
+    REQUIRE_MESSAGE(made.has_value(), (made ? std::string{} : made.error().message));
+    return std::move(*made);
+}
+
+/// The lock key holds `value` on `server` (read over its plain port).
+auto holds(const redlock_test::redis_server& server, const std::string& resource,
+           const std::string& value) -> bool {
+    return redlock_test::wait_until(2s, [&] { return server.get("redlock:" + resource) == value; });
+}
+
+/// Acquiring through the single node `node` fails, and the message names the
+/// node and `reason`.
+void refused(const redlock::client_config& settings, const std::string& reason) {
+    auto locks = make_client(settings);
+    auto held = locks.acquire("orders:1");
+    REQUIRE_FALSE(held.has_value());
+    const std::string& message = held.error().message;
+    INFO(message);
+    CHECK(message.find(settings.nodes.at(0).to_string()) != std::string::npos);
+    CHECK(message.find(reason) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_SUITE("tls") {
+    TEST_CASE("TLS: a lock, every node's certificate verified by address or by name") {
+        const tls_certs certs;
+        std::deque<tls_server> servers;
+        for (int i = 0; i < 3; ++i) servers.emplace_back(certs);
+        // "localhost" checks the name (and sends it as SNI); 127.0.0.1 the IP address.
+        auto locks =
+            make_client(config_for({servers[0].tls_address(), servers[1].tls_address("localhost"),
+                                    servers[2].tls_address()},
+                                   certs));
+        auto held = locks.acquire("orders:42");
+        REQUIRE_MESSAGE(held.has_value(), (held ? std::string{} : held.error().message));
+        for (const auto& s : servers) CHECK(holds(s.server(), "orders:42", held->value()));
+        CHECK(locks.release(*held));
+        for (const auto& s : servers) CHECK_FALSE(s.server().exists("redlock:orders:42"));
+    }
+
+    TEST_CASE("TLS: a node signed by another CA is refused: unknown CA") {
+        const tls_certs certs;
+        const tls_server other{certs, tls_server_options{.other_ca = true}};
+        refused(config_for({other.tls_address()}, certs), "TLS handshake failed: unknown CA");
+        CHECK(other.server().dbsize() == 0);
+    }
+
+    TEST_CASE("TLS: a certificate for another name is refused: name mismatch") {
+        const tls_certs certs;
+        const tls_server node{certs};
+        auto settings = config_for({node.tls_address()}, certs);
+        settings.tls->server_name = "redis.example.org";
+        refused(settings, "TLS handshake failed: name mismatch");
+        // Without verification the same node is accepted (encryption only).
+        settings.tls->verify = false;
+        auto locks = make_client(settings);
+        CHECK(locks.acquire("orders:1").has_value());
+    }
+
+    TEST_CASE("TLS: a server that requires a client certificate") {
+        const tls_certs certs;
+        const tls_server node{certs, tls_server_options{.auth_clients = true}};
+        auto settings = config_for({node.tls_address()}, certs);
+        refused(settings, "client certificate required by the server");
+
+        settings.tls->cert_file = certs.client_cert();
+        settings.tls->key_file = certs.client_key();
+        auto locks = make_client(settings);
+        auto held = locks.acquire("orders:7");
+        REQUIRE_MESSAGE(held.has_value(), (held ? std::string{} : held.error().message));
+        CHECK(holds(node.server(), "orders:7", held->value()));
+    }
+
+    TEST_CASE("TLS: TLS, plain and Unix socket nodes in one cluster: a node says tls: false") {
+        const tls_certs certs;
+        const tls_server a{certs};
+        const tls_server b{certs};
+        const redlock_test::redis_server plain;
+        redlock::node_address plain_address = plain.address();
+        plain_address.tls = false;
+        // A Unix socket never uses TLS, whatever its tls flag says.
+        redlock_test::server_options unix_socket;
+        unix_socket.unix_socket = true;
+        const redlock_test::redis_server local{unix_socket};
+        auto locks = make_client(config_for(
+            {a.tls_address(), plain_address, b.tls_address(), local.unix_address()}, certs));
+        auto held = locks.acquire("orders:9");
+        REQUIRE_MESSAGE(held.has_value(), (held ? std::string{} : held.error().message));
+        CHECK(holds(a.server(), "orders:9", held->value()));
+        CHECK(holds(plain, "orders:9", held->value()));
+        CHECK(holds(b.server(), "orders:9", held->value()));
+        CHECK(holds(local, "orders:9", held->value()));
+        CHECK(locks.release(*held));
+    }
+
+    TEST_CASE(
+        "TLS: a node frozen mid-handshake: TLS handshake timeout, the others grant the lock") {
+        const tls_certs certs;
+        std::deque<tls_server> servers;
+        for (int i = 0; i < 3; ++i) servers.emplace_back(certs);
+        // SIGSTOPped, the kernel still completes the TCP connect: the
+        // ClientHello is never answered.
+        servers[1].server().freeze();
+        const log_capture log;
+        auto settings = config_for(
+            {servers[0].tls_address(), servers[1].tls_address(), servers[2].tls_address()}, certs);
+        settings.logger = log.logger();
+        auto locks = make_client(settings);
+        auto held = locks.acquire("orders:5");
+        REQUIRE_MESSAGE(held.has_value(), (held ? std::string{} : held.error().message));
+        const std::string expected =
+            "node " + servers[1].tls_address().to_string() + ": unreachable: TLS handshake timeout";
+        CHECK_MESSAGE(redlock_test::wait_until(3s, [&] { return log.contains(expected); }),
+                      log.dump());
+        CHECK(locks.release(*held));
+
+        // Alone, the frozen node fails the acquisition with the same reason.
+        refused(config_for({servers[1].tls_address()}, certs), "TLS handshake timeout");
+        servers[1].server().thaw();
+    }
+
+    TEST_CASE("TLS: a waiter is woken by a release notification over its TLS subscriptions") {
+        const tls_certs certs;
+        std::deque<tls_server> servers;
+        for (int i = 0; i < 3; ++i) servers.emplace_back(certs);
+        const auto settings = config_for(
+            {servers[0].tls_address(), servers[1].tls_address(), servers[2].tls_address()}, certs);
+        auto owner = make_client(settings);
+        auto waiter = make_client(settings);
+        auto held = owner.acquire("ledger");
+        REQUIRE(held);
+        redlock::lock_options wait;
+        wait.max_wait = 5s;
+        auto granted =
+            std::async(std::launch::async, [&] { return waiter.acquire("ledger", wait); });
+        // Its subscriber connections are open, one per node, over TLS.
+        REQUIRE(redlock_test::wait_until(3s, [&] {
+            const auto s = waiter.stats();
+            return s.waiters == 1 && s.subscriber_connections == 3;
+        }));
+        std::this_thread::sleep_for(200ms);
+        const auto released_at = std::chrono::steady_clock::now();
+        REQUIRE(owner.release(*held));
+        auto lock = granted.get();
+        REQUIRE_MESSAGE(lock.has_value(), (lock ? std::string{} : lock.error().message));
+        // Woken, not polling: a poller at retry.delay would make a dozen attempts.
+        CHECK(std::chrono::steady_clock::now() - released_at < 1s);
+        CHECK(waiter.stats().attempts <= 6);
+    }
+
+    TEST_CASE("TLS: files that cannot be used are configuration errors naming the field") {
+        const tls_certs certs;
+        const tls_server node{certs};
+        auto settings = config_for({node.tls_address()}, certs);
+        settings.tls->ca_file = (certs.dir() / "missing.crt").string();
+        auto made = redlock::client::create(settings);
+        REQUIRE_FALSE(made.has_value());
+        CHECK(made.error().message.find("/tls/ca_file: cannot read") != std::string::npos);
+
+        // Readable, but no certificate: OpenSSL's reason, at client::create.
+        settings.tls->ca_file = (certs.dir() / "server.ext").string();
+        made = redlock::client::create(settings);
+        REQUIRE_FALSE(made.has_value());
+        INFO(made.error().message);
+        CHECK(made.error().message.find("/tls/ca_file: cannot load CA certificates") !=
+              std::string::npos);
+
+        settings.tls = certs.options();
+        settings.tls->cert_file = certs.client_cert();
+        made = redlock::client::create(settings);
+        REQUIRE_FALSE(made.has_value());
+        CHECK(made.error().message.find("/tls/key_file: is required with /tls/cert_file") !=
+              std::string::npos);
+
+        settings.tls->key_file = certs.other_server_key();
+        made = redlock::client::create(settings);
+        REQUIRE_FALSE(made.has_value());
+        CHECK(made.error().message.find("/tls/key_file: does not match /tls/cert_file") !=
+              std::string::npos);
+    }
+}
