@@ -3,12 +3,12 @@
 // blackholes the nodes (every node is reached through its own fault proxy). The resources
 // are used as a plain lock, a read-write lock (readers and writers) and a semaphore of 2
 // permits, so that every lock kind meets the same faults. Each worker runs a few threads on
-// its one client, and three in four exclusive acquisitions (plain or writer) ask for no
-// fencing token: a release by one thread then hands the lock straight to another thread's
-// waiter (the hand-off), and at least one hand-off must happen in the run. Afterwards the workers'
-// records are checked (checker.hpp): no writer, fenced or not, overlaps another holder of
-// its resource while both believed their lock valid, no more than 2 permits are held at
-// once, fencing tokens of fenced writers strictly increase in acquisition order (a reader's
+// its one client, and the plain lock's acquisitions ask for no fencing token (the
+// read-write lock's always do): a release by one thread then hands the lock straight to
+// another thread's waiter (the hand-off), and at least one hand-off must happen in the run.
+// Afterwards the workers' records are checked (checker.hpp): no writer, fenced or not, overlaps
+// another holder of its resource while both believed their lock valid, no more than 2 permits are
+// held at once, fencing tokens of fenced writers strictly increase in acquisition order (a reader's
 // keeps up with them), and no hold is left on any node once every worker has released what
 // it held (key_shapes.hpp).
 //
