@@ -4,6 +4,7 @@
 #include "detail/lock_state.hpp"
 #include "detail/op_context.hpp"
 #include "detail/scripts.hpp"
+#include "detail/waiter_registry.hpp"
 
 #include <algorithm>
 #include <array>
@@ -81,7 +82,8 @@ auto operation::queue_key(const lock_state& lock) const -> joined_text {
 }
 
 auto operation::release_call(const lock_state& lock, bool eval, std::string_view waiter_id,
-                             permit_scope scope) const -> encoded_command {
+                             permit_scope scope, const handoff_offer* successor) const
+    -> encoded_command {
     const std::string_view wake{&lock.wake, 1};
     if (lock.kind == lock_kind::permit) {
         const std::vector<std::string> keys = permit_keys(lock, scope);
@@ -93,9 +95,14 @@ auto operation::release_call(const lock_state& lock, bool eval, std::string_view
     }
     const lock_keys keys = keys_of(lock);
     if (lock.resources.size() == 1) {
+        const std::string_view kind = lock.kind == lock_kind::shared ? "r" : "w";
+        if (successor != nullptr) {
+            return script_call(release_wake_script(), eval, {keys.front(), queue_key(lock).view()},
+                               {lock.value, wake, ctx_.wake_prefix(), waiter_id, kind,
+                                successor->value, successor->ttl_text, successor->waiter_id});
+        }
         return script_call(release_wake_script(), eval, {keys.front(), queue_key(lock).view()},
-                           {lock.value, wake, ctx_.wake_prefix(), waiter_id,
-                            lock.kind == lock_kind::shared ? "r" : "w"});
+                           {lock.value, wake, ctx_.wake_prefix(), waiter_id, kind});
     }
     return script_call(release_script(), eval, keys.all(), {lock.value});
 }

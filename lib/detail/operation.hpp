@@ -22,6 +22,7 @@
 namespace redlock::detail {
 
 class op_context;
+struct handoff_offer;
 struct lock_state;
 struct script;
 
@@ -92,9 +93,12 @@ protected:
     enum class permit_scope : std::uint8_t { held, all_but_held };
     /// The compare-and-delete of `lock` on one node. A single resource's also
     /// wakes its waiters there (as the lock's wait mode says) and removes
-    /// `waiter_id`'s entry from the queue.
+    /// `waiter_id`'s entry from the queue. With a `successor` (an exclusive lock
+    /// on one resource only), it hands the key to that waiter where it is first
+    /// in line instead (the hand-off).
     [[nodiscard]] auto release_call(const lock_state& lock, bool eval, std::string_view waiter_id,
-                                    permit_scope scope = permit_scope::held) const
+                                    permit_scope scope = permit_scope::held,
+                                    const handoff_offer* successor = nullptr) const
         -> encoded_command;
     /// A semaphore's keys: the permit-count key, and the prefix of the permit
     /// keys (key_prefix + resource + "|permit|", then the permit's number).

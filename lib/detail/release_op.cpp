@@ -46,20 +46,17 @@ void release_op::start() {
 auto release_op::find_successor() -> std::optional<handoff_offer> {
     // The releaser's own kind and wake-up mode decide whether its script may
     // pass the key on: an exclusive lock on one resource that wakes one waiter.
-    if (state_->kind != lock_kind::exclusive || state_->resources.size() != 1 ||
-        state_->wake != '1')
+    if (!ctx_.waiters().has_successors() || state_->kind != lock_kind::exclusive ||
+        state_->resources.size() != 1 || state_->wake != '1')
         return std::nullopt;
-    handoff_target* first = ctx_.waiters().first_successor(std::string{keys_of(*state_).front()});
+    handoff_target* first = ctx_.waiters().first_successor(keys_of(*state_).front());
     if (first == nullptr) return std::nullopt;
     return first->begin_handoff();
 }
 
 auto release_op::release_command(bool eval) const -> encoded_command {
-    if (!successor_) return release_call(*state_, eval, state_->waiter_id);
-    const lock_keys keys = keys_of(*state_);
-    return script_call(release_wake_script(), eval, {keys.front(), queue_key(*state_).view()},
-                       {state_->value, "1", ctx_.wake_prefix(), state_->waiter_id, "w",
-                        successor_->value, successor_->ttl_text, successor_->waiter_id});
+    return release_call(*state_, eval, state_->waiter_id, permit_scope::held,
+                        successor_ ? &*successor_ : nullptr);
 }
 
 void release_op::send_release(std::size_t node, bool eval) {

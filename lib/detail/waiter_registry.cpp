@@ -21,8 +21,8 @@ void waiter_registry::add(const std::string& id, waker* w, handoff_target* succe
     successors_[lock_key][e.order] = successor;
 }
 
-auto waiter_registry::first_successor(const std::string& lock_key) const -> handoff_target* {
-    const auto it = successors_.find(lock_key);
+auto waiter_registry::first_successor(std::string_view lock_key) const -> handoff_target* {
+    const auto it = successors_.find(std::string{lock_key});
     if (it == successors_.end() || it->second.empty()) return nullptr;
     return it->second.begin()->second;
 }

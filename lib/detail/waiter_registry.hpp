@@ -96,7 +96,10 @@ public:
     void add(const std::string& id, waker* w, handoff_target* successor,
              const std::string& lock_key, std::uint64_t arrival, std::uint64_t ticket);
     /// The first successor in arrival order waiting for `lock_key`, if any.
-    [[nodiscard]] auto first_successor(const std::string& lock_key) const -> handoff_target*;
+    [[nodiscard]] auto first_successor(std::string_view lock_key) const -> handoff_target*;
+    /// Some successor waits for some lock: asked first by every release, so that
+    /// one with nobody waiting builds no key and looks nothing up.
+    [[nodiscard]] auto has_successors() const noexcept -> bool { return !successors_.empty(); }
     /// Idempotent. When the last waiter leaves, the connections close after a
     /// grace period, so that a steady stream of waiters does not open and close
     /// them all the time.
