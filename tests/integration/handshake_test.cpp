@@ -11,7 +11,6 @@
 
 #include <chrono>
 #include <string>
-#include <unistd.h>
 
 using namespace std::chrono_literals;
 using redlock_test::cluster;
@@ -108,16 +107,7 @@ TEST_SUITE("handshake") {
     }
 
     TEST_CASE("CONFIG GET appendfsync goes only to a node with AOF on") {
-        static int instance = 0;
-        redlock_test::server_options durable;
-        durable.extra_args = {
-            "--appendonly",
-            "yes",
-            "--appendfsync",
-            "always",
-            "--appenddirname",
-            "aof-hs-" + std::to_string(::getpid()) + "-" + std::to_string(++instance)};
-        redlock_test::redis_server with_aof{durable};
+        redlock_test::redis_server with_aof{redlock_test::persisting_every_write("aof-hs")};
         redlock_test::redis_server plain_1;
         redlock_test::redis_server plain_2;
         for (const auto* s : {&with_aof, &plain_1, &plain_2}) reset_stats(*s);

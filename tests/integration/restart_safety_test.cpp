@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
-#include <unistd.h>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -84,19 +83,11 @@ TEST_SUITE("restart safety") {
 
     TEST_CASE("a node that persists every write is trusted at once after a restart") {
         // Three nodes with AOF + fsync always, each in its own AOF directory.
-        static int instance = 0;
         std::vector<std::unique_ptr<redlock_test::redis_server>> nodes;
         redlock::client_config settings;
         for (int i = 0; i < 3; ++i) {
-            redlock_test::server_options durable;
-            durable.extra_args = {
-                "--appendonly",
-                "yes",
-                "--appendfsync",
-                "always",
-                "--appenddirname",
-                "aof-" + std::to_string(::getpid()) + "-" + std::to_string(++instance)};
-            nodes.push_back(std::make_unique<redlock_test::redis_server>(durable));
+            nodes.push_back(std::make_unique<redlock_test::redis_server>(
+                redlock_test::persisting_every_write("aof")));
             settings.nodes.push_back(nodes.back()->address());
         }
         settings.lock.ttl = 2s;

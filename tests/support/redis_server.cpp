@@ -503,4 +503,17 @@ auto redis_server::pttl(const std::string& key) const -> long long {
     return std::stoll(command({"PTTL", key}).value_or("-2"));
 }
 
+auto persisting_every_write(const std::string& tag) -> server_options {
+    static std::atomic<int> instance{0};
+    server_options durable;
+    durable.extra_args = {
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--appenddirname",
+        tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(++instance)};
+    return durable;
+}
+
 }  // namespace redlock_test

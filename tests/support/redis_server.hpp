@@ -25,6 +25,10 @@ struct server_options {
     std::string password;
 };
 
+/// Options for a server that persists every write (appendonly yes, appendfsync always),
+/// in an AOF directory of its own: `<tag>-<pid>-<n>`, n counting the calls.
+[[nodiscard]] auto persisting_every_write(const std::string& tag) -> server_options;
+
 /// One throwaway redis-server on 127.0.0.1: persistence off, output appended to
 /// `<temp>/redlock-tests/redis-<port>.log`.
 ///
