@@ -139,7 +139,7 @@ auto node_connection::perform(connection_fsm::actions& a) -> bool {
                 std::string cause;
                 if (handshaking && self.tls_ && !self.tls_->established()) {
                     cause = "TLS handshake timeout: not done within the connect timeout (" + limit +
-                            " ms)";
+                            " ms; a stalled server, or a plain port that does not speak TLS)";
                 } else if (handshaking) {
                     cause =
                         "no answer to the handshake within the connect timeout (" + limit + " ms)";
@@ -249,6 +249,7 @@ void node_connection::on_connect(uv_connect_t* req, int status) {
 
 void node_connection::start_handshake() {
     uv_read_start(stream(), &node_connection::on_alloc, &node_connection::on_read);
+    heard_from_server_ = false;
     if (tls_context_) {
         // The ClientHello goes out now; the Redis handshake queued below waits
         // (in handshake_out_) until the TLS handshake is done: seal().

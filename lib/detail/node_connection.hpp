@@ -252,6 +252,9 @@ private:
     std::string writing_buf_;    // bytes of the uv_write in flight
     // hiredis's reader copies what is read, and its buffer grows to the largest read.
     char read_buf_[4 * 1024];
+    // Whether this connection has read a byte yet: a plain connection closed
+    // before any answer is most likely a TLS port (its error says so).
+    bool heard_from_server_ = false;
 };
 
 }  // namespace redlock::detail

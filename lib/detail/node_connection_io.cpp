@@ -178,17 +178,24 @@ void node_connection::on_alloc(uv_handle_t* handle, std::size_t, uv_buf_t* buf) 
 void node_connection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t*) {
     auto& self = *static_cast<node_connection*>(stream->data);
     if (nread > 0) {
+        self.heard_from_server_ = true;
         if (self.tls_) {
             self.feed_tls(self.read_buf_, static_cast<std::size_t>(nread));
         } else {
             self.feed(self.read_buf_, static_cast<std::size_t>(nread));
         }
     } else if (nread < 0) {
-        self.dispatch({connection_fsm::event::transport_error,
-                       nread == UV_EOF
-                           ? std::string{"connection closed by the server"}
-                           : std::string{"read failed: "} + uv_strerror(static_cast<int>(nread)),
-                       0, self.rng_.next()});
+        std::string cause =
+            nread == UV_EOF ? std::string{"connection closed by the server"}
+                            : std::string{"read failed: "} + uv_strerror(static_cast<int>(nread));
+        // A TLS port drops a plain client at its first command, without a word.
+        if (!self.tls_ && !self.heard_from_server_ &&
+            self.fsm_.current() == connection_fsm::state::handshaking) {
+            cause +=
+                " before any answer (a TLS port? then give the node TLS: \"tls\" in the config)";
+        }
+        self.dispatch(
+            {connection_fsm::event::transport_error, std::move(cause), 0, self.rng_.next()});
     }
 }
 

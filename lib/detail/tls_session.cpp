@@ -189,6 +189,15 @@ auto tls_session::check(int rc, const char* during) -> bool {
         error_ = "client certificate required by the server (set /tls/cert_file and key_file)";
         return false;
     }
+    if (!established_ &&
+        (reason == SSL_R_WRONG_VERSION_NUMBER || reason == SSL_R_PACKET_LENGTH_TOO_LONG ||
+         reason == SSL_R_UNKNOWN_PROTOCOL)) {
+        error_ =
+            "the server does not speak TLS (a plain port? then say \"tls\": false for the "
+            "node) (" +
+            openssl_reason() + ")";
+        return false;
+    }
     if (reason == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE || reason == SSL_R_TLSV1_ALERT_UNKNOWN_CA) {
         error_ = "client certificate refused by the server (" + openssl_reason() + ")";
         return false;

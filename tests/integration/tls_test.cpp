@@ -3,6 +3,7 @@
 // the reasons a node is refused (unknown CA, name mismatch, a client
 // certificate required), TLS and plain nodes side by side, and a node frozen
 // in the middle of the TLS handshake.
+#include "support/fake_server.hpp"
 #include "support/log_capture.hpp"
 #include "support/redis_server.hpp"
 #include "support/tls_certs.hpp"
@@ -47,7 +48,7 @@ auto make_client(const redlock::client_config& settings) -> redlock::client {
     return std::move(*made);
 }
 
-/// The lock key holds `value` on `server` (read over its plain port).
+/// The lock key holds `value` on `server` (read by the fixture, over TLS for a TLS server).
 auto holds(const redlock_test::redis_server& server, const std::string& resource,
            const std::string& value) -> bool {
     return redlock_test::wait_until(2s, [&] { return server.get("redlock:" + resource) == value; });
@@ -82,6 +83,10 @@ TEST_SUITE("tls") {
         for (const auto& s : servers) CHECK(holds(s.server(), "orders:42", held->value()));
         CHECK(locks.release(*held));
         for (const auto& s : servers) CHECK_FALSE(s.server().exists("redlock:orders:42"));
+        // TLS only: no plain port was open beside it.
+        for (const auto& s : servers) {
+            CHECK(s.server().command({"CONFIG", "GET", "port"}) == "port\n0");
+        }
     }
 
     TEST_CASE("TLS: a node signed by another CA is refused: unknown CA") {
@@ -163,6 +168,28 @@ TEST_SUITE("tls") {
         // Alone, the frozen node fails the acquisition with the same reason.
         refused(config_for({servers[1].tls_address()}, certs), "TLS handshake timeout");
         servers[1].server().thaw();
+    }
+
+    TEST_CASE("TLS: a node on the wrong side of tls: the error says which way it is wrong") {
+        const tls_certs certs;
+        // TLS spoken to a plain Redis port: it waits for a newline that a
+        // ClientHello may not contain (a timeout), or answers it in plain RESP
+        // (not TLS). Either way the error points at a plain port.
+        const redlock_test::redis_server plain;
+        refused(config_for({plain.address()}, certs), "plain port");
+        // The second way, every time: a server that answers in RESP at once.
+        const redlock_test::fake_server resp_only{
+            {.on_command = {},
+             .on_accept = redlock_test::fake_answer{.bytes = redlock_test::resp::error(
+                                                        "ERR unknown command")},
+             .byte_interval = 1000ms}};
+        refused(config_for({resp_only.address()}, certs),
+                "TLS handshake failed: the server does not speak TLS (a plain port?");
+        // Plain RESP spoken to a TLS port: the server drops the connection.
+        const tls_server secure{certs};
+        redlock::node_address no_tls = secure.tls_address();
+        no_tls.tls = false;
+        refused(config_for({no_tls}, certs), "before any answer (a TLS port?");
     }
 
     TEST_CASE("TLS: a waiter is woken by a release notification over its TLS subscriptions") {

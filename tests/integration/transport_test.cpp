@@ -51,7 +51,8 @@ struct password_cluster : cluster {
         : cluster(3, server_options{.unix_socket = false,
                                     .extra_args = {"--requirepass", "s3cret"},
                                     .username = {},
-                                    .password = "s3cret"}) {}
+                                    .password = "s3cret",
+                                    .tls = {}}) {}
 };
 
 /// Three masters with an ACL user "locker" (password "pw2") next to the default user.
@@ -60,7 +61,8 @@ struct acl_cluster : cluster {
         : cluster(3, server_options{.unix_socket = false,
                                     .extra_args = {"--user", "locker", "on", ">pw2", "~*", "+@all"},
                                     .username = {},
-                                    .password = {}}) {}
+                                    .password = {},
+                                    .tls = {}}) {}
 };
 
 }  // namespace
@@ -68,8 +70,8 @@ struct acl_cluster : cluster {
 TEST_SUITE("transport") {
     TEST_CASE("a node reached through a Unix socket holds its share of a lock and releases it") {
         cluster tcp{2};
-        redis_server local{
-            server_options{.unix_socket = true, .extra_args = {}, .username = {}, .password = {}}};
+        redis_server local{server_options{
+            .unix_socket = true, .extra_args = {}, .username = {}, .password = {}, .tls = {}}};
         auto settings = tcp.config();
         settings.nodes.push_back(local.unix_address());
         auto locks = tcp.make_client(settings);

@@ -1,5 +1,7 @@
 #include "support/redis_server.hpp"
 
+#include "support/probe_connection.hpp"
+
 #include <hiredis/hiredis.h>
 
 #include <arpa/inet.h>
@@ -52,7 +54,7 @@ using clock_type = std::chrono::steady_clock;
 
 constexpr auto startup_limit = 5s;
 constexpr int port_attempts = 8;
-constexpr auto command_timeout = timeval{2, 0};
+constexpr auto command_timeout = 2s;
 
 // ---------------------------------------------------------------------------------------------
 // Leftover servers. Every live server's pid sits in a fixed table of lock-free atomics, so that
@@ -169,46 +171,29 @@ auto log_tail(const std::filesystem::path& file, std::size_t lines = 6) -> std::
     return text.empty() ? "\n    | (log is empty)" : text;
 }
 
-struct context_deleter {
-    void operator()(redisContext* c) const noexcept { redisFree(c); }
-};
-struct reply_deleter {
-    void operator()(redisReply* r) const noexcept { freeReplyObject(r); }
-};
-using context_ptr = std::unique_ptr<redisContext, context_deleter>;
-using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
-
-/// nullptr, or a connected context with I/O timeouts set.
-auto connect_to(std::uint16_t port, timeval timeout, std::string* failure) -> context_ptr {
-    context_ptr c{redisConnectWithTimeout("127.0.0.1", port, timeout)};
-    if (!c || c->err != 0) {
-        if (failure) *failure = c ? c->errstr : "cannot allocate a hiredis context";
-        return nullptr;
-    }
-    redisSetTimeout(c.get(), timeout);
-    return c;
-}
-
-auto run(redisContext& c, const std::vector<std::string>& argv) -> reply_ptr {
-    std::vector<const char*> args;
-    std::vector<std::size_t> lengths;
-    for (const auto& a : argv) {
-        args.push_back(a.data());
-        lengths.push_back(a.size());
-    }
-    return reply_ptr{static_cast<redisReply*>(
-        redisCommandArgv(&c, static_cast<int>(args.size()), args.data(), lengths.data()))};
+/// The fixture's connection to its server on `port`, TLS when the options say so;
+/// nullopt with `failure` set.
+auto connect_to(std::uint16_t port, const server_options& options,
+                std::chrono::milliseconds timeout, std::string* failure)
+    -> std::optional<probe_connection> {
+    if (!options.tls) return probe_connection::open(port, timeout, nullptr, failure);
+    const probe_tls client{.cert_file = options.tls->client_cert_file,
+                           .key_file = options.tls->client_key_file};
+    return probe_connection::open(port, timeout, &client, failure);
 }
 
 /// AUTH [username] password on `c` when `options` carry a password. On failure, says why
 /// in `failure` (the server's error text, which never contains the password).
-auto authenticate(redisContext& c, const server_options& options, std::string* failure) -> bool {
+auto authenticate(probe_connection& c, const server_options& options, std::string* failure)
+    -> bool {
     if (options.password.empty()) return true;
-    auto reply = options.username.empty() ? run(c, {"AUTH", options.password})
-                                          : run(c, {"AUTH", options.username, options.password});
+    std::string why;
+    auto reply = options.username.empty()
+                     ? c.run({"AUTH", options.password}, &why)
+                     : c.run({"AUTH", options.username, options.password}, &why);
     if (reply && reply->type == REDIS_REPLY_STATUS) return true;
     if (failure) {
-        *failure = !reply ? std::string{"AUTH: no reply: "} + c.errstr
+        *failure = !reply ? "AUTH: no reply: " + why
                           : "AUTH failed: " + std::string{reply->str != nullptr ? reply->str : ""};
     }
     return false;
@@ -216,13 +201,13 @@ auto authenticate(redisContext& c, const server_options& options, std::string* f
 
 /// The pid of whatever redis answers PING on `port` right now, if any.
 auto answering_pid(std::uint16_t port, const server_options& options) -> std::optional<pid_t> {
-    auto c = connect_to(port, timeval{0, 200'000}, nullptr);
+    auto c = connect_to(port, options, 200ms, nullptr);
     if (!c || !authenticate(*c, options, nullptr)) return std::nullopt;
-    auto pong = run(*c, {"PING"});
+    auto pong = c->run({"PING"}, nullptr);
     if (!pong || pong->type != REDIS_REPLY_STATUS || std::string_view{pong->str} != "PONG") {
         return std::nullopt;
     }
-    auto info = run(*c, {"INFO", "server"});
+    auto info = c->run({"INFO", "server"}, nullptr);
     if (!info || info->type != REDIS_REPLY_STRING) return std::nullopt;
     std::string_view text{info->str, info->len};
     constexpr std::string_view field = "process_id:";
@@ -248,9 +233,17 @@ auto spawn_redis(std::uint16_t port, const server_options& options) -> spawn_out
     auto port_text = std::to_string(port);
     auto log = log_path(port).string();
     std::vector<std::string> args{
-        "redis-server", "--port", port_text,     "--bind", "127.0.0.1", "--save", "",
-        "--appendonly", "no",     "--daemonize", "no",     "--logfile", log,      "--dir",
-        dir.string()};
+        "redis-server", "--bind", "127.0.0.1", "--save", "",      "--appendonly", "no",
+        "--daemonize",  "no",     "--logfile", log,      "--dir", dir.string()};
+    if (options.tls) {
+        const auto& tls = *options.tls;
+        args.insert(args.end(),
+                    {"--port", "0", "--tls-port", port_text, "--tls-cert-file", tls.cert_file,
+                     "--tls-key-file", tls.key_file, "--tls-ca-cert-file", tls.ca_file,
+                     "--tls-auth-clients", tls.auth_clients ? "yes" : "no"});
+    } else {
+        args.insert(args.end(), {"--port", port_text});
+    }
     if (options.unix_socket) {
         args.insert(args.end(),
                     {"--unixsocket", socket_path(port).string(), "--unixsocketperm", "700"});
@@ -454,11 +447,11 @@ auto redis_server::command(const std::vector<std::string>& argv) const
     if (pid_ <= 0) throw std::logic_error(where + " is crashed; restart() it before querying it");
     if (frozen_) throw std::logic_error(where + " is frozen; thaw() it before querying it");
     std::string failure;
-    auto c = connect_to(port_, command_timeout, &failure);
+    auto c = connect_to(port_, options_, command_timeout, &failure);
     if (!c) throw std::runtime_error(where + ": cannot connect: " + failure);
     if (!authenticate(*c, options_, &failure)) throw std::runtime_error(where + ": " + failure);
-    auto reply = run(*c, argv);
-    if (!reply) throw std::runtime_error(where + ": no reply: " + c->errstr);
+    auto reply = c->run(argv, &failure);
+    if (!reply) throw std::runtime_error(where + ": no reply: " + failure);
 
     auto render = [](const redisReply& r) -> std::optional<std::string> {
         switch (r.type) {

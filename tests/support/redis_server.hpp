@@ -11,6 +11,17 @@
 
 namespace redlock_test {
 
+/// A server that serves TLS only: `--port 0 --tls-port <port>` with these files.
+struct tls_listener {
+    std::string cert_file;  ///< the server's certificate and key
+    std::string key_file;
+    std::string ca_file;        ///< the CA that client certificates must be signed by
+    bool auth_clients = false;  ///< --tls-auth-clients yes: a client certificate is required
+    /// What the fixture's own connections present when asked (signed by ca_file).
+    std::string client_cert_file;
+    std::string client_key_file;
+};
+
 /// What a redis_server may have on top of the defaults.
 struct server_options {
     /// Also listen on the Unix socket `<temp>/redlock-tests/redis-<port>.sock` (mode 700),
@@ -23,6 +34,9 @@ struct server_options {
     /// AUTH [username] password on their connection (a server with --requirepass).
     std::string username;
     std::string password;
+    /// Set: port() is a TLS port and there is no plain one; the start-up PING and
+    /// command() speak TLS too (without verifying the server: see probe_connection).
+    std::optional<tls_listener> tls;
 };
 
 /// Options for a server that persists every write (appendonly yes, appendfsync always),
@@ -79,7 +93,7 @@ public:
     [[nodiscard]] auto options() const noexcept -> const server_options& { return options_; }
     [[nodiscard]] auto log_file() const -> std::filesystem::path;
 
-    /// Runs one command over a fresh TCP connection (2 s connect and I/O timeouts; AUTH
+    /// Runs one command over a fresh TCP (or TLS) connection (2 s connect and I/O timeouts; AUTH
     /// first when the options carry a password; a failed AUTH throws) and
     /// renders the reply: string and status as they are, integer in decimal, nil as
     /// nullopt, an error as "-<text>", an array as its elements joined by '\n'.

@@ -90,41 +90,27 @@ auto tls_certs::options() const -> redlock::tls_options {
 
 namespace {
 
-auto server_args(const tls_certs& certs, const tls_server_options& options, std::uint16_t port)
-    -> server_options {
+auto tls_only(const tls_certs& certs, const tls_server_options& options) -> server_options {
     server_options s;
-    s.extra_args = {
-        "--tls-port",         std::to_string(port),
-        "--tls-cert-file",    options.other_ca ? certs.other_server_cert() : certs.server_cert(),
-        "--tls-key-file",     options.other_ca ? certs.other_server_key() : certs.server_key(),
-        "--tls-ca-cert-file", certs.ca(),
-        "--tls-auth-clients", options.auth_clients ? "yes" : "no"};
+    s.tls = tls_listener{
+        .cert_file = options.other_ca ? certs.other_server_cert() : certs.server_cert(),
+        .key_file = options.other_ca ? certs.other_server_key() : certs.server_key(),
+        .ca_file = certs.ca(),
+        .auth_clients = options.auth_clients,
+        .client_cert_file = certs.client_cert(),
+        .client_key_file = certs.client_key()};
     return s;
-}
-
-/// Starts the server; a TLS port taken meanwhile by someone else makes it exit,
-/// and the next attempt takes another.
-auto start(const tls_certs& certs, const tls_server_options& options, std::uint16_t& port)
-    -> redis_server {
-    for (int attempt = 1;; ++attempt) {
-        port = free_port();
-        try {
-            return redis_server{server_args(certs, options, port)};
-        } catch (const std::runtime_error&) {
-            if (attempt == 4) throw;
-        }
-    }
 }
 
 }  // namespace
 
 tls_server::tls_server(const tls_certs& certs, tls_server_options options)
-    : server_{start(certs, options, tls_port_)} {}
+    : server_{tls_only(certs, options)} {}
 
 auto tls_server::tls_address(const std::string& host) const -> redlock::node_address {
     redlock::node_address a;
     a.host = host;
-    a.port = tls_port_;
+    a.port = server_.port();
     return a;
 }
 

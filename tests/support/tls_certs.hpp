@@ -51,22 +51,21 @@ struct tls_server_options {
     bool auth_clients = false;  ///< --tls-auth-clients yes: a client certificate is required
 };
 
-/// A redis_server that also listens for TLS on tls_port(). Its plain port stays
-/// open for the fixture's own checks (redis_server::command uses hiredis 0.14,
-/// which has no TLS); the client under test is given tls_address().
+/// A redis_server that serves TLS only (`--port 0 --tls-port`), with the
+/// certificates of `certs`; its own checks (server().get() and the like) speak
+/// TLS too, presenting the client certificate.
 class tls_server {
 public:
-    tls_server(const tls_certs& certs, tls_server_options options = {});
+    explicit tls_server(const tls_certs& certs, tls_server_options options = {});
 
     [[nodiscard]] auto server() -> redis_server& { return server_; }
     [[nodiscard]] auto server() const -> const redis_server& { return server_; }
-    [[nodiscard]] auto tls_port() const noexcept -> std::uint16_t { return tls_port_; }
+    [[nodiscard]] auto tls_port() const noexcept -> std::uint16_t { return server_.port(); }
     /// {"127.0.0.1", tls_port()}, or `host` instead of 127.0.0.1.
     [[nodiscard]] auto tls_address(const std::string& host = "127.0.0.1") const
         -> redlock::node_address;
 
 private:
-    std::uint16_t tls_port_ = 0;
     redis_server server_;
 };
 
