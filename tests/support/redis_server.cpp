@@ -1,5 +1,6 @@
 #include "support/redis_server.hpp"
 
+#include "support/leftover_servers.hpp"
 #include "support/probe_connection.hpp"
 
 #include <hiredis/hiredis.h>
@@ -55,95 +56,6 @@ using clock_type = std::chrono::steady_clock;
 constexpr auto startup_limit = 5s;
 constexpr int port_attempts = 8;
 constexpr auto command_timeout = 2s;
-
-// ---------------------------------------------------------------------------------------------
-// Leftover servers. Every live server's pid sits in a fixed table of lock-free atomics, so that
-// an atexit handler and a fatal-signal handler (async-signal-safe: only atomics, kill, sigaction
-// and raise) can kill the process groups of servers a dying test process did not get to stop.
-
-constexpr std::size_t max_servers = 512;
-std::array<std::atomic<pid_t>, max_servers> live_servers{};
-static_assert(std::atomic<pid_t>::is_always_lock_free);
-
-void kill_group(pid_t pid) noexcept {
-    if (::kill(-pid, SIGKILL) != 0) ::kill(pid, SIGKILL);
-}
-
-void kill_leftovers() noexcept {
-    for (auto& slot : live_servers) {
-        if (pid_t pid = slot.exchange(0); pid > 0) kill_group(pid);
-    }
-}
-
-void remember(pid_t pid) {
-    for (auto& slot : live_servers) {
-        pid_t empty = 0;
-        if (slot.compare_exchange_strong(empty, pid)) return;
-    }
-    kill_group(pid);
-    ::waitpid(pid, nullptr, 0);
-    throw std::runtime_error("redlock_test: more than 512 redis-server processes at once");
-}
-
-void forget(pid_t pid) noexcept {
-    for (auto& slot : live_servers) {
-        pid_t expected = pid;
-        if (slot.compare_exchange_strong(expected, 0)) return;
-    }
-}
-
-constexpr std::array fatal_signals{SIGINT,  SIGTERM, SIGHUP, SIGQUIT, SIGABRT,
-                                   SIGSEGV, SIGBUS,  SIGFPE, SIGILL};
-std::array<struct sigaction, fatal_signals.size()> chained_actions{};
-
-void on_fatal_signal(int signal_number) {
-    kill_leftovers();
-    for (std::size_t i = 0; i < fatal_signals.size(); ++i) {
-        if (fatal_signals[i] == signal_number)
-            ::sigaction(signal_number, &chained_actions[i], nullptr);
-    }
-    ::raise(signal_number);  // delivered on return, to whatever handled it before us
-}
-
-// doctest installs its own handlers around every test case and restores the previous ones
-// afterwards, so ours are (re)installed in front of whatever is current each time a server
-// starts, and chain to it.
-void install_handlers() {
-    static const bool registered = [] { return std::atexit(kill_leftovers) == 0; }();
-    (void)registered;
-    for (std::size_t i = 0; i < fatal_signals.size(); ++i) {
-        struct sigaction current {};
-        ::sigaction(fatal_signals[i], nullptr, &current);
-        if ((current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == &on_fatal_signal)
-            continue;
-        if ((current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == SIG_IGN) continue;
-        struct sigaction ours {};
-        ours.sa_handler = &on_fatal_signal;
-        ours.sa_flags = SA_ONSTACK;
-        sigemptyset(&ours.sa_mask);
-        chained_actions[i] = current;
-        ::sigaction(fatal_signals[i], &ours, nullptr);
-    }
-}
-
-/// Blocks every signal on this thread for its lifetime, so that a fatal signal cannot
-/// land between spawning a server and registering its pid.
-class signals_blocked {
-public:
-    signals_blocked() {
-        sigset_t all;
-        sigfillset(&all);
-        ::pthread_sigmask(SIG_SETMASK, &all, &saved_);
-    }
-    ~signals_blocked() { ::pthread_sigmask(SIG_SETMASK, &saved_, nullptr); }
-    signals_blocked(const signals_blocked&) = delete;
-    auto operator=(const signals_blocked&) -> signals_blocked& = delete;
-
-private:
-    sigset_t saved_{};
-};
-
-// ---------------------------------------------------------------------------------------------
 
 auto work_dir() -> std::filesystem::path {
     auto dir = std::filesystem::temp_directory_path() / "redlock-tests";
