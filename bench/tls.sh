@@ -3,18 +3,27 @@
 # three local masters that listen on both a plain and a TLS port, with
 # certificates made here by openssl (verification on, by IP address).
 #
-#   bench/tls.sh [BUILD_DIR] [SECONDS]   # default build/bench-release, 5 s per phase
+#   bench/tls.sh [BUILD_DIR] [SECONDS] [ROUNDS]
+#       # defaults: build/bench-release, 5 s per phase, 3 rounds
 #
-# Prints one summary line per phase (throughput, p50, p99, client CPU per lock)
-# and leaves the JSON in $BUILD_DIR/bench-tls/. The masters (ports 7301-7303
+# Each round runs plain then TLS at 1 in flight, then at 64, so that the pairs
+# compared ran back to back. Prints one summary line per phase (throughput,
+# p50, p99, client CPU and allocations per lock) and leaves the JSON in
+# $BUILD_DIR/bench-tls/ (<transport>-c<in flight>-r<round>.json). Last, it
+# counts the client's heap allocations per TLS round trip without sockets
+# (redlock_tls_records), the part of a lock's allocations that is OpenSSL's. The masters (ports 7301-7303
 # plain, 7311-7313 TLS) are stopped by pid when it ends.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 build=${1:-build/bench-release}
 seconds=${2:-5}
+rounds=${3:-3}
 load=$build/bench/redlock_load
-[[ -x $load ]] || { echo "bench/tls.sh: $load is not built" >&2; exit 1; }
+records=$build/bench/redlock_tls_records
+for tool in "$load" "$records"; do
+  [[ -x $tool ]] || { echo "bench/tls.sh: $tool is not built" >&2; exit 1; }
+done
 command -v redis-server >/dev/null || { echo "bench/tls.sh: redis-server is not on PATH" >&2; exit 1; }
 command -v openssl >/dev/null || { echo "bench/tls.sh: openssl is not on PATH" >&2; exit 1; }
 
@@ -64,11 +73,14 @@ config() {
 config 730 >"$work/plain.json"
 config 731 ", \"tls\": {\"ca_file\": \"$work/ca.crt\"}" >"$work/tls.json"
 
-for inflight in 1 64; do
-  for transport in plain tls; do
-    timeout $((seconds * 2 + 60)) "$load" --config "$work/$transport.json" \
-      --stats-config "$work/plain.json" --mode lib --concurrency "$inflight" \
-      --duration-s "$seconds" --warmup-s 1 --progress never --label "$transport-c$inflight" \
-      --json "$out/$transport-c$inflight.json"
+for round in $(seq "$rounds"); do
+  for inflight in 1 64; do
+    for transport in plain tls; do
+      timeout $((seconds * 2 + 60)) "$load" --config "$work/$transport.json" \
+        --stats-config "$work/plain.json" --mode lib --concurrency "$inflight" \
+        --duration-s "$seconds" --warmup-s 1 --progress never \
+        --label "$transport-c$inflight-r$round" --json "$out/$transport-c$inflight-r$round.json"
+    done
   done
 done
+"$records" "$work/server.crt" "$work/server.key" "$work/ca.crt"
