@@ -12,11 +12,10 @@
 #include "alloc_counter.hpp"
 #include "detail/tls_session.hpp"
 
-#include <openssl/ssl.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <openssl/ssl.h>
 #include <string>
 
 namespace {
@@ -49,10 +48,9 @@ auto fail(const std::string& why) -> int {
 }
 
 /// Client allocations per round trip, or a negative number after printing why.
-auto measure(const char* cert, const char* key, const char* ca, bool tls12, long rounds)
-    -> double {
-    std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> server_ctx{
-        SSL_CTX_new(TLS_server_method()), &SSL_CTX_free};
+auto measure(const char* cert, const char* key, const char* ca, bool tls12, long rounds) -> double {
+    std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> server_ctx{SSL_CTX_new(TLS_server_method()),
+                                                                 &SSL_CTX_free};
     if (!server_ctx || SSL_CTX_use_certificate_chain_file(server_ctx.get(), cert) != 1 ||
         SSL_CTX_use_PrivateKey_file(server_ctx.get(), key, SSL_FILETYPE_PEM) != 1) {
         fail(std::string{"cannot load the server certificate "} + cert + " or key " + key);
@@ -92,7 +90,8 @@ auto measure(const char* cert, const char* key, const char* ca, bool tls12, long
         fail("the TLS handshake did not finish");
         return -1;
     }
-    const std::string request = "*3\r\n$3\r\nSET\r\n$9\r\nredlock:x\r\n$22\r\n0123456789abcdefghijkl\r\n";
+    const std::string request =
+        "*3\r\n$3\r\nSET\r\n$9\r\nredlock:x\r\n$22\r\n0123456789abcdefghijkl\r\n";
     std::uint64_t counted = 0;
     char buffer[4096];
     for (long i = -100; i < rounds; ++i) {  // 100 to warm up: session tickets, buffers
@@ -128,8 +127,9 @@ auto main(int argc, char** argv) -> int {
     const double tls13 = measure(argv[1], argv[2], argv[3], false, rounds);
     const double tls12 = measure(argv[1], argv[2], argv[3], true, rounds);
     if (tls13 < 0 || tls12 < 0) return 1;
-    std::printf("client heap allocations per TLS round trip (one record out, one in): "
-                "TLS 1.3 %.2f, TLS 1.2 %.2f (%ld round trips each)\n",
-                tls13, tls12, rounds);
+    std::printf(
+        "client heap allocations per TLS round trip (one record out, one in): "
+        "TLS 1.3 %.2f, TLS 1.2 %.2f (%ld round trips each)\n",
+        tls13, tls12, rounds);
     return 0;
 }
