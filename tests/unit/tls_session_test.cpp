@@ -128,6 +128,12 @@ public:
     void send(const std::string& text) {
         SSL_write(ssl_, text.data(), static_cast<int>(text.size()));
     }
+    /// The ciphertext the server has written and not yet handed over.
+    auto take_records() -> std::string {
+        std::string wire(BIO_ctrl_pending(out_), '\0');
+        if (!wire.empty()) BIO_read(out_, wire.data(), static_cast<int>(wire.size()));
+        return wire;
+    }
 
     std::string received;
 
@@ -202,5 +208,70 @@ TEST_SUITE("tls_session") {
         tls_session client{*renamed, "10.1.2.3"};
         memory_server server{p};
         CHECK_MESSAGE(handshake(client, server), client.error());
+    }
+
+    TEST_CASE("tls_session: read takes all that was fed, however the records fall") {
+        const pki p;
+        const auto context = context_for(p.ca_file);
+        tls_session client{*context, "127.0.0.1"};
+        memory_server server{p};
+        REQUIRE_MESSAGE(handshake(client, server), client.error());
+        std::string plain;
+
+        // Three records in one feed: one read returns all three.
+        server.send("+A\r\n");
+        server.send("+B\r\n");
+        server.send("+C\r\n");
+        std::string wire = server.take_records();
+        REQUIRE(client.feed(wire.data(), wire.size()));
+        REQUIRE(client.read(plain));
+        CHECK(plain == "+A\r\n+B\r\n+C\r\n");
+
+        // A record cut in two: nothing until its second half, then all of it.
+        plain.clear();
+        server.send("+split\r\n");
+        wire = server.take_records();
+        const std::size_t half = wire.size() / 2;
+        REQUIRE(client.feed(wire.data(), half));
+        REQUIRE(client.read(plain));
+        CHECK(plain.empty());
+        REQUIRE(client.feed(wire.data() + half, wire.size() - half));
+        REQUIRE(client.read(plain));
+        CHECK(plain == "+split\r\n");
+
+        // A whole record and half of the next one: the first now, the rest later.
+        plain.clear();
+        server.send("+first\r\n");
+        server.send("+second\r\n");
+        wire = server.take_records();
+        const std::size_t cut = wire.size() - 3;
+        REQUIRE(client.feed(wire.data(), cut));
+        REQUIRE(client.read(plain));
+        CHECK(plain == "+first\r\n");
+        REQUIRE(client.feed(wire.data() + cut, 3));
+        REQUIRE(client.read(plain));
+        CHECK(plain == "+first\r\n+second\r\n");
+
+        // More plaintext than one read's buffer (16 KiB): two full records.
+        plain.clear();
+        const std::string big = "$40000\r\n" + std::string(40000, 'x') + "\r\n";
+        server.send(big);
+        wire = server.take_records();
+        REQUIRE(client.feed(wire.data(), wire.size()));
+        REQUIRE(client.read(plain));
+        CHECK(plain == big);
+    }
+
+    TEST_CASE("tls_session: a server that answers in plain RESP does not speak TLS") {
+        const pki p;
+        const auto context = context_for(p.ca_file);
+        tls_session client{*context, "127.0.0.1"};
+        REQUIRE(client.handshake());  // the ClientHello is out
+        const std::string resp =
+            "-ERR unknown command '\x16\x03\x01', with args beginning with:\r\n";
+        REQUIRE(client.feed(resp.data(), resp.size()));
+        CHECK_FALSE(client.handshake());
+        CHECK_MESSAGE(client.error().starts_with("the server does not speak TLS (a plain port?"),
+                      client.error());
     }
 }
