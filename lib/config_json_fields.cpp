@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <optional>
 #include <span>
@@ -61,16 +62,35 @@ constexpr std::array<std::string_view, 2> auth_keys{"username", "password_env"};
 /// first error; absent optional fields keep client_config's defaults.
 class document_reader {
 public:
-    explicit document_reader(std::string_view source) : source_{source} {}
+    document_reader(std::string_view source, std::filesystem::path base_dir)
+        : source_{source}, base_dir_{std::move(base_dir)} {}
 
     auto read(const json& root) -> result<client_config, config_error> {
         client_config config;
         if (!read_root(root, config)) return failure{std::move(*error_)};
+        resolve_relative_paths(config);
         if (auto problem = validate_config(config, source_)) return failure{std::move(*problem)};
         return config;
     }
 
 private:
+    /// A TLS file named in a config file is found next to it, wherever the
+    /// program that loads it runs (a config found in /etc/redlock names its
+    /// CA as "ca.crt"). Absolute paths stay as they are; a Unix socket path
+    /// must be absolute anyway.
+    void resolve_relative_paths(client_config& config) const {
+        if (base_dir_.empty()) return;
+        const auto resolve = [this](std::string& path) {
+            if (!path.empty() && std::filesystem::path{path}.is_relative())
+                path = (base_dir_ / path).string();
+        };
+        if (config.tls) {
+            resolve(config.tls->ca_file);
+            resolve(config.tls->cert_file);
+            resolve(config.tls->key_file);
+        }
+    }
+
     auto fail(std::string field, std::string message) -> bool {
         if (!error_) error_ = config_error{source_, std::move(field), std::move(message)};
         return false;
@@ -315,14 +335,16 @@ private:
     }
 
     std::string source_;
+    std::filesystem::path base_dir_;
     std::optional<config_error> error_;
 };
 
 }  // namespace
 
-auto read_config_document(const json& root, std::string_view source)
+auto read_config_document(const json& root, std::string_view source,
+                          const std::filesystem::path& base_dir)
     -> result<client_config, config_error> {
-    return document_reader{source}.read(root);
+    return document_reader{source, base_dir}.read(root);
 }
 
 }  // namespace redlock::detail

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -100,7 +101,8 @@ private:
     std::optional<std::string> first_duplicate_;
 };
 
-auto parse_config_impl(std::string_view json_text, std::string_view source)
+auto parse_config_impl(std::string_view json_text, std::string_view source,
+                       const std::filesystem::path& base_dir)
     -> result<client_config, config_error> {
     duplicate_key_finder duplicates;
     // parse() copies the callback into a std::function; keep the state here.
@@ -115,21 +117,28 @@ auto parse_config_impl(std::string_view json_text, std::string_view source)
             config_error{std::string{source}, "", detail::describe_json_syntax_error(json_text)}};
     if (const auto& duplicate = duplicates.first_duplicate())
         return failure{config_error{std::string{source}, *duplicate, "duplicate field"}};
-    return detail::read_config_document(root, source);
+    return detail::read_config_document(root, source, base_dir);
 }
 
-}  // namespace
-
-auto parse_config(std::string_view json_text, std::string_view source)
+/// parse_config, with relative paths taken from `base_dir` (see read_config_document).
+auto parse_config_from(std::string_view json_text, std::string_view source,
+                       const std::filesystem::path& base_dir)
     -> result<client_config, config_error> {
     try {
-        return parse_config_impl(json_text, source);
+        return parse_config_impl(json_text, source, base_dir);
     } catch (const std::exception& e) {
         return failure{
             config_error{std::string{source}, "", std::string{"internal error: "} + e.what()}};
     } catch (...) {
         return failure{config_error{std::string{source}, "", "internal error"}};
     }
+}
+
+}  // namespace
+
+auto parse_config(std::string_view json_text, std::string_view source)
+    -> result<client_config, config_error> {
+    return parse_config_from(json_text, source, {});
 }
 
 auto load_config(const std::filesystem::path& file) -> result<client_config, config_error> {
@@ -158,7 +167,9 @@ auto load_config(const std::filesystem::path& file) -> result<client_config, con
             return failure{
                 config_error{name, "", "cannot read: " + std::generic_category().message(err)}};
         }
-        return parse_config(text, name);
+        // Relative paths in the file are relative to its directory ("x.json"
+        // alone: the current one, where they are looked for anyway).
+        return parse_config_from(text, name, file.parent_path());
     } catch (const std::exception& e) {
         return failure{config_error{name, "", std::string{"internal error: "} + e.what()}};
     } catch (...) {

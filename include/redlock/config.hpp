@@ -152,11 +152,14 @@ struct REDLOCK_API config_error {
 REDLOCK_API auto operator<<(std::ostream& os, const config_error& e) -> std::ostream&;
 
 /// Reads and validates a JSON configuration file. Unknown fields, wrong types,
-/// out-of-range values and a missing password variable are errors.
+/// out-of-range values and a missing password variable are errors. Relative
+/// paths in it (tls.ca_file, tls.cert_file, tls.key_file) are relative to the
+/// file's directory, not to the working directory.
 [[nodiscard]] REDLOCK_API auto load_config(const std::filesystem::path& file)
     -> result<client_config, config_error>;
 
 /// Same as load_config on text already in memory; `source` names it in errors.
+/// Relative paths stay relative to the working directory.
 [[nodiscard]] REDLOCK_API auto parse_config(std::string_view json_text,
                                             std::string_view source = "<config>")
     -> result<client_config, config_error>;

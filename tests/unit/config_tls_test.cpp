@@ -109,4 +109,43 @@ TEST_SUITE("config") {
         CHECK(e.field == "/nodes/0/tls");
         CHECK(e.message.find("must be a boolean") != std::string::npos);
     }
+
+    TEST_CASE("paths in a config file are relative to its directory, not the working one") {
+        const auto dir = std::filesystem::temp_directory_path() /
+                         ("redlock-config-relative-" + std::to_string(::getpid()));
+        std::filesystem::create_directories(dir / "pki");
+        std::ofstream{dir / "pki" / "ca.crt"} << "not checked here\n";
+        std::ofstream{dir / "client.crt"} << "not checked here\n";
+        std::ofstream{dir / "client.key"} << "not checked here\n";
+        const temp_file absolute;
+        const std::string text =
+            R"({"nodes": [{"host": "a", "port": 1}, {"unix": "/run/redis.sock"}],
+                "tls": {"ca_file": "pki/ca.crt", "cert_file": "client.crt",
+                        "key_file": ")" +
+            absolute.path() + R"("}})";
+        std::ofstream{dir / "redlock.json"} << text;
+        // The working directory has none of these files.
+        REQUIRE_FALSE(std::filesystem::exists("pki/ca.crt"));
+
+        const auto loaded = redlock::load_config(dir / "redlock.json");
+        REQUIRE_MESSAGE(loaded, (loaded ? std::string{} : loaded.error().what()));
+        CHECK(loaded->tls->ca_file == (dir / "pki/ca.crt").string());
+        CHECK(loaded->tls->cert_file == (dir / "client.crt").string());
+        CHECK(loaded->tls->key_file == absolute.path());  // absolute: as it is
+        CHECK(loaded->nodes[1].unix_path == "/run/redis.sock");
+
+        // A relative file that is not there is named where it was looked for.
+        std::filesystem::remove(dir / "pki" / "ca.crt");
+        const auto missing = redlock::load_config(dir / "redlock.json");
+        REQUIRE_FALSE(missing);
+        CHECK(missing.error().field == "/tls/ca_file");
+        CHECK(missing.error().message.find((dir / "pki/ca.crt").string()) != std::string::npos);
+
+        // The same text given as text stays relative to the working directory.
+        const auto parsed = redlock::parse_config(text, source);
+        REQUIRE_FALSE(parsed);
+        CHECK_MESSAGE(parsed.error().message.find("\"pki/ca.crt\"") != std::string::npos,
+                      parsed.error().what());
+        std::filesystem::remove_all(dir);
+    }
 }
