@@ -4,8 +4,11 @@
 // buckets are cumulative and end with le="+Inf", which equals its _count.
 #include "redlock/metrics.hpp"
 
+#include <array>
 #include <charconv>
 #include <cstdint>
+#include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -41,30 +44,12 @@ void append_label_value(std::string& out, std::string_view value) {
     }
 }
 
-/// The shortest text that reads back as the same double.
-void append_number(std::string& out, double v) {
+/// std::to_chars of `v` appended: a double in the shortest text that reads back
+/// as the same value, or as `format` says; an integer in decimal.
+template <typename Number, typename... Format>
+void append_number(std::string& out, Number v, Format... format) {
     char buf[32];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    out.append(buf, r.ptr);
-}
-
-/// A bucket's bound as people write it, never in exponent form ("0.0001",
-/// not "1e-04"): queries match `le` as a string.
-void append_bound(std::string& out, double v) {
-    char buf[32];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
-    out.append(buf, r.ptr);
-}
-
-void append_number(std::string& out, std::uint64_t v) {
-    char buf[24];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    out.append(buf, r.ptr);
-}
-
-void append_number(std::string& out, std::int64_t v) {
-    char buf[24];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    const auto r = std::to_chars(buf, buf + sizeof buf, v, format...);
     out.append(buf, r.ptr);
 }
 
@@ -92,6 +77,11 @@ public:
 
     template <typename Number>
     void sample(std::string_view name, std::initializer_list<label> labels, Number value) {
+        sample(name, std::span{labels.begin(), labels.size()}, value);
+    }
+
+    template <typename Number>
+    void sample(std::string_view name, std::span<const label> labels, Number value) {
         name_into(name);
         if (labels.size() != 0) {
             out_ += '{';
@@ -111,8 +101,12 @@ public:
         out_ += '\n';
     }
 
-    /// One histogram series: cumulative buckets, +Inf, _sum and _count.
+    /// One histogram series: cumulative buckets, +Inf, _sum and _count, each
+    /// with the `extra` label first when there is one.
     void histogram(std::string_view name, const histogram_snapshot& h, const label* extra) {
+        std::array<label, 2> labels{};
+        const std::size_t own = extra != nullptr ? 1 : 0;  // labels before "le"
+        if (extra != nullptr) labels[0] = *extra;
         const std::string bucket = std::string{name} + "_bucket";
         std::uint64_t cumulative = 0;
         std::string le;
@@ -120,25 +114,18 @@ public:
             cumulative += h.counts[i];
             le.clear();
             if (i < latency_buckets.size()) {
-                append_bound(le, latency_buckets[i]);
+                // As people write it, never in exponent form ("0.0001", not
+                // "1e-04"): queries match `le` as a string.
+                append_number(le, latency_buckets[i], std::chars_format::fixed);
             } else {
                 le = "+Inf";
             }
-            if (extra != nullptr) {
-                sample(bucket, {*extra, {"le", le}}, cumulative);
-            } else {
-                sample(bucket, {{"le", le}}, cumulative);
-            }
+            labels[own] = {"le", le};
+            sample(bucket, std::span{labels.data(), own + 1}, cumulative);
         }
-        const std::string sum = std::string{name} + "_sum";
-        const std::string count = std::string{name} + "_count";
-        if (extra != nullptr) {
-            sample(sum, {*extra}, h.sum_seconds);
-            sample(count, {*extra}, cumulative);
-        } else {
-            sample(sum, {}, h.sum_seconds);
-            sample(count, {}, cumulative);
-        }
+        const std::span<const label> series{labels.data(), own};
+        sample(std::string{name} + "_sum", series, h.sum_seconds);
+        sample(std::string{name} + "_count", series, cumulative);
     }
 
     [[nodiscard]] auto take() -> std::string { return std::move(out_); }
