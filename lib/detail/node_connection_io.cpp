@@ -288,7 +288,8 @@ void node_connection::feed_tls(const char* data, std::size_t len) {
         return;
     }
     // TLS 1.3 may answer a read (a key update): let the next flush send it.
-    mark_dirty();
+    // Nothing to send, no flush: the replies' own requests ask for theirs.
+    if (tls_->has_output()) mark_dirty();
 }
 
 // ---- deadlines ----------------------------------------------------------------------------

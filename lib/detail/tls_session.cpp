@@ -217,7 +217,7 @@ auto tls_session::check(int rc, const char* during) -> bool {
 auto tls_session::handshake() -> bool {
     if (!error_.empty()) return false;
     if (established_) return true;
-    ERR_clear_error();
+    clear_stale_errors();
     const int rc = SSL_do_handshake(ssl_);
     if (rc == 1) {
         established_ = true;
@@ -276,10 +276,13 @@ auto tls_session::write(std::string_view plaintext) -> bool {
     return true;
 }
 
+auto tls_session::has_output() const noexcept -> bool {
+    return out_ != nullptr && BIO_ctrl_pending(out_) > 0;
+}
+
 void tls_session::take_output(std::string& wire) {
-    if (out_ == nullptr) return;
+    if (!has_output()) return;
     const std::size_t pending = BIO_ctrl_pending(out_);
-    if (pending == 0) return;
     const std::size_t at = wire.size();
     wire.resize(at + pending);
     const int n = BIO_read(out_, wire.data() + at, static_cast<int>(pending));

@@ -66,6 +66,8 @@ public:
     [[nodiscard]] auto write(std::string_view plaintext) -> bool;
     /// Appends the ciphertext waiting to be sent (handshake records included).
     void take_output(std::string& wire);
+    /// Some ciphertext waits to be sent.
+    [[nodiscard]] auto has_output() const noexcept -> bool;
 
     [[nodiscard]] auto error() const noexcept -> const std::string& { return error_; }
 
