@@ -1,5 +1,7 @@
 #include "support/blackhole.hpp"
 
+#include "support/loopback.hpp"
+
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
@@ -15,14 +17,6 @@ namespace {
 
 constexpr int filler_connections = 3;
 constexpr int probe_ms = 100;
-
-auto loopback(std::uint16_t port) -> sockaddr_in {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = htons(port);
-    return address;
-}
 
 auto system_error(const char* what) -> std::runtime_error {
     return std::runtime_error(std::string{"blackhole_listener: "} + what + ": " +

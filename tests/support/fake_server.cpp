@@ -1,5 +1,7 @@
 #include "support/fake_server.hpp"
 
+#include "support/loopback.hpp"
+
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
@@ -110,10 +112,7 @@ fake_server::fake_server(behaviour how) : state_{std::make_unique<state>()} {
         ::close(state_->wake[1]);
         throw failure;
     }
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = 0;
+    sockaddr_in address = loopback(0);
     socklen_t length = sizeof address;
     auto* generic = reinterpret_cast<sockaddr*>(&address);
     if (::bind(state_->listener, generic, sizeof address) != 0 ||

@@ -1,5 +1,7 @@
 #include "support/port_holder.hpp"
 
+#include "support/loopback.hpp"
+
 #include <netinet/in.h>
 #include <stdexcept>
 #include <string>
@@ -9,10 +11,7 @@
 namespace redlock_test {
 
 port_holder::port_holder(std::uint16_t port) : fd_{::socket(AF_INET, SOCK_STREAM, 0)} {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = htons(port);
+    sockaddr_in address = loopback(port);
     if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
         if (fd_ >= 0) ::close(fd_);
         throw std::runtime_error("cannot hold port " + std::to_string(port));

@@ -1,5 +1,7 @@
 #include "support/probe_connection.hpp"
 
+#include "support/loopback.hpp"
+
 #include <hiredis/hiredis.h>
 
 #include <arpa/inet.h>
@@ -46,10 +48,7 @@ auto connect_tcp(std::uint16_t port, std::chrono::milliseconds timeout, std::str
         *failure = errno_text("socket");
         return -1;
     }
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(port);
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const sockaddr_in address = loopback(port);
     const auto* generic = reinterpret_cast<const sockaddr*>(&address);
     bool connected = ::connect(fd, generic, sizeof address) == 0;
     if (!connected && errno == EINPROGRESS) {

@@ -1,6 +1,7 @@
 #include "support/redis_server.hpp"
 
 #include "support/leftover_servers.hpp"
+#include "support/loopback.hpp"
 #include "support/probe_connection.hpp"
 
 #include <hiredis/hiredis.h>
@@ -230,10 +231,7 @@ auto spawn_redis(std::uint16_t port, const server_options& options) -> spawn_out
 auto free_port() -> std::uint16_t {
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) throw std::runtime_error(std::string{"socket: "} + std::strerror(errno));
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = 0;
+    sockaddr_in address = loopback(0);
     socklen_t length = sizeof address;
     auto* generic = reinterpret_cast<sockaddr*>(&address);
     if (::bind(fd, generic, sizeof address) != 0 || ::getsockname(fd, generic, &length) != 0) {
