@@ -87,6 +87,16 @@ auto try_acquire(redlock::client& locks, std::string resource, redlock::lock_opt
                                            std::move(stop));
 }
 
+/// `owner`'s lock on `resource`, held on every node: what the cases that
+/// wait behind another holder start from.
+auto held_everywhere_by(const cluster& nodes, redlock::client& owner, const std::string& resource,
+                        std::chrono::milliseconds ttl) -> redlock::lock {
+    auto held = owner.acquire(resource, {.ttl = ttl});
+    REQUIRE(held);
+    REQUIRE(nodes.held_everywhere(resource, held->value()));
+    return *held;
+}
+
 /// On the loop thread (after a first co_await), waits for a contended lock
 /// while a check's callback, also on the loop thread, requests the stop: the
 /// cancel then runs on the loop, inside the stop request.
@@ -128,24 +138,20 @@ TEST_SUITE("coroutines") {
     TEST_CASE_FIXTURE(cluster, "a contended co_await returns the error") {
         auto locks = make_client();
         auto other = make_client();
-        auto held = other.acquire("coro:b", {.ttl = 5s});
-        REQUIRE(held);
-        REQUIRE(held_everywhere("coro:b", held->value()));
+        const auto held = held_everywhere_by(*this, other, "coro:b", 5s);
 
         auto got = try_acquire(locks, "coro:b", {.attempts = 1}).get();
 
         REQUIRE(got);
         REQUIRE_FALSE(*got);
         CHECK(got->error().code == redlock::errc::contended);
-        CHECK(other.release(*held));
+        CHECK(other.release(held));
     }
 
     TEST_CASE_FIXTURE(cluster, "a stop request cancels a waiting co_await") {
         auto locks = make_client();
         auto other = make_client();
-        auto held = other.acquire("coro:c", {.ttl = 10s});
-        REQUIRE(held);
-        REQUIRE(held_everywhere("coro:c", held->value()));
+        const auto held = held_everywhere_by(*this, other, "coro:c", 10s);
         std::stop_source stop;
         const auto started = std::chrono::steady_clock::now();
 
@@ -158,23 +164,21 @@ TEST_SUITE("coroutines") {
         REQUIRE_FALSE(*got);
         CHECK(got->error().code == redlock::errc::cancelled);
         CHECK(std::chrono::steady_clock::now() - started < 3s);
-        CHECK(count_holding(key_of("coro:c"), held->value()) == 5);  // the holder untouched
-        CHECK(other.release(*held));
+        CHECK(count_holding(key_of("coro:c"), held.value()) == 5);  // the holder untouched
+        CHECK(other.release(held));
     }
 
     TEST_CASE_FIXTURE(cluster, "a stop requested on the loop thread cancels a co_await there") {
         auto locks = make_client();
         auto other = make_client();
-        auto held = other.acquire("coro:f", {.ttl = 10s});
-        REQUIRE(held);
-        REQUIRE(held_everywhere("coro:f", held->value()));
+        const auto held = held_everywhere_by(*this, other, "coro:f", 10s);
 
         auto got = cancelled_from_the_loop(locks, "coro:g", "coro:f", std::stop_source{}).get(3s);
 
         REQUIRE(got);
         REQUIRE_FALSE(*got);
         CHECK(got->error().code == redlock::errc::cancelled);
-        CHECK(other.release(*held));
+        CHECK(other.release(held));
     }
 
     TEST_CASE_FIXTURE(cluster, "stops racing the start of the acquisition all cancel it") {
@@ -182,9 +186,7 @@ TEST_SUITE("coroutines") {
         // ticket: every one must end the wait, none may be lost.
         auto locks = make_client();
         auto other = make_client();
-        auto held = other.acquire("coro:h", {.ttl = 10s});
-        REQUIRE(held);
-        REQUIRE(held_everywhere("coro:h", held->value()));
+        const auto held = held_everywhere_by(*this, other, "coro:h", 10s);
         std::vector<eager<redlock::result<redlock::lock>>> waiting;
         for (int i = 0; i < 40; ++i) {
             std::stop_source stop;
@@ -199,7 +201,7 @@ TEST_SUITE("coroutines") {
             if (!*got && got->error().code == redlock::errc::cancelled) ++cancelled;
         }
         CHECK(cancelled == 40);
-        CHECK(other.release(*held));
+        CHECK(other.release(held));
     }
 
     TEST_CASE_FIXTURE(cluster, "a stop token already stopped returns cancelled without starting") {

@@ -3,6 +3,7 @@
 // last renewal, and the nodes that still held the lock's value drop it soon
 // after (well within its TTL), while another holder's value stays.
 #include "support/cluster.hpp"
+#include "support/loss_record.hpp"
 #include "support/wait.hpp"
 
 #include <doctest/doctest.h>
@@ -16,32 +17,9 @@
 
 using namespace std::chrono_literals;
 using redlock_test::cluster;
+using redlock_test::loss_record;
 
 namespace {
-
-/// What on_lost saw. Declare it before the client, so that it outlives any callback.
-struct loss_seen {
-    redlock_test::countdown arrived{1};
-    std::mutex mutex;
-    std::optional<redlock::error> why;
-    std::chrono::steady_clock::time_point at{};
-
-    auto options(std::chrono::milliseconds ttl) -> redlock::lock_options {
-        redlock::lock_options o;
-        o.ttl = ttl;
-        o.auto_renew = true;
-        o.on_lost = [this](const redlock::lock&, const redlock::error& e) {
-            {
-                const std::lock_guard hold{mutex};
-                if (why) return;
-                why = e;
-                at = std::chrono::steady_clock::now();
-            }
-            arrived.count_down();
-        };
-        return o;
-    }
-};
 
 /// The report on server `i`, found by its port.
 auto report_of(const std::vector<redlock::node_report>& nodes, cluster& servers, std::size_t i)
@@ -61,7 +39,7 @@ TEST_SUITE("renewal") {
     TEST_CASE_FIXTURE(cluster,
                       "a lock taken over on a majority: on_lost names the refusing nodes, "
                       "and the others let go at once") {
-        loss_seen loss;
+        loss_record loss;
         auto locks = make_client();
         REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
         auto held = locks.acquire("orders:7", loss.options(3000ms));
@@ -99,7 +77,7 @@ TEST_SUITE("renewal") {
     TEST_CASE_FIXTURE(cluster,
                       "a lock lost to a frozen majority: on_lost reports the timeouts, and "
                       "the live nodes let go") {
-        loss_seen loss;
+        loss_record loss;
         auto locks = make_client();
         REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
         // Failed renewals still extend the key on the two live nodes, so without

@@ -1,4 +1,5 @@
 #include "support/cluster.hpp"
+#include "support/loss_record.hpp"
 #include "support/wait.hpp"
 
 #include <doctest/doctest.h>
@@ -17,42 +18,9 @@
 
 using namespace std::chrono_literals;
 using redlock_test::cluster;
+using redlock_test::loss_record;
 
 namespace {
-
-/// What on_lost saw. Declare it before the client, so that it outlives any callback.
-struct loss_record {
-    std::atomic<int> calls{0};
-    redlock_test::countdown arrived{1};
-    std::mutex mutex;
-    std::optional<redlock::error> why;
-    std::chrono::steady_clock::time_point at{};
-    bool lost_flag = false;
-    bool token_stopped = false;
-    bool still_valid = true;
-
-    auto options(std::chrono::milliseconds ttl) -> redlock::lock_options {
-        redlock::lock_options renewed;
-        renewed.ttl = ttl;
-        renewed.auto_renew = true;
-        renewed.on_lost = [this](const redlock::lock& held, const redlock::error& e) {
-            auto now = std::chrono::steady_clock::now();
-            {
-                std::lock_guard guard{mutex};
-                if (calls == 0) {
-                    at = now;
-                    why = e;
-                    lost_flag = held.lost();
-                    token_stopped = held.lost_token().stop_requested();
-                    still_valid = held.valid();
-                }
-            }
-            ++calls;
-            arrived.count_down();
-        };
-        return renewed;
-    }
-};
 
 /// Returns once a renewal has just gone through: the next one is a renew interval away.
 auto await_fresh_renewal(const redlock::client& locks) -> bool {
