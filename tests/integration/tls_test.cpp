@@ -3,6 +3,7 @@
 // the reasons a node is refused (unknown CA, name mismatch, a client
 // certificate required), TLS and plain nodes side by side, and a node frozen
 // in the middle of the TLS handshake.
+#include "support/cluster.hpp"
 #include "support/fake_server.hpp"
 #include "support/log_capture.hpp"
 #include "support/redis_server.hpp"
@@ -20,6 +21,7 @@
 #include <vector>
 
 using namespace std::chrono_literals;
+using redlock_test::create_client;
 using redlock_test::log_capture;
 using redlock_test::tls_certs;
 using redlock_test::tls_server;
@@ -28,24 +30,13 @@ using redlock_test::tls_server_options;
 namespace {
 
 /// The cluster fixture's timings, for these nodes, trusting the certs' CA.
-auto config_for(const std::vector<redlock::node_address>& nodes, const tls_certs& certs)
+auto config_for(std::vector<redlock::node_address> nodes, const tls_certs& certs)
     -> redlock::client_config {
-    redlock::client_config settings;
-    settings.nodes = nodes;
+    redlock::client_config settings = redlock_test::fixture_config(std::move(nodes));
     settings.tls = certs.options();
     settings.connect_timeout = 300ms;  // a TLS handshake on a loaded 2-core CI machine
     settings.request_timeout = 100ms;
-    settings.lock.ttl = 2000ms;
-    settings.retry = {.attempts = 3, .delay = 50ms, .jitter = 50ms};
-    settings.reconnect = {.min_delay = 20ms, .max_delay = 200ms};
-    settings.logger = [](redlock::log_level, std::string_view) {};
     return settings;
-}
-
-auto make_client(const redlock::client_config& settings) -> redlock::client {
-    auto made = redlock::client::create(settings);
-    REQUIRE_MESSAGE(made.has_value(), (made ? std::string{} : made.error().message));
-    return std::move(*made);
 }
 
 /// The lock key holds `value` on `server` (read by the fixture, over TLS for a TLS server).
@@ -57,7 +48,7 @@ auto holds(const redlock_test::redis_server& server, const std::string& resource
 /// Acquiring through the single node `node` fails, and the message names the
 /// node and `reason`.
 void refused(const redlock::client_config& settings, const std::string& reason) {
-    auto locks = make_client(settings);
+    auto locks = create_client(settings);
     auto held = locks.acquire("orders:1");
     REQUIRE_FALSE(held.has_value());
     const std::string& message = held.error().message;
@@ -75,9 +66,9 @@ TEST_SUITE("tls") {
         for (int i = 0; i < 3; ++i) servers.emplace_back(certs);
         // "localhost" checks the name (and sends it as SNI); 127.0.0.1 the IP address.
         auto locks =
-            make_client(config_for({servers[0].tls_address(), servers[1].tls_address("localhost"),
-                                    servers[2].tls_address()},
-                                   certs));
+            create_client(config_for({servers[0].tls_address(), servers[1].tls_address("localhost"),
+                                      servers[2].tls_address()},
+                                     certs));
         auto held = locks.acquire("orders:42");
         REQUIRE_MESSAGE(held.has_value(), (held ? std::string{} : held.error().message));
         for (const auto& s : servers) CHECK(holds(s.server(), "orders:42", held->value()));
@@ -104,7 +95,7 @@ TEST_SUITE("tls") {
         refused(settings, "TLS handshake failed: name mismatch");
         // Without verification the same node is accepted (encryption only).
         settings.tls->verify = false;
-        auto locks = make_client(settings);
+        auto locks = create_client(settings);
         CHECK(locks.acquire("orders:1").has_value());
     }
 
@@ -116,7 +107,7 @@ TEST_SUITE("tls") {
 
         settings.tls->cert_file = certs.client_cert();
         settings.tls->key_file = certs.client_key();
-        auto locks = make_client(settings);
+        auto locks = create_client(settings);
         auto held = locks.acquire("orders:7");
         REQUIRE_MESSAGE(held.has_value(), (held ? std::string{} : held.error().message));
         CHECK(holds(node.server(), "orders:7", held->value()));
@@ -133,7 +124,7 @@ TEST_SUITE("tls") {
         redlock_test::server_options unix_socket;
         unix_socket.unix_socket = true;
         const redlock_test::redis_server local{unix_socket};
-        auto locks = make_client(config_for(
+        auto locks = create_client(config_for(
             {a.tls_address(), plain_address, b.tls_address(), local.unix_address()}, certs));
         auto held = locks.acquire("orders:9");
         REQUIRE_MESSAGE(held.has_value(), (held ? std::string{} : held.error().message));
@@ -156,7 +147,7 @@ TEST_SUITE("tls") {
         auto settings = config_for(
             {servers[0].tls_address(), servers[1].tls_address(), servers[2].tls_address()}, certs);
         settings.logger = log.logger();
-        auto locks = make_client(settings);
+        auto locks = create_client(settings);
         auto held = locks.acquire("orders:5");
         REQUIRE_MESSAGE(held.has_value(), (held ? std::string{} : held.error().message));
         const std::string expected =
@@ -198,8 +189,8 @@ TEST_SUITE("tls") {
         for (int i = 0; i < 3; ++i) servers.emplace_back(certs);
         const auto settings = config_for(
             {servers[0].tls_address(), servers[1].tls_address(), servers[2].tls_address()}, certs);
-        auto owner = make_client(settings);
-        auto waiter = make_client(settings);
+        auto owner = create_client(settings);
+        auto waiter = create_client(settings);
         auto held = owner.acquire("ledger");
         REQUIRE(held);
         redlock::lock_options wait;

@@ -30,9 +30,9 @@ cluster::cluster(int n, const server_options& options) {
     for (int i = 0; i < n; ++i) servers_.emplace_back(options);
 }
 
-auto cluster::config() const -> redlock::client_config {
+auto fixture_config(std::vector<redlock::node_address> nodes) -> redlock::client_config {
     redlock::client_config settings;
-    for (const auto& s : servers_) settings.nodes.push_back(s.address());
+    settings.nodes = std::move(nodes);
     settings.connect_timeout = 200ms;
     settings.request_timeout = 50ms;
     settings.lock.ttl = 2000ms;
@@ -42,16 +42,26 @@ auto cluster::config() const -> redlock::client_config {
     return settings;
 }
 
-auto cluster::make_client() const -> redlock::client {
-    return make_client(config());
-}
-
-auto cluster::make_client(const redlock::client_config& settings) const -> redlock::client {
+auto create_client(const redlock::client_config& settings) -> redlock::client {
     auto made = redlock::client::create(settings);
     if (!made) {
         throw std::runtime_error("redlock::client::create failed: " + made.error().message);
     }
     return std::move(*made);
+}
+
+auto cluster::config() const -> redlock::client_config {
+    std::vector<redlock::node_address> nodes;
+    for (const auto& s : servers_) nodes.push_back(s.address());
+    return fixture_config(std::move(nodes));
+}
+
+auto cluster::make_client() const -> redlock::client {
+    return create_client(config());
+}
+
+auto cluster::make_client(const redlock::client_config& settings) const -> redlock::client {
+    return create_client(settings);
 }
 
 auto cluster::key_of(std::string_view resource) const -> std::string {

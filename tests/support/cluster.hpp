@@ -12,6 +12,15 @@
 
 namespace redlock_test {
 
+/// The test clients' settings for `nodes`: connect_timeout 200 ms, request_timeout
+/// 50 ms, lock.ttl 2000 ms, retry {3 attempts, 50 ms delay, 50 ms jitter}, reconnect
+/// {20 ms, 200 ms}; a logger that swallows everything (even node counts and dead nodes
+/// are on purpose).
+[[nodiscard]] auto fixture_config(std::vector<redlock::node_address> nodes)
+    -> redlock::client_config;
+/// redlock::client::create(settings); throws std::runtime_error with the error message.
+[[nodiscard]] auto create_client(const redlock::client_config& settings) -> redlock::client;
+
 /// N independent masters (5 by default) on free loopback ports, and a client
 /// configuration pointing at them. The doctest fixture of the integration tests:
 /// every case starts its own. Throws, and so fails the case, if a server does not
@@ -35,11 +44,9 @@ public:
     [[nodiscard]] auto begin() const noexcept { return servers_.begin(); }
     [[nodiscard]] auto end() const noexcept { return servers_.end(); }
 
-    /// nodes = the servers; connect_timeout 200 ms, request_timeout 50 ms, lock.ttl
-    /// 2000 ms, retry {3 attempts, 50 ms delay, 50 ms jitter}, reconnect {20 ms, 200 ms};
-    /// a logger that swallows everything (even node counts and dead nodes are on purpose).
+    /// fixture_config(the servers' addresses).
     [[nodiscard]] auto config() const -> redlock::client_config;
-    /// redlock::client::create(config()); throws std::runtime_error with the error message.
+    /// create_client(config()).
     [[nodiscard]] auto make_client() const -> redlock::client;
     [[nodiscard]] auto make_client(const redlock::client_config& settings) const -> redlock::client;
 

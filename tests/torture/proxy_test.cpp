@@ -1,5 +1,6 @@
 // The fault proxy against a real redis-server: what passes through it, and what each
 // fault does to a client.
+#include "support/cluster.hpp"
 #include "support/fault_proxy.hpp"
 #include "support/log_capture.hpp"
 #include "support/redis_server.hpp"
@@ -66,13 +67,9 @@ struct proxied_cluster {
     proxied_cluster() {
         for (int i = 0; i < 3; ++i) servers.emplace_back();
         for (const auto& s : servers) proxies.emplace_back(s.port());
-        for (const auto& p : proxies) settings.nodes.push_back(p.address());
-        settings.connect_timeout = 200ms;
-        settings.request_timeout = 50ms;
-        settings.lock.ttl = 2000ms;
-        settings.retry = {.attempts = 3, .delay = 50ms, .jitter = 50ms};
-        settings.reconnect = {.min_delay = 20ms, .max_delay = 200ms};
-        settings.logger = [](redlock::log_level, std::string_view) {};
+        std::vector<redlock::node_address> nodes;
+        for (const auto& p : proxies) nodes.push_back(p.address());
+        settings = redlock_test::fixture_config(std::move(nodes));
     }
 
     std::vector<redis_server> servers;
