@@ -94,7 +94,7 @@ auto held_everywhere_by(const cluster& nodes, redlock::client& owner, const std:
     auto held = owner.acquire(resource, {.ttl = ttl});
     REQUIRE(held);
     REQUIRE(nodes.held_everywhere(resource, held->value()));
-    return *held;
+    return std::move(*held);
 }
 
 /// On the loop thread (after a first co_await), waits for a contended lock

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -33,6 +34,20 @@ auto report_of(const std::vector<redlock::node_report>& nodes, cluster& servers,
     return nullptr;
 }
 
+/// `locks`' auto-renewed lock on `resource`, reporting to `loss`, once every
+/// node is connected and holds it: the cases then take it away on some.
+auto renewed_everywhere(const cluster& nodes, redlock::client& locks, loss_record& loss,
+                        const std::string& resource, std::chrono::milliseconds ttl)
+    -> redlock::lock {
+    REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
+    auto held = locks.acquire(resource, loss.options(ttl));
+    REQUIRE(held);
+    const std::string key = nodes.key_of(resource);
+    REQUIRE(
+        redlock_test::wait_until(1s, [&] { return nodes.count_holding(key, held->value()) == 5; }));
+    return std::move(*held);
+}
+
 }  // namespace
 
 TEST_SUITE("renewal") {
@@ -41,19 +56,15 @@ TEST_SUITE("renewal") {
                       "and the others let go at once") {
         loss_record loss;
         auto locks = make_client();
-        REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
-        auto held = locks.acquire("orders:7", loss.options(3000ms));
-        REQUIRE(held);
+        const auto held = renewed_everywhere(*this, locks, loss, "orders:7", 3000ms);
         const std::string key = key_of("orders:7");
-        REQUIRE(
-            redlock_test::wait_until(1s, [&] { return count_holding(key, held->value()) == 5; }));
         for (std::size_t i : {0U, 1U, 2U})
             (void)node(i).command({"SET", key, "someone-else", "PX", "20000"});
 
         // The next renewal (a third of the TTL away) is refused by a majority.
         REQUIRE(loss.arrived.wait_for(3s));
         const auto gone =
-            redlock_test::wait_until(1s, [&] { return count_holding(key, held->value()) == 0; });
+            redlock_test::wait_until(1s, [&] { return count_holding(key, held.value()) == 0; });
         const auto let_go_after = std::chrono::steady_clock::now();
 
         const std::lock_guard hold{loss.mutex};
@@ -79,21 +90,16 @@ TEST_SUITE("renewal") {
                       "the live nodes let go") {
         loss_record loss;
         auto locks = make_client();
-        REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
         // Failed renewals still extend the key on the two live nodes, so without
         // the release on loss it would stay there up to 2.5 s after on_lost.
-        auto held = locks.acquire("orders:8", loss.options(2500ms));
-        REQUIRE(held);
+        const auto held = renewed_everywhere(*this, locks, loss, "orders:8", 2500ms);
         const std::string key = key_of("orders:8");
-        REQUIRE(
-            redlock_test::wait_until(1s, [&] { return count_holding(key, held->value()) == 5; }));
         for (std::size_t i : {0U, 1U, 2U}) node(i).freeze();
 
         const bool arrived = loss.arrived.wait_for(6s);
         // count_holding skips frozen servers: this is nodes 3 and 4.
-        const bool gone = arrived && redlock_test::wait_until(1s, [&] {
-                              return count_holding(key, held->value()) == 0;
-                          });
+        const bool gone = arrived && redlock_test::wait_until(
+                                         1s, [&] { return count_holding(key, held.value()) == 0; });
         for (std::size_t i : {0U, 1U, 2U}) node(i).thaw();
 
         REQUIRE(arrived);
