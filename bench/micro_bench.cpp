@@ -4,11 +4,11 @@
 // counted by alloc_counter.cpp: C++ new and C malloc alike (hiredis uses
 // malloc).
 #include "alloc_counter.hpp"
-#include "detail/command.hpp"
-#include "detail/quorum_tally.hpp"
-#include "detail/random.hpp"
-#include "detail/scripts.hpp"
-#include "detail/timing.hpp"
+#include "sansio/command.hpp"
+#include "sansio/quorum_tally.hpp"
+#include "transport/os_random.hpp"
+#include "sansio/scripts.hpp"
+#include "sansio/timing.hpp"
 #include "histogram.hpp"
 #include "redlock/config.hpp"
 

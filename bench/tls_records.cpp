@@ -10,7 +10,7 @@
 // decrypts it (one record in). Printed for TLS 1.3 (what Redis 7 and the
 // library negotiate by default) and with the server held to TLS 1.2.
 #include "alloc_counter.hpp"
-#include "detail/tls_session.hpp"
+#include "transport/tls_session.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -8,9 +8,9 @@
 //  - validity = ttl - ceil(elapsed) - (ceil(ttl * factor) + floor): every rounding shortens it,
 //    it never exceeds ttl - elapsed, and it does not grow as more time elapses.
 
-#include "detail/permit_tally.hpp"
-#include "detail/quorum_tally.hpp"
-#include "detail/timing.hpp"
+#include "sansio/permit_tally.hpp"
+#include "sansio/quorum_tally.hpp"
+#include "sansio/timing.hpp"
 
 #include <algorithm>
 #include <chrono>

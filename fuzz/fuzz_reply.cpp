@@ -23,11 +23,12 @@
 // Checked, beyond ASan and UBSan: every request completes exactly once, with a reply
 // exactly when its status is `reply`; close() completes; the loop ends with no handle open.
 
-#include "detail/command.hpp"
-#include "detail/flush_hooks.hpp"
-#include "detail/node_connection.hpp"
-#include "detail/random.hpp"
-#include "detail/scripts.hpp"
+#include "sansio/command.hpp"
+#include "sansio/reply.hpp"
+#include "transport/write_batcher.hpp"
+#include "transport/node_connection.hpp"
+#include "transport/os_random.hpp"
+#include "sansio/scripts.hpp"
 
 #include <uv.h>
 
@@ -50,7 +51,7 @@ using namespace redlock::detail;
 using namespace std::chrono_literals;
 
 /// Reads a reply the way the operations and the handshake do.
-void inspect(const redisReply* r) {
+void inspect(const reply* r) {
     (void)describe_reply(r);
     (void)reply_text(r);
     (void)integer_of(r);
@@ -60,11 +61,10 @@ void inspect(const redisReply* r) {
     (void)is_loading(r);
     (void)array_integer(r, 0);
     (void)array_integer(r, 1);
-    if (r->type == REDIS_REPLY_ARRAY) {
-        for (std::size_t i = 0; i < r->elements; ++i) {
-            if (r->element[i] == nullptr) __builtin_trap();
-            inspect(r->element[i]);
-        }
+    (void)element_of(r, 0);
+    for (const reply* e : r->elements) {
+        if (e == nullptr) __builtin_trap();
+        inspect(e);
     }
 }
 
@@ -75,9 +75,9 @@ public:
     void on_reply(std::uint32_t tag, const reply_event& event) noexcept override {
         if (tag >= completions_.size()) __builtin_trap();
         ++completions_[tag];
-        if ((event.status == request_status::reply) != (event.reply != nullptr)) __builtin_trap();
-        if (event.reply != nullptr) {
-            inspect(event.reply);
+        if ((event.status == request_status::reply) != (event.answer != nullptr)) __builtin_trap();
+        if (event.answer != nullptr) {
+            inspect(event.answer);
         } else if (event.cause.empty()) {
             __builtin_trap();  // a failure always says why
         }

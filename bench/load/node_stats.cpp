@@ -1,6 +1,6 @@
 #include "load/node_stats.hpp"
 
-#include "detail/scripts.hpp"
+#include "sansio/scripts.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -35,7 +35,7 @@ public:
 
     [[nodiscard]] auto snapshot() -> server_snapshot;
     /// SCRIPT LOAD of every library script on every node; false if a node
-    /// refused or named a script differently from lib/detail/scripts.cpp.
+    /// refused or named a script differently from lib/sansio/scripts.cpp.
     [[nodiscard]] auto load_scripts() -> bool;
     /// The first node's redis_version.
     [[nodiscard]] auto redis_version() -> std::string;

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "detail/command.hpp"
-#include "detail/scripts.hpp"
+#include "sansio/command.hpp"
+#include "sansio/scripts.hpp"
 #include "load/phase.hpp"
 #include "redlock/config.hpp"
 
@@ -20,7 +20,7 @@ namespace redlock::bench {
 
 /// The commands of one lock cycle, round by round, exactly as the library
 /// sends them for the same variant (scripts and SHA-1s from
-/// lib/detail/scripts.cpp), for the raw modes, which have no lock logic: a
+/// lib/sansio/scripts.cpp), for the raw modes, which have no lock logic: a
 /// round goes to every node at once, the next starts once a majority of
 /// nodes answered, and the cycle ends when every node answered the last
 /// round (the release), as with the library.

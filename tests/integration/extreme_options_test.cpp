@@ -18,7 +18,7 @@ using namespace std::chrono_literals;
 using redlock_test::cluster;
 
 TEST_SUITE("extreme options") {
-    // lib/detail/acquire_op.cpp, acquire_op::acquire_op: wait_deadline_ = steady_clock::now() +
+    // lib/operations/acquire_op.cpp, acquire_op::acquire_op: wait_deadline_ = steady_clock::now() +
     // *options_.max_wait. milliseconds::max() converted to nanoseconds overflows (signed, UB);
     // in practice it wraps to -1 ms, the deadline is already past, and the acquisition gives
     // up after its first attempt instead of waiting.
@@ -37,7 +37,7 @@ TEST_SUITE("extreme options") {
         CHECK_MESSAGE(held, (held ? "" : held.error().message));
     }
 
-    // lib/detail/acquire_op.cpp, acquire_op::finish_success: set_valid_until(decided_at +
+    // lib/operations/acquire_op.cpp, acquire_op::finish_success: set_valid_until(decided_at +
     // validity). A TTL of 10^13 ms (about 317 years) passes check_arguments (> 0) and Redis
     // (PX up to LLONG_MAX - now), and validity * 10^6 ns overflows (signed, UB); in practice
     // the deadline wraps into the past and the lock handed out is not valid(). Expected once

@@ -79,7 +79,7 @@ TEST_SUITE("client process under connection resets") {
     // Found by the torture test (seed 603257047, before commit 195c3b9): a worker died of
     // SIGPIPE while a node behind its proxy was down. node_connection writes with
     // uv_try_write()/uv_write(), i.e. write(2); the owned loop thread now blocks SIGPIPE
-    // (lib/detail/event_loop.cpp), so the write fails with EPIPE instead. Before that fix
+    // (lib/transport/event_loop.cpp), so the write fails with EPIPE instead. Before that fix
     // this case failed every time (a worker killed by signal 13 within ~2 s).
     // A client on an attached loop (client::create(config, loop)) is not covered: that
     // thread's signal mask is the application's.

@@ -3,7 +3,7 @@
 // A fixed clock and fixed random numbers for acquire_decision, and a driver
 // that plays one attempt's replies into it and records what it asked for.
 
-#include "detail/acquire_decision.hpp"
+#include "sansio/acquire_decision.hpp"
 
 #include <chrono>
 #include <cstdint>

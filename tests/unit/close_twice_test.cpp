@@ -3,9 +3,9 @@
 // handle, and a lock library must never abort its host (issue 12, item 1).
 // Each case fails on a second uv_close with libuv's assertion.
 
-#include "detail/event_loop.hpp"
-#include "detail/flush_hooks.hpp"
-#include "detail/timer_queue.hpp"
+#include "transport/event_loop.hpp"
+#include "transport/write_batcher.hpp"
+#include "transport/timer_queue.hpp"
 
 #include <doctest/doctest.h>
 #include <uv.h>

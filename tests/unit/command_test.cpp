@@ -2,7 +2,8 @@
 // (hiredis is the oracle here), encoded once per fan-out (detail::encoded_command) and
 // shared by every node.
 
-#include "detail/command.hpp"
+#include "sansio/command.hpp"
+#include "sansio/reply.hpp"
 
 #include <doctest/doctest.h>
 #include <hiredis/hiredis.h>

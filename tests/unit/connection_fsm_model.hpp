@@ -6,8 +6,8 @@
 // the machine finds any double close, reuse of a closing handle, lost or
 // twice-answered request, write before the handshake, or callback after close.
 
-#include "detail/connection_fsm.hpp"
-#include "detail/request_fifo.hpp"
+#include "sansio/connection_fsm.hpp"
+#include "sansio/request_fifo.hpp"
 
 #include <doctest/doctest.h>
 

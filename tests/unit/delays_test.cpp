@@ -3,9 +3,9 @@
 // every 2..5 ms while the holder's node was down; found in torture runs at
 // 959e947, fixed in 3279b6d): here every combination of node answers on five
 // nodes is checked against the rule "sleep until a majority could be free".
-#include "detail/delays.hpp"
+#include "sansio/delay_policy.hpp"
 
-#include "detail/node_outcomes.hpp"
+#include "sansio/node_outcomes.hpp"
 
 #include <doctest/doctest.h>
 

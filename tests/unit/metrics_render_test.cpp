@@ -1,6 +1,6 @@
 // to_prometheus() and the recorders, without a network: bucket boundaries,
 // cumulative buckets and +Inf, label escaping, the prefix, the RTT sampling.
-#include "detail/metrics_recorder.hpp"
+#include "transport/metrics_recorder.hpp"
 
 #include <doctest/doctest.h>
 #include <redlock/metrics.hpp>

@@ -1,13 +1,14 @@
 #pragma once
 // A node that answers what node_handshake sends, without sockets: the commands the
 // handshake writes are parsed back from their RESP bytes, answered from canned replies
-// chosen by the node's settings, and the replies parsed into hiredis replies for
+// chosen by the node's settings, and the replies parsed into replies for
 // on_reply. Used by node_handshake_test.cpp.
 
-#include "detail/command.hpp"
-#include "detail/node_handshake.hpp"
-#include "detail/reply_reader.hpp"
-#include "detail/scripts.hpp"
+#include "sansio/command.hpp"
+#include "sansio/reply.hpp"
+#include "sansio/node_handshake.hpp"
+#include "transport/reply_reader.hpp"
+#include "sansio/scripts.hpp"
 
 #include <doctest/doctest.h>
 
@@ -21,10 +22,7 @@
 
 namespace redlock_test {
 
-struct reply_free {
-    void operator()(redisReply* r) const noexcept { freeReplyObject(r); }
-};
-using reply_ptr = std::unique_ptr<redisReply, reply_free>;
+using redlock::detail::reply_ptr;
 
 /// Every complete RESP value in `bytes` (commands are arrays of bulk strings).
 inline auto parse_resp(std::string_view bytes) -> std::vector<reply_ptr> {
@@ -33,10 +31,10 @@ inline auto parse_resp(std::string_view bytes) -> std::vector<reply_ptr> {
     if (!reader.feed(bytes.data(), bytes.size())) FAIL("not RESP: " << reader.error());
     std::vector<reply_ptr> out;
     for (;;) {
-        redisReply* r = nullptr;
-        if (!reader.next(&r)) FAIL("not RESP: " << reader.error());
+        reply_ptr r;
+        if (!reader.next(r)) FAIL("not RESP: " << reader.error());
         if (r == nullptr) break;
-        out.emplace_back(r);
+        out.push_back(std::move(r));
     }
     if (reader.unparsed() != 0) FAIL("a RESP value cut short");
     return out;
@@ -166,7 +164,7 @@ inline auto play(redlock::detail::node_handshake& hs, const redlock::client_conf
         std::vector<command> round;
         for (const auto& w : written) {
             command c;
-            for (std::size_t i = 0; i < w->elements; ++i) c.emplace_back(w->element[i]->str);
+            for (const auto* e : w->elements) c.emplace_back(e->text);
             round.push_back(std::move(c));
         }
         run.rounds.push_back(round);

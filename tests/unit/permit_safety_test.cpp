@@ -21,7 +21,7 @@
 //    from the others, so the largest such set is the worst pattern. The same
 //    search is cross-checked against the outright enumeration of step 2.
 #include "acquire_decision_support.hpp"
-#include "detail/acquire_decision.hpp"
+#include "sansio/acquire_decision.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
-#include "detail/random.hpp"
-#include "detail/scripts.hpp"
-#include "detail/sha1.hpp"
+#include "transport/os_random.hpp"
+#include "sansio/scripts.hpp"
+#include "sansio/sha1.hpp"
 #include "redlock/error.hpp"
 
 #include <doctest/doctest.h>

@@ -1,9 +1,9 @@
 // The reentry registry without a client: which lock an owner re-enters, that a
 // hold is never taken back from zero, and what happens to acquisitions that
 // wait for their owner's acquisition in flight.
-#include "detail/reentry_registry.hpp"
+#include "client/reentry_registry.hpp"
 
-#include "detail/lock_state.hpp"
+#include "operations/lock_state.hpp"
 
 #include <doctest/doctest.h>
 

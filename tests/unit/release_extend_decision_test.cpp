@@ -1,7 +1,7 @@
 // release_decision and extend_decision, exhaustively: every order of answers
 // on 1, 3, 5 and 7 nodes, and the extension's deadline at its bounds.
-#include "detail/extend_decision.hpp"
-#include "detail/release_decision.hpp"
+#include "sansio/extend_decision.hpp"
+#include "sansio/release_decision.hpp"
 
 #include <doctest/doctest.h>
 

@@ -3,9 +3,9 @@
 // is never started, so requests wait in its queue for the bytes fed here.
 //
 
-#include "detail/flush_hooks.hpp"
-#include "detail/node_connection.hpp"
-#include "detail/random.hpp"
+#include "transport/write_batcher.hpp"
+#include "transport/node_connection.hpp"
+#include "transport/os_random.hpp"
 
 #include <doctest/doctest.h>
 #include <uv.h>
@@ -82,8 +82,10 @@ private:
         auto& slot = outcomes_.at(tag);
         CHECK_FALSE(slot.has_value());  // exactly once
         slot = outcome{event.status, std::string{event.cause}, std::nullopt};
-        if (event.reply != nullptr && event.reply->str != nullptr)
-            slot->text = std::string{event.reply->str, event.reply->len};
+        if (event.answer != nullptr && event.answer->kind != redlock::detail::reply_kind::array &&
+            event.answer->kind != redlock::detail::reply_kind::integer &&
+            event.answer->kind != redlock::detail::reply_kind::nil)
+            slot->text = std::string{event.answer->text};
     }
 
     redlock::client_config config_;

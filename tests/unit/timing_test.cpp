@@ -1,6 +1,6 @@
-#include "detail/timing.hpp"
+#include "sansio/timing.hpp"
 
-#include "detail/quorum_tally.hpp"
+#include "sansio/quorum_tally.hpp"
 
 #include <doctest/doctest.h>
 

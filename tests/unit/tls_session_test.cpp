@@ -1,7 +1,7 @@
 // tls_session without a socket: a client session and an in-memory OpenSSL
 // server pass their records by hand, as node_connection passes them through
 // libuv. Certificates are made in process (EC P-256), so this stays a unit test.
-#include "detail/tls_session.hpp"
+#include "transport/tls_session.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,0 +1,142 @@
+#pragma once
+
+#include "client/admission_queue.hpp"
+#include "transport/event_loop.hpp"
+#include "transport/write_batcher.hpp"
+#include "transport/node_connection.hpp"
+#include "operations/op_context.hpp"
+#include "operations/operation.hpp"
+#include "operations/probe_op.hpp"
+#include "transport/os_random.hpp"
+#include "client/reentry_registry.hpp"
+#include "transport/timer_queue.hpp"
+#include "operations/waiter_registry.hpp"
+#include "operations/watchdog.hpp"
+#include "redlock/client.hpp"
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <list>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace redlock::detail {
+
+struct lock_state;
+
+/// Everything behind a redlock::client: the loop, the node connections, the
+/// operations in flight, and the shutdown order.
+class client_core final : public std::enable_shared_from_this<client_core>, private op_host {
+public:
+    /// Validates, builds and starts. `external` null: own a loop thread.
+    [[nodiscard]] static auto create(client_config config, uv_loop_t* external)
+        -> result<std::shared_ptr<client_core>>;
+
+    /// `tls`: built from config.tls by create() (null without TLS).
+    client_core(client_config config, uv_loop_t* external,
+                std::shared_ptr<const tls_context> tls = {});
+    client_core(const client_core&) = delete;
+    auto operator=(const client_core&) -> client_core& = delete;
+    ~client_core();
+
+    // ---- the public operations; any thread (owned loop) -------------------------------
+    auto acquire(std::vector<std::string> resources, lock_options options,
+                 client::acquire_callback done) -> client::acquire_ticket;
+    void release(std::shared_ptr<lock_state> state, client::release_callback done);
+    void extend(std::shared_ptr<lock_state> state, std::chrono::milliseconds ttl,
+                client::extend_callback done) override;
+    void cancel(client::acquire_ticket ticket);
+    /// Sends `commands` to every node and reports what each answered.
+    void probe(std::vector<std::vector<std::string>> commands,
+               std::function<void(result<std::vector<node_probe>>)> done);
+    void shutdown();
+    [[nodiscard]] auto on_loop_thread() const noexcept -> bool { return loop_.on_loop_thread(); }
+    [[nodiscard]] auto stats() const -> client_stats;
+    [[nodiscard]] auto metrics() const -> metrics_snapshot;  // client_core_metrics.cpp
+
+    // ---- op_host: what operations call back, on the loop thread ---------------------------
+    void retire(operation* op) noexcept override;
+    void acquisition_finished() override;
+    void watch(std::shared_ptr<lock_state> state) override { watchdog_.watch(std::move(state)); }
+    void release_lost(std::shared_ptr<lock_state> state) override;
+
+    [[nodiscard]] auto config() const noexcept -> const client_config& { return config_; }
+    [[nodiscard]] auto node_count() const noexcept -> std::size_t { return nodes_.size(); }
+
+private:
+    /// Runs `start(done)` on the loop thread: at once if called there, else
+    /// carried over with its callback in one task. `start` returns false when
+    /// the client no longer takes the call; `done` then hears stopped_error on
+    /// a later turn, as it does when the loop has closed.
+    template <typename Callback, typename Start>
+    void call_on_loop(Callback done, Start start);
+    /// Delivers stopped_error to `done` on a later turn.
+    template <typename Callback>
+    void refuse_stopped(Callback done);
+    /// Runs `task` on the loop thread: now if already there, else posted. False
+    /// if the client has stopped (the task did not run and never will).
+    auto run_on_loop(std::function<void()> task) -> bool;
+    /// Delivers a completion later on the loop thread, never inside the caller.
+    void complete_later(std::function<void()> completion);
+    void start_op(std::unique_ptr<operation> op);
+    /// On the loop thread: starts an acquisition, or holds it back.
+    void start_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
+                       lock_options options, client::acquire_callback done);
+    /// A reentrant acquisition (lock_options::owner): another hold of the lock
+    /// held for its owner, or a wait for the owner's acquisition in flight.
+    /// False: acquire as usual (with an owner, `done` now also records what it
+    /// gets; without one, nothing changed).
+    auto reenter(client::acquire_ticket ticket, std::vector<std::string>& resources,
+                 lock_options& options, client::acquire_callback& done) -> bool;
+    friend struct pending_acquire;
+    void admit(std::unique_ptr<pending_acquire> pending);
+    void start_release(std::shared_ptr<lock_state> state, client::release_callback done);
+    void delete_ops() noexcept;
+    void launch_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
+                        lock_options options, client::acquire_callback done, bool counted);
+    /// Starts an acquisition the admission queue let through (counted already).
+    void start_counted(std::unique_ptr<pending_acquire> next);
+    void refuse(client::acquire_callback done, errc why,
+                const char* waiting_for = "for its turn to start (max_concurrent_acquisitions)");
+    void begin_shutdown();
+    void close_everything();
+    void on_handle_closed();
+    /// Logs "redlock: warning: <what>" (loop thread), to the logger or stderr.
+    void warn(const std::string& what) const;
+    /// Node `node` answered a handshake: warns if another node reported the same run_id.
+    void check_identity(std::size_t node);
+
+    client_config config_;
+    std::shared_ptr<const tls_context> tls_;  // shared by every connection, subscribers too
+    event_loop loop_;
+    random_source rng_;
+    connection_counters connection_counters_;
+    op_counters counters_;
+    timer_queue timers_;
+    flush_hooks hooks_;  // shared by every connection; declared before them
+    std::vector<std::unique_ptr<node_connection>> nodes_;
+    operation* ops_ = nullptr;  // live operations, owned: an intrusive list (operation::next_)
+    admission_queue admission_{config_.max_concurrent_acquisitions};
+    std::atomic<client::acquire_ticket> next_ticket_{0};
+    std::string client_id_;
+    std::string wake_prefix_;
+    waiter_registry waiters_{loop_.loop(), hooks_, config_, rng_, timers_};
+    op_context ctx_{
+        {config_, nodes_, timers_, rng_, counters_, waiters_, client_id_, wake_prefix_, *this}};
+    watchdog watchdog_{ctx_};
+    std::atomic<std::size_t> operation_gauge_{0};  // live operations (ops_)
+    reentry_registry reentries_;                   // lock_options::owner (loop thread)
+    std::set<std::size_t> same_server_warned_;     // node pairs (i * n + j) already reported
+    bool stopping_ = false;                        // loop thread: no new operations
+    bool closing_ = false;                         // loop thread: handles are being closed
+    int closes_pending_ = 0;
+    std::atomic<bool> shutdown_requested_{false};
+    std::shared_ptr<client_core> self_;  // attached loop: alive until every handle closed
+};
+
+}  // namespace redlock::detail

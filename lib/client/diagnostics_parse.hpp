@@ -1,0 +1,46 @@
+#pragma once
+
+// What client::status and client::check send to every node and what they make
+// of the answers. The commands and the parsers are declared together because
+// a parser reads the replies by position: each list and its parser change
+// together, in diagnostics.cpp. client.cpp runs the probe between them.
+
+#include "operations/probe_op.hpp"
+#include "redlock/config.hpp"
+#include "redlock/diagnostics.hpp"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+
+/// GET value, PTTL, GET fencing counter, and a read-only script listing the
+/// live readers with their TTLs: what every node is asked about `resource`.
+[[nodiscard]] auto status_commands(const client_config& config, const std::string& resource)
+    -> std::vector<std::vector<std::string>>;
+
+/// Every node's view of the resource from its replies to status_commands, and
+/// the holder (or the readers) at least `quorum` of them agree on.
+[[nodiscard]] auto parse_status(std::string resource, std::size_t quorum,
+                                std::vector<node_probe> probes) -> lock_status;
+
+/// One read-only script: the permit count the node knows, and every held
+/// permit of `permits` with its value and TTL.
+[[nodiscard]] auto semaphore_commands(const client_config& config, const std::string& resource,
+                                      int permits) -> std::vector<std::vector<std::string>>;
+
+/// Every node's view of each permit from its replies to semaphore_commands,
+/// and the holder at least `quorum` of them agree on, per permit.
+[[nodiscard]] auto parse_semaphore(std::string resource, int permits, std::size_t quorum,
+                                   std::vector<node_probe> probes) -> semaphore_status;
+
+/// INFO server / persistence / replication and CONFIG GET appendfsync.
+[[nodiscard]] auto health_commands() -> std::vector<std::vector<std::string>>;
+
+/// Every node's health from its replies to health_commands, with the servers
+/// that appear under more than one node (find_duplicate_servers).
+[[nodiscard]] auto parse_health(std::size_t quorum, std::vector<node_probe> probes)
+    -> cluster_health;
+
+}  // namespace redlock::detail

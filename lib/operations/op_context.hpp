@@ -1,0 +1,116 @@
+#pragma once
+
+// What a client lends its operations: the configuration, the node
+// connections, the timers, the random source, the counters and the waiter
+// registry — and nothing else of the client. Operations (acquire, release,
+// extend, probe) and the watchdog see this, never the client_core.
+
+#include "transport/metrics_recorder.hpp"
+#include "transport/node_connection.hpp"
+#include "transport/os_random.hpp"
+#include "transport/timer_queue.hpp"
+#include "redlock/client.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+
+class operation;
+class waiter_registry;
+struct lock_state;
+
+/// The client's counters behind client_stats, written on the loop thread and
+/// read from any.
+struct op_counters {
+    std::atomic<std::uint64_t> acquire_calls{0};
+    std::atomic<std::uint64_t> acquired{0};
+    std::atomic<std::uint64_t> acquire_failures{0};
+    std::atomic<std::uint64_t> attempts{0};
+    std::atomic<std::uint64_t> releases{0};
+    std::atomic<std::uint64_t> extends{0};
+    std::atomic<std::uint64_t> renewals{0};
+    std::atomic<std::uint64_t> locks_lost{0};
+    std::atomic<std::uint64_t> release_late_deleted{0};
+    std::atomic<std::uint64_t> handoffs{0};
+    std::atomic<std::uint64_t> release_late_failed{0};
+    latency_histograms latency;  // client::metrics()
+    /// Locks granted and not yet released, lost or dropped. Shared with the
+    /// lock states that count in it (lock_state::held_gauge), which may
+    /// outlive the client.
+    std::shared_ptr<std::atomic<std::int64_t>> locks_held =
+        std::make_shared<std::atomic<std::int64_t>>(0);
+};
+
+/// The few calls an operation makes back into the client that runs it.
+class op_host {
+public:
+    /// `op` has finished and nothing refers to it: delete it.
+    virtual void retire(operation* op) noexcept = 0;
+    /// An acquisition counted against max_concurrent_acquisitions has
+    /// delivered its result: the next one held back may start.
+    virtual void acquisition_finished() = 0;
+    /// Starts auto-renewal of a lock just acquired.
+    virtual void watch(std::shared_ptr<lock_state> state) = 0;
+    /// Extends `state` (the watchdog's renewals).
+    virtual void extend(std::shared_ptr<lock_state> state, std::chrono::milliseconds ttl,
+                        client::extend_callback done) = 0;
+    /// Best-effort compare-and-delete of a lock the watchdog gave up on, so
+    /// that the nodes still holding it free the resource before its TTL.
+    virtual void release_lost(std::shared_ptr<lock_state> state) = 0;
+
+protected:
+    op_host() = default;
+    op_host(const op_host&) = default;
+    auto operator=(const op_host&) -> op_host& = default;
+    ~op_host() = default;
+};
+
+class op_context {
+public:
+    struct parts {
+        const client_config& config;
+        const std::vector<std::unique_ptr<node_connection>>& nodes;
+        timer_queue& timers;
+        random_source& rng;
+        op_counters& counters;
+        waiter_registry& waiters;
+        const std::string& client_id;
+        const std::string& wake_prefix;
+        op_host& host;
+    };
+    explicit op_context(parts p) noexcept : p_{p} {}
+
+    [[nodiscard]] auto config() const noexcept -> const client_config& { return p_.config; }
+    [[nodiscard]] auto node_count() const noexcept -> std::size_t { return p_.nodes.size(); }
+    [[nodiscard]] auto node(std::size_t i) const noexcept -> node_connection& {
+        return *p_.nodes[i];
+    }
+    [[nodiscard]] auto timers() const noexcept -> timer_queue& { return p_.timers; }
+    [[nodiscard]] auto rng() const noexcept -> random_source& { return p_.rng; }
+    [[nodiscard]] auto counters() const noexcept -> op_counters& { return p_.counters; }
+    [[nodiscard]] auto waiters() const noexcept -> waiter_registry& { return p_.waiters; }
+    /// This client's random id: names its waiters and its wake-up channel.
+    [[nodiscard]] auto client_id() const noexcept -> const std::string& { return p_.client_id; }
+    /// queue_prefix + "wake:": the prefix of every client's notification channel.
+    [[nodiscard]] auto wake_prefix() const noexcept -> const std::string& { return p_.wake_prefix; }
+    void retire(operation* op) const noexcept { p_.host.retire(op); }
+    void acquisition_finished() const { p_.host.acquisition_finished(); }
+    void watch(std::shared_ptr<lock_state> state) const { p_.host.watch(std::move(state)); }
+    void extend(std::shared_ptr<lock_state> state, std::chrono::milliseconds ttl,
+                client::extend_callback done) const {
+        p_.host.extend(std::move(state), ttl, std::move(done));
+    }
+    void release_lost(std::shared_ptr<lock_state> state) const {
+        p_.host.release_lost(std::move(state));
+    }
+
+private:
+    parts p_;
+};
+
+}  // namespace redlock::detail

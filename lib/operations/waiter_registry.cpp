@@ -1,0 +1,114 @@
+#include "operations/waiter_registry.hpp"
+
+#include <chrono>
+#include <iterator>
+#include <utility>
+
+namespace redlock::detail {
+
+waiter_registry::waiter_registry(uv_loop_t* loop, flush_hooks& hooks, const client_config& config,
+                                 random_source& rng, timer_queue& timers)
+    : loop_{loop}, hooks_{hooks}, config_{config}, rng_{rng}, timers_{timers} {}
+
+void waiter_registry::add(const std::string& id, waker* w, handoff_target* successor,
+                          const std::string& lock_key, std::uint64_t arrival,
+                          std::uint64_t ticket) {
+    if (closed_) return;
+    add(id, w);
+    entry& e = waiters_[id];
+    e.lock_key = lock_key;
+    e.order = {arrival, ticket};
+    successors_[lock_key][e.order] = successor;
+}
+
+auto waiter_registry::first_successor(std::string_view lock_key) const -> handoff_target* {
+    const auto it = successors_.find(std::string{lock_key});
+    if (it == successors_.end() || it->second.empty()) return nullptr;
+    return it->second.begin()->second;
+}
+
+void waiter_registry::add(const std::string& id, waker* w) {
+    if (closed_) return;
+    waiters_[id].w = w;
+    waiter_gauge_.store(waiters_.size(), std::memory_order_relaxed);
+    if (idle_timer_) {
+        timers_.cancel(*idle_timer_);
+        idle_timer_.reset();
+    }
+    if (connections_.empty()) open_connections();
+}
+
+void waiter_registry::remove(const std::string& id) {
+    if (closed_) return;
+    const auto it = waiters_.find(id);
+    if (it == waiters_.end()) return;
+    if (!it->second.lock_key.empty()) {
+        const auto list = successors_.find(it->second.lock_key);
+        if (list != successors_.end()) {
+            list->second.erase(it->second.order);
+            if (list->second.empty()) successors_.erase(list);
+        }
+    }
+    waiters_.erase(it);
+    waiter_gauge_.store(waiters_.size(), std::memory_order_relaxed);
+    if (!waiters_.empty() || connections_.empty() || idle_timer_) return;
+    idle_timer_ = timers_.schedule(std::chrono::seconds{2}, [this] {
+        idle_timer_.reset();
+        if (waiters_.empty()) close_connections();
+    });
+}
+
+auto waiter_registry::subscribed() const noexcept -> bool {
+    if (connections_.empty()) return false;
+    for (const auto& c : connections_) {
+        if (!c->subscribed()) return false;
+    }
+    return true;
+}
+
+void waiter_registry::open_connections() {
+    for (const auto& address : config_.nodes) {
+        auto c = std::make_unique<node_connection>(loop_, hooks_, address, config_, rng_, counters_,
+                                                   tls_);
+        c->subscribe(channel_, [this](std::string_view message) { on_message(message); });
+        c->start();
+        connections_.push_back(std::move(c));
+    }
+    connection_gauge_.store(connections_.size(), std::memory_order_relaxed);
+}
+
+void waiter_registry::close_connections() {
+    for (auto& c : connections_) {
+        node_connection* raw = c.get();
+        closing_.push_back(std::move(c));
+        auto it = std::prev(closing_.end());
+        raw->close([this, it] {
+            // Freed after the handle callbacks have returned, on a later turn.
+            timers_.schedule(std::chrono::milliseconds{0}, [this, it] { closing_.erase(it); });
+        });
+    }
+    connections_.clear();
+    connection_gauge_.store(0, std::memory_order_relaxed);
+}
+
+auto waiter_registry::close(const std::function<void()>& on_closed) -> std::size_t {
+    closed_ = true;
+    waiters_.clear();
+    successors_.clear();
+    waiter_gauge_.store(0, std::memory_order_relaxed);
+    const std::size_t n = connections_.size() + closing_.size();
+    for (auto& c : connections_) c->close(on_closed);
+    for (auto& c : closing_) c->close(on_closed);
+    return n;
+}
+
+void waiter_registry::on_message(std::string_view message) {
+    // "<waiter>|<released value>": which release it was does not matter, only
+    // that one ran.
+    const std::string_view waiter = message.substr(0, message.find('|'));
+    const auto it = waiters_.find(std::string{waiter});
+    if (it == waiters_.end()) return;  // finished meanwhile, or another client's stale entry
+    it->second.w->wake();
+}
+
+}  // namespace redlock::detail

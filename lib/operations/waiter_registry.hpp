@@ -1,0 +1,153 @@
+#pragma once
+
+// A client's waiting acquisitions, and the subscriber connections that carry
+// release notifications to them: one per node, opened while anyone waits (and
+// a grace period after). A notification names a waiter; the registry wakes it
+// through the waker interface.
+
+#include "transport/write_batcher.hpp"
+#include "transport/node_connection.hpp"
+#include "transport/os_random.hpp"
+#include "transport/timer_queue.hpp"
+#include "redlock/config.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <list>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace redlock::detail {
+
+/// What a release notification wakes.
+class waker {
+public:
+    virtual void wake() = 0;
+
+protected:
+    waker() = default;
+    waker(const waker&) = default;
+    auto operator=(const waker&) -> waker& = default;
+    ~waker() = default;
+};
+
+class handoff_target;
+
+/// The releasing side's way back to a successor: cleared when the successor
+/// is destroyed, so that a reply forwarded late finds nobody rather than a
+/// dangling pointer.
+struct handoff_link {
+    handoff_target* target = nullptr;
+};
+
+/// What a release needs to hand the lock to a successor: the value and TTL of
+/// the attempt that the release's script grants, and the successor's waiter id
+/// (the script hands over only where it is first in line).
+struct handoff_offer {
+    std::string value;
+    std::string ttl_text;
+    std::string waiter_id;
+    std::uint32_t attempt = 0;
+    std::shared_ptr<handoff_link> link;
+};
+
+/// A waiting exclusive acquisition that a release of the same lock by this
+/// client may grant directly (the hand-off: README, "Waiting without spinning").
+class handoff_target {
+public:
+    /// Between attempts: begins one whose grant is the caller's release script,
+    /// and returns its terms. Otherwise (an attempt in flight, finishing) none.
+    virtual auto begin_handoff() -> std::optional<handoff_offer> = 0;
+    /// One node's answer to that script, as the release received it.
+    virtual void on_handoff_reply(std::uint32_t attempt, std::size_t node,
+                                  const reply_event& event) = 0;
+
+protected:
+    handoff_target() = default;
+    handoff_target(const handoff_target&) = default;
+    auto operator=(const handoff_target&) -> handoff_target& = default;
+    ~handoff_target() = default;
+};
+
+class waiter_registry {
+public:
+    waiter_registry(uv_loop_t* loop, flush_hooks& hooks, const client_config& config,
+                    random_source& rng, timer_queue& timers);
+    waiter_registry(const waiter_registry&) = delete;
+    auto operator=(const waiter_registry&) -> waiter_registry& = delete;
+    ~waiter_registry() = default;
+
+    /// The channel this client's notifications arrive on.
+    void set_channel(std::string channel) { channel_ = std::move(channel); }
+    /// The client's TLS context (null: plain TCP), for the subscriber connections.
+    void set_tls(std::shared_ptr<const tls_context> tls) { tls_ = std::move(tls); }
+    /// `w` waits under `id`: woken by a notification naming it until removed.
+    /// Opens the subscriber connections if they are not open.
+    void add(const std::string& id, waker* w);
+    /// Also a successor for releases of `lock_key` by this client, ordered by
+    /// `arrival` (its queue score on every node), then `ticket`.
+    void add(const std::string& id, waker* w, handoff_target* successor,
+             const std::string& lock_key, std::uint64_t arrival, std::uint64_t ticket);
+    /// The first successor in arrival order waiting for `lock_key`, if any.
+    [[nodiscard]] auto first_successor(std::string_view lock_key) const -> handoff_target*;
+    /// Some successor waits for some lock: asked first by every release, so that
+    /// one with nobody waiting builds no key and looks nothing up.
+    [[nodiscard]] auto has_successors() const noexcept -> bool { return !successors_.empty(); }
+    /// Idempotent. When the last waiter leaves, the connections close after a
+    /// grace period, so that a steady stream of waiters does not open and close
+    /// them all the time.
+    void remove(const std::string& id);
+    /// Every node's subscriber connection has confirmed its SUBSCRIBE: a
+    /// release notification can reach this client.
+    [[nodiscard]] auto subscribed() const noexcept -> bool;
+
+    /// Shutdown: forgets every waiter and closes every subscriber connection;
+    /// `on_closed` runs once per connection closed. Returns how many there are.
+    /// Nothing opens afterwards.
+    auto close(const std::function<void()>& on_closed) -> std::size_t;
+
+    // Gauges for client_stats, read from any thread.
+    [[nodiscard]] auto waiter_count() const noexcept -> std::size_t {
+        return waiter_gauge_.load(std::memory_order_relaxed);
+    }
+    [[nodiscard]] auto connection_count() const noexcept -> std::size_t {
+        return connection_gauge_.load(std::memory_order_relaxed);
+    }
+
+private:
+    void open_connections();
+    void close_connections();
+    void on_message(std::string_view message);
+
+    uv_loop_t* loop_;
+    flush_hooks& hooks_;
+    const client_config& config_;
+    random_source& rng_;
+    timer_queue& timers_;
+    std::string channel_;
+    std::shared_ptr<const tls_context> tls_;
+    connection_counters counters_;  // kept apart from the lock nodes' (stats describes those)
+    using successor_order = std::pair<std::uint64_t, std::uint64_t>;  // arrival, ticket
+    struct entry {
+        waker* w = nullptr;
+        std::string lock_key;  // empty: not a successor
+        successor_order order{};
+    };
+    std::unordered_map<std::string, entry> waiters_;
+    std::unordered_map<std::string, std::map<successor_order, handoff_target*>> successors_;
+    std::vector<std::unique_ptr<node_connection>> connections_;  // one per node while anyone waits
+    std::list<std::unique_ptr<node_connection>> closing_;
+    std::optional<timer_queue::key> idle_timer_;
+    std::atomic<std::size_t> waiter_gauge_{0};
+    std::atomic<std::size_t> connection_gauge_{0};
+    bool closed_ = false;
+};
+
+}  // namespace redlock::detail

@@ -1,0 +1,65 @@
+#pragma once
+
+#include "transport/timer_queue.hpp"
+#include "redlock/client.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace redlock::detail {
+
+class op_context;
+struct lock_state;
+
+/// Keeps auto-renewed locks alive (as Redisson's watchdog does), on the loop
+/// thread and its timers: no thread per lock.
+///
+/// Each lock is extended once `renew_fraction` of its TTL has passed since the
+/// last successful acquire or extend. A failed renewal is retried while the
+/// validity lasts. The lock is marked lost — flag, stop token, on_lost callback
+/// — as soon as a majority says it no longer holds it, or when its validity
+/// ends with no renewal through. A holder is thus never told it holds a lock
+/// past its validity deadline. The error names each node's answer to the last
+/// renewal; then a best-effort release frees what the nodes still hold of it.
+class watchdog {
+public:
+    explicit watchdog(op_context& ctx) noexcept : ctx_{ctx} {}
+
+    void watch(std::shared_ptr<lock_state> state);
+    /// Stops renewing (release). Nothing is reported.
+    void forget(const lock_state* state);
+    /// Stops renewing everything (shutdown). Nothing is reported.
+    void forget_all();
+    [[nodiscard]] auto size() const noexcept -> std::size_t { return entries_.size(); }
+
+private:
+    struct entry {
+        std::shared_ptr<lock_state> state;
+        std::uint64_t generation = 0;
+        timer_queue::key renew_timer{};
+        timer_queue::key deadline_timer{};
+        bool renewing = false;
+        /// Each node's answer to the last renewal that failed: what on_lost
+        /// reports when the deadline passes with no renewal through.
+        std::vector<node_report> last_nodes;
+    };
+
+    void schedule_renewal(entry& e, std::chrono::milliseconds delay);
+    void arm_deadline(entry& e);
+    void renew(const lock_state* key, std::uint64_t generation);
+    void on_extended(const lock_state* key, std::uint64_t generation,
+                     result<std::chrono::milliseconds> outcome);
+    void mark_lost(const lock_state* key, error why);
+    /// The per-node answers for a loss at the deadline.
+    [[nodiscard]] auto nodes_at_deadline(const entry& e) const -> std::vector<node_report>;
+    [[nodiscard]] auto find(const lock_state* key, std::uint64_t generation) -> entry*;
+
+    op_context& ctx_;
+    std::unordered_map<const lock_state*, entry> entries_;
+    std::uint64_t next_generation_ = 0;
+};
+
+}  // namespace redlock::detail

@@ -1,0 +1,223 @@
+#pragma once
+
+// The decisions of one acquisition, with no I/O: replies, timer expiries,
+// wake-ups and cancellation come in as events; what to send, schedule and
+// report goes out as actions. Time and randomness come from a decision_env,
+// so tests/unit/acquire_decision_test.cpp plays every reply order on 1, 3, 5
+// and 7 nodes without a socket or a clock. acquire_op is the shell that
+// performs the actions.
+
+#include "sansio/delay_policy.hpp"
+#include "sansio/node_outcomes.hpp"
+#include "sansio/permit_tally.hpp"
+#include "sansio/quorum_tally.hpp"
+#include "redlock/config.hpp"
+#include "redlock/error.hpp"
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace redlock::detail {
+
+/// Where a decision reads the time and draws random numbers: the steady clock
+/// and the client's generator in the library, fixed values in tests.
+class decision_env {
+public:
+    decision_env() = default;
+    decision_env(const decision_env&) = delete;
+    auto operator=(const decision_env&) -> decision_env& = delete;
+    virtual ~decision_env() = default;
+    [[nodiscard]] virtual auto now() -> std::chrono::steady_clock::time_point = 0;
+    [[nodiscard]] virtual auto random() -> std::uint64_t = 0;
+    /// Every node's subscriber connection is confirmed: a release can wake us.
+    [[nodiscard]] virtual auto subscribed() -> bool = 0;
+};
+
+/// What an acquisition was asked for, fixed from its start.
+struct acquire_settings {
+    std::size_t nodes = 1;
+    bool fencing = false;  ///< round 2 raises and confirms the fence counter
+    bool waiting = false;  ///< queued per node and woken by release notifications
+    wait_mode mode = wait_mode::targeted;
+    /// A semaphore's permit count: a node grants one of them, and the attempt
+    /// wins the permit a majority granted (permit_tally). 0: one lock key.
+    int permits = 0;
+    int max_attempts = 1;  ///< 0: unlimited (a wait deadline bounds it)
+    std::optional<std::chrono::steady_clock::time_point> deadline;  ///< of the wait
+    std::chrono::milliseconds ttl{0};
+    std::chrono::milliseconds min_validity{1};
+    double drift_factor = 0.01;
+    std::chrono::milliseconds drift_floor{2};
+    client_config::retry_policy retry;
+    std::chrono::milliseconds waiter_ttl{2000};
+    std::chrono::milliseconds request_timeout{50};
+};
+
+/// One node's answer to the grant (round 1).
+struct grant_answer {
+    node_outcome outcome;       ///< ok: granted; refused: held by another owner
+    std::uint64_t counter = 0;  ///< the node's fence counter (scripted grants), 0 if none
+    long long holder_ttl = -2;  ///< waiting: the holder's TTL there in ms (-2: no key)
+    bool queued = false;        ///< waiting: the refusal queued us on that node
+    int permit = -1;            ///< semaphores: the permit this node granted (outcome ok)
+    /// Semaphores: the node knows this resource with another permit count. The
+    /// acquisition gives up (invalid_argument) unless a majority granted anyway.
+    bool permits_conflict = false;
+};
+
+/// What the shell does after an event, in this order.
+struct acquire_actions {
+    /// Cancel the pending retry timer (a wake-up or cancellation came first).
+    bool cancel_retry_timer = false;
+    /// A new attempt: the grant, with a fresh value, to every node.
+    bool send_grants = false;
+    /// Round 2: confirm token() on every node.
+    bool send_confirms = false;
+    /// Undo the attempt: a release to every node release_form() names.
+    bool send_releases = false;
+    /// Leave the queue on every node.
+    bool send_dequeues = false;
+    /// Semaphores, once granted: release the other permits this attempt's
+    /// value holds, on every node stray_form() names (their grant, answered or
+    /// not, is ahead of the release on the same connection).
+    bool send_stray_releases = false;
+    /// Start the next attempt after this long.
+    std::optional<std::chrono::milliseconds> retry_after;
+    /// Waiting, an attempt lost before every node answered: call on_loss_grace()
+    /// after this long (on the retry timer) unless the last answer comes first.
+    std::optional<std::chrono::milliseconds> loss_grace;
+    enum class ending : std::uint8_t { none, granted, failed };
+    /// granted: hand out the lock, valid for `validity` from `decided_at`.
+    /// failed: report failure_reason() (every release has been answered).
+    ending end = ending::none;
+    std::chrono::milliseconds validity{0};
+    std::chrono::steady_clock::time_point decided_at;
+};
+
+class acquire_decision {
+public:
+    enum class phase : std::uint8_t {
+        idle,        ///< not started
+        granting,    ///< round 1 in flight
+        confirming,  ///< round 2 (fencing) in flight
+        sleeping,    ///< between attempts: the retry timer runs
+        ending,      ///< given up: waiting for the releases to be answered
+        done,        ///< the result is out
+    };
+    /// How an attempt's release reaches a node.
+    enum class release_form : std::uint8_t { none, by_sha, by_eval };
+
+    acquire_decision(acquire_settings settings, decision_env& env);
+
+    /// The first attempt.
+    [[nodiscard]] auto start() -> acquire_actions;
+    /// Node `node` answered this attempt's grant (or it timed out or failed).
+    [[nodiscard]] auto on_grant(std::size_t node, grant_answer answer) -> acquire_actions;
+    /// Node `node` answered this attempt's fencing confirm.
+    [[nodiscard]] auto on_confirm(std::size_t node, node_outcome outcome) -> acquire_actions;
+    /// A straggler of the failed last attempt answered before its release (same
+    /// connection, in order): recorded, so that the failure report is complete.
+    void on_straggler(std::size_t node, node_outcome outcome);
+    /// A release or dequeue sent by this decision has been answered.
+    [[nodiscard]] auto on_cleanup_answered() -> acquire_actions;
+    /// The retry timer fired.
+    [[nodiscard]] auto on_retry_timer() -> acquire_actions;
+    /// A release notification for this waiter.
+    [[nodiscard]] auto on_wake() -> acquire_actions;
+    /// A release of the same lock by this client is about to hand it to us
+    /// (its script sets our value where we are first in line): an attempt
+    /// starts now whose grant is that script, so nothing is sent. Its answers
+    /// come in through on_grant(), and the attempt is decided like any other —
+    /// validity counted from now, a majority or a clean-up. Only between
+    /// attempts (can_take_handoff()); otherwise no action.
+    [[nodiscard]] auto begin_handoff() -> acquire_actions;
+    [[nodiscard]] auto can_take_handoff() const noexcept -> bool {
+        return phase_ == phase::sleeping && !cancelled_ && !settings_.fencing &&
+               settings_.permits == 0;
+    }
+    /// The loss_grace timer fired: the nodes still silent are released.
+    [[nodiscard]] auto on_loss_grace() -> acquire_actions;
+    /// Cancelled by the user or by shutdown.
+    [[nodiscard]] auto on_cancel(errc why) -> acquire_actions;
+
+    [[nodiscard]] auto settings() const noexcept -> const acquire_settings& { return settings_; }
+    [[nodiscard]] auto current_phase() const noexcept -> phase { return phase_; }
+    /// A grant (confirm) reply would still be heard: the shell resends a
+    /// NOSCRIPT'd request only then.
+    [[nodiscard]] auto open_for_grants() const noexcept -> bool {
+        return phase_ == phase::granting;
+    }
+    [[nodiscard]] auto open_for_confirms() const noexcept -> bool {
+        return phase_ == phase::confirming;
+    }
+    [[nodiscard]] auto attempt() const noexcept -> std::uint32_t { return attempt_; }
+    [[nodiscard]] auto token() const noexcept -> std::uint64_t { return token_; }
+    /// The highest fence counter the current attempt's grants read (a reader's
+    /// token: at least that of every writer that held before it).
+    [[nodiscard]] auto highest_counter() const noexcept -> std::uint64_t { return max_counter_; }
+    [[nodiscard]] auto cancelled() const noexcept -> bool { return cancelled_.has_value(); }
+    /// What each node said in the current attempt (the last round it reached).
+    [[nodiscard]] auto nodes() const noexcept -> const node_outcomes& { return reports_; }
+    [[nodiscard]] auto release_form_of(std::size_t node) const noexcept -> release_form;
+    /// Semaphores, once granted: how a node's other permits are released.
+    [[nodiscard]] auto stray_form_of(std::size_t node) const noexcept -> release_form;
+    /// Semaphores: the permit won (-1 until granted).
+    [[nodiscard]] auto permit() const noexcept -> int { return won_permit_; }
+    /// Some node refused and so queued us: leaving needs a dequeue there.
+    [[nodiscard]] auto queued() const noexcept -> bool { return queued_; }
+    [[nodiscard]] auto cleanups_pending() const noexcept -> std::size_t { return cleanups_; }
+    /// Why it failed, once ending or done without a grant.
+    [[nodiscard]] auto failure_reason() const noexcept -> errc { return failure_; }
+    /// The validity left when granted too late (validity_expired).
+    [[nodiscard]] auto failure_validity() const noexcept
+        -> std::optional<std::chrono::milliseconds> {
+        return failure_validity_;
+    }
+    /// Forget the per-node reports (a granted lock describes none).
+    void drop_reports() noexcept { reports_.release_memory(); }
+
+private:
+    auto begin_attempt(acquire_actions& a) -> void;
+    void decide_grant(quorum_tally::verdict verdict, acquire_actions& a);
+    void decide_confirm(quorum_tally::verdict verdict, acquire_actions& a);
+    void conclude(acquire_actions& a);
+    void fail_attempt(errc reason, std::optional<std::chrono::milliseconds> validity,
+                      acquire_actions& a);
+    void give_up(errc reason, std::optional<std::chrono::milliseconds> validity,
+                 acquire_actions& a);
+    void end_if_clean(acquire_actions& a);
+    [[nodiscard]] auto failed_majority(const quorum_tally& tally) const noexcept -> errc;
+    [[nodiscard]] auto delay_after(errc reason) -> std::chrono::milliseconds;
+
+    acquire_settings settings_;
+    decision_env& env_;
+    node_outcomes reports_;
+    quorum_tally tally_{0};
+    quorum_tally confirm_tally_{0};
+    permit_tally permit_tally_;
+    std::vector<int> granted_permit_;  // semaphores: what each node granted
+    int won_permit_ = -1;
+    std::vector<long long> holder_ttl_;  // waiting only
+    std::chrono::steady_clock::time_point attempt_start_;
+    std::optional<std::chrono::milliseconds> failure_validity_;
+    std::optional<errc> cancelled_;
+    std::uint64_t max_counter_ = 0;
+    std::uint64_t token_ = 0;
+    std::size_t cleanups_ = 0;  // releases and dequeues sent and not yet answered
+    std::uint32_t attempt_ = 0;
+    errc failure_ = errc::contended;
+    phase phase_ = phase::idle;
+    bool woken_ = false;  // woken while an attempt was in flight
+    // Waiting: lost at a majority, the last answers awaited (loss_grace), so
+    // that only a node that did grant gets a release: usually none.
+    bool losing_ = false;
+    errc losing_reason_ = errc::contended;
+    std::size_t answered_ = 0;       // this attempt's round-1 answers
+    bool queued_ = false;            // some node refused, and so queued us
+    bool permits_conflict_ = false;  // a node knows the semaphore with another count
+};
+
+}  // namespace redlock::detail

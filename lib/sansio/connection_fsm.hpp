@@ -1,0 +1,145 @@
+#pragma once
+
+#include "sansio/delay_policy.hpp"
+#include "sansio/request_fifo.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace redlock::detail {
+
+/// The lifecycle of one node connection, as a pure state machine: events in,
+/// actions out, with time and randomness passed in. It performs no I/O; the
+/// libuv shell (node_connection) performs its actions in the order their
+/// fields are declared, and reports back what libuv tells it as events.
+///
+/// It also tracks the state of every handle and request the shell owns (the
+/// stream, the two timers, the resolver request), so that it never asks for a
+/// handle to be closed twice, used while closing, or a request to be reused
+/// while in flight. tests/unit/connection_fsm_test.cpp checks every event in
+/// every state, and a random interleaving of 100,000s of them.
+///
+/// Lock commands are written only once the node has answered its whole
+/// handshake: a command queued behind a handshake that is never answered (a
+/// hung or SIGSTOPped node that the kernel still accepts) is failed unsent,
+/// so it cannot reach the node after the client gave up on it.
+class connection_fsm {
+public:
+    enum class state : std::uint8_t {
+        idle,         ///< not started
+        resolving,    ///< the resolver is looking up the host name
+        connecting,   ///< a connect to address_index() is in flight
+        handshaking,  ///< connected; the handshake is written, commands are held
+        ready,        ///< the handshake was answered: commands flow
+        backoff,      ///< failed: waiting for the old stream to close, then to reconnect
+        stopping,     ///< close requested: waiting for every handle to close
+        stopped,      ///< every handle closed; the owner was told
+    };
+
+    enum class event : std::uint8_t {
+        start,             ///< begin connecting
+        resolved,          ///< the resolver answered with `addresses` (>= 1) addresses
+        resolve_failed,    ///< the resolver failed (or was cancelled)
+        connect_ok,        ///< the connect in flight succeeded
+        connect_failed,    ///< the connect in flight failed: try the next address
+        connect_timeout,   ///< the connect timer fired: connect and handshake took too long
+        handshake_ok,      ///< the last handshake reply arrived, and none was fatal
+        handshake_failed,  ///< a handshake reply was fatal (AUTH refused, still loading)
+        transport_error,   ///< peer closed, reset, read/write/protocol error, stale
+        stream_closed,     ///< the stream's close callback ran
+        backoff_elapsed,   ///< the reconnect timer fired
+        close_requested,   ///< the owner closes the connection for good
+        timers_closed,     ///< both timers' close callbacks ran
+    };
+
+    struct settings {
+        std::uint64_t connect_timeout_ms = 0;  ///< covers connect *and* handshake
+        std::uint64_t reconnect_min_ms = 0;
+        std::uint64_t reconnect_max_ms = 0;
+        bool needs_resolver = false;  ///< a host name (not an address, not a socket path)
+    };
+
+    struct input {
+        event what;
+        std::string cause = {};     ///< why, for the failure events
+        std::size_t addresses = 0;  ///< resolved: how many addresses to try
+        std::uint64_t random = 0;   ///< any random value: jitters the reconnect delay
+    };
+
+    /// What the shell does, in this order. Closing and stopping come first,
+    /// callbacks into other code (warning, fail_pending, notify_closed) last,
+    /// so that code reentering the connection from a callback finds its
+    /// handles and state already settled.
+    struct actions {
+        bool stop_connect_timer = false;
+        bool cancel_resolve = false;
+        bool close_stream = false;
+        bool close_timers = false;
+        bool resolve = false;
+        std::optional<std::size_t> connect_to;  ///< open a stream, connect to that address
+        std::optional<std::uint64_t> arm_connect_timer_ms;
+        std::optional<std::uint64_t> arm_reconnect_timer_ms;
+        bool start_handshake = false;  ///< start reading; queue and write the handshake
+        bool release_held = false;     ///< write the commands held during the handshake
+        std::optional<bool> count_connected;
+        std::string warning;  ///< a line to log, or empty
+        /// Fail every pending request (and drop what was not written) with this.
+        std::optional<request_status> fail_pending;
+        std::string cause;  ///< the failure's cause, for fail_pending and later sends
+        bool notify_closed = false;
+    };
+
+    explicit connection_fsm(settings s) noexcept : settings_{s} {}
+
+    [[nodiscard]] auto on(const input& in) -> actions;
+
+    [[nodiscard]] auto current() const noexcept -> state { return state_; }
+    /// Commands may be written (the node answered its handshake).
+    [[nodiscard]] auto ready() const noexcept -> bool { return state_ == state::ready; }
+    /// A request queued now waits for the connection instead of failing at once.
+    [[nodiscard]] auto accepts_requests() const noexcept -> bool { return state_ <= state::ready; }
+    [[nodiscard]] auto stopping() const noexcept -> bool { return state_ >= state::stopping; }
+    [[nodiscard]] auto address_index() const noexcept -> std::size_t { return address_; }
+    /// Consecutive failed connection attempts (for the back-off).
+    [[nodiscard]] auto failures() const noexcept -> unsigned { return failures_; }
+
+    /// The reconnect delay after `failures` consecutive failures (delays.hpp).
+    [[nodiscard]] static auto reconnect_delay(unsigned failures, std::uint64_t min_ms,
+                                              std::uint64_t max_ms, std::uint64_t random) noexcept
+        -> std::uint64_t {
+        return detail::reconnect_delay(failures, min_ms, max_ms, random);
+    }
+
+private:
+    enum class stream_state : std::uint8_t { none, open, closing };
+    enum class resolver_state : std::uint8_t { idle, busy, cancelling };
+
+    void begin_connect(actions& a);
+    void connect_next(actions& a);
+    void fail(actions& a, std::string_view cause, std::uint64_t random);
+    void stop(actions& a);
+    void maybe_stopped(actions& a);
+    void close_stream(actions& a);
+
+    settings settings_;
+    state state_ = state::idle;
+    stream_state stream_ = stream_state::none;
+    resolver_state resolver_ = resolver_state::idle;
+    bool timers_closed_ = false;
+    bool resolve_wanted_ = false;         // a look-up waits for the cancelled one to return
+    bool connect_after_close_ = false;    // the next address waits for the old stream
+    bool reconnect_after_close_ = false;  // the back-off timer waits for the old stream
+    std::uint64_t pending_random_ = 0;
+    std::size_t address_ = 0;
+    std::size_t addresses_ = 1;
+    unsigned failures_ = 0;
+    bool outage_reported_ = false;  // "unreachable" was logged; "connected again" is due
+};
+
+[[nodiscard]] auto to_string(connection_fsm::state s) noexcept -> const char*;
+[[nodiscard]] auto to_string(connection_fsm::event e) noexcept -> const char*;
+
+}  // namespace redlock::detail

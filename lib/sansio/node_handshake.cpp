@@ -1,0 +1,247 @@
+#include "sansio/node_handshake.hpp"
+
+#include "sansio/command.hpp"
+#include "sansio/reply.hpp"
+#include "sansio/scripts.hpp"
+
+#include <optional>
+
+namespace redlock::detail {
+namespace {
+
+auto find_info_field(std::string_view text, std::string_view field)
+    -> std::optional<std::string_view> {
+    while (!text.empty()) {
+        const auto eol = text.find('\n');
+        std::string_view line = text.substr(0, eol);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.size() > field.size() && line.starts_with(field) && line[field.size()] == ':') {
+            return line.substr(field.size() + 1);
+        }
+        if (eol == std::string_view::npos) break;
+        text.remove_prefix(eol + 1);
+    }
+    return std::nullopt;
+}
+
+/// An INFO reply we can read fields from: text, not an error.
+auto info_text(const reply* r) -> std::optional<std::string_view> {
+    if (r == nullptr || (r->kind != reply_kind::string && r->kind != reply_kind::status))
+        return std::nullopt;
+    return reply_text(r);
+}
+
+}  // namespace
+
+auto info_field(std::string_view text, std::string_view field) -> std::string_view {
+    return find_info_field(text, field).value_or(std::string_view{});
+}
+
+auto has_info_field(std::string_view text, std::string_view field) -> bool {
+    return find_info_field(text, field).has_value();
+}
+
+void node_handshake::begin(const client_config& config, std::string_view channel, std::string& out,
+                           std::deque<request_fifo::request>& requests, reply_sink* sink,
+                           std::uint64_t deadline) {
+    const std::size_t before = requests.size();
+    const auto add = [&](std::uint32_t tag) {
+        requests.push_back(request_fifo::request{sink, tag, false, deadline});
+    };
+    first_round_ = true;
+    password_ = config.password.reveal();
+    subscriber_ = !channel.empty();
+    subscribed_ = false;
+    missing_.assign(all_scripts().size(), false);
+    info_fallback_ = false;
+    new_run_id_.clear();
+    aof_ = false;
+    appendfsync_.clear();
+    if (!config.password.empty()) {
+        if (config.username.empty()) {
+            append_command(out, {"AUTH", config.password.reveal()});
+        } else {
+            append_command(out, {"AUTH", config.username, config.password.reveal()});
+        }
+        add(auth_tag);
+    }
+    if (subscriber_) {
+        // A subscriber needs nothing else: its SUBSCRIBE is answered in order,
+        // and every message after it is pushed.
+        append_command(out, {"SUBSCRIBE", channel});
+        add(subscribe_tag);
+    } else {
+        // One question for every script instead of a SCRIPT LOAD each: a node
+        // that has them (the usual case, a fresh process on a long-lived
+        // server) is sent nothing more about them.
+        std::vector<std::string_view> exists{"SCRIPT", "EXISTS"};
+        for (const script* s : all_scripts()) exists.push_back(s->sha);
+        append_command(out, exists);
+        add(script_exists_tag);
+        append_command(out, {"INFO", "server", "persistence"});
+        add(info_tag);
+    }
+    replies_left_ = requests.size() - before;
+}
+
+auto node_handshake::on_reply(std::uint32_t tag, const reply_event& event) -> step {
+    step s;
+    if (replies_left_ == 0) return s;  // a stale reply of an abandoned handshake
+    if (event.status != request_status::reply) {
+        // Dropped or stopping: the connection is already failing for that cause.
+        fail(s, std::string{event.cause});
+        return s;
+    }
+    s = answer(tag, event.answer);
+    if (s.result == verdict::failed || --replies_left_ > 0) return s;
+    if (first_round_ && !subscriber_) second_round(s);
+    if (replies_left_ == 0) s.result = verdict::done;
+    return s;
+}
+
+auto node_handshake::answer(std::uint32_t tag, const reply* r) -> step {
+    step s;
+    // A node still loading its data set cannot serve locks yet: come back later.
+    if (is_loading(r)) {
+        fail(s, "still loading its data set");
+        return s;
+    }
+    switch (tag) {
+        case auth_tag:
+            if (is_error(r)) {
+                // Never echo the password. Redis's error text does not contain
+                // it, but a proxy or a fake server might quote the command.
+                std::string text = describe_reply(r);
+                if (!password_.empty() && text.find(password_) != std::string::npos) {
+                    text = "(the server's error text quotes the password: withheld)";
+                }
+                fail(s, "AUTH failed: " + text);
+            }
+            break;
+        case subscribe_tag:
+            subscribed_ = !is_error(r);
+            if (!subscribed_) {
+                s.warning = "SUBSCRIBE failed: " + describe_reply(r) +
+                            "; waiters fall back to their TTL-based wake-up";
+            }
+            break;
+        case script_exists_tag:
+            scripts_reply(r, s);
+            break;
+        case script_load_tag:
+            // Not fatal: EVALSHA falls back to EVAL. But a node that cannot run
+            // scripts cannot release locks, and the operator should hear of it.
+            if (is_error(r)) s.warning = "SCRIPT LOAD failed: " + describe_reply(r);
+            break;
+        case config_fsync_tag:
+            // CONFIG may be disabled or renamed: then persistence is unknown,
+            // and unknown is treated as "may lose writes".
+            if (is_array(r, 2)) {
+                appendfsync_ = std::string{reply_text(r->elements[1])};
+            }
+            break;
+        default:
+            info_reply(tag, r, s);
+            break;
+    }
+    return s;
+}
+
+void node_handshake::scripts_reply(const reply* r, step& s) {
+    const std::size_t count = missing_.size();
+    if (is_error(r)) {
+        // Loading them would fail alike (scripting disabled, SCRIPT refused by
+        // an ACL or a proxy); EVALSHA still falls back to EVAL on NOSCRIPT.
+        s.warning = "SCRIPT EXISTS failed: " + describe_reply(r) +
+                    "; no script is loaded ahead, calls fall back to EVAL";
+        return;
+    }
+    if (!is_array(r, count)) {
+        // Not Redis's answer: load them all, as every handshake once did.
+        missing_.assign(count, true);
+        return;
+    }
+    for (std::size_t i = 0; i < count; ++i) missing_[i] = !is_integer(r->elements[i], 1);
+}
+
+void node_handshake::info_reply(std::uint32_t tag, const reply* r, step& s) {
+    const std::optional<std::string_view> text = info_text(r);
+    // INFO answers while a node loads; the first round's SCRIPT EXISTS says
+    // LOADING then, and this says it again in case a server answered that.
+    if (text && info_field(*text, "loading") == "1") {
+        fail(s, "still loading its data set");
+        return;
+    }
+    if (tag == info_tag) {
+        // Redis before 7 refuses INFO with two sections (a syntax error), and
+        // other servers may answer only the first: then ask for plain INFO,
+        // whose default sections hold both fields, in the second round.
+        if (!text || !has_info_field(*text, "run_id") || !has_info_field(*text, "aof_enabled")) {
+            info_fallback_ = true;
+            return;
+        }
+    } else if (!text || !has_info_field(*text, "run_id")) {
+        if (!identity_warned_) {
+            identity_warned_ = true;
+            s.warning = "cannot read its run_id (" +
+                        (text ? std::string{"no run_id in INFO"} : describe_reply(r)) +
+                        "): a restart of this node cannot be detected";
+        }
+        if (!text) return;
+    }
+    new_run_id_ = std::string{info_field(*text, "run_id")};
+    aof_ = info_field(*text, "aof_enabled") == "1";
+}
+
+void node_handshake::second_round(step& s) {
+    first_round_ = false;
+    const auto scripts = all_scripts();
+    for (std::size_t i = 0; i < scripts.size(); ++i) {
+        if (!missing_[i]) continue;
+        append_command(s.send, {"SCRIPT", "LOAD", scripts[i]->source});
+        s.tags.push_back(script_load_tag);
+    }
+    if (info_fallback_) {
+        // AOF is not known yet: its CONFIG GET goes along rather than in a
+        // third round (on old servers only; the answer is ignored without AOF).
+        append_command(s.send, {"INFO"});
+        s.tags.push_back(info_all_tag);
+    }
+    // Only a node with AOF on can persist every write; without AOF the
+    // fsync policy does not matter, and the default handshake skips it.
+    if (info_fallback_ || aof_) {
+        append_command(s.send, {"CONFIG", "GET", "appendfsync"});
+        s.tags.push_back(config_fsync_tag);
+    }
+    replies_left_ = s.tags.size();
+}
+
+void node_handshake::fail(step& s, std::string cause) {
+    replies_left_ = 0;
+    s.result = verdict::failed;
+    s.cause = std::move(cause);
+}
+
+auto node_handshake::settle_identity(const client_config& config) -> restart {
+    restart out;
+    if (new_run_id_.empty()) return out;
+    const bool restarted = !run_id_.empty() && new_run_id_ != run_id_;
+    run_id_ = new_run_id_;
+    if (!restarted) return out;
+    out.restarted = true;
+    const bool persists = aof_ && appendfsync_ == "always";
+    const auto quarantine = config.restart_quarantine.value_or(config.lock.ttl);
+    if (persists || quarantine <= std::chrono::milliseconds{0}) {
+        out.warning =
+            "restarted (new run_id); it persists every write, so its grants count at once";
+        return out;
+    }
+    out.quarantine = quarantine;
+    out.warning =
+        "restarted (new run_id) without persisting every write (appendonly yes + appendfsync "
+        "always): its grants are not counted for " +
+        std::to_string(quarantine.count()) + " ms, the delayed-restart rule";
+    return out;
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,107 @@
+#pragma once
+
+#include "sansio/request_fifo.hpp"
+#include "redlock/config.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::detail {
+
+/// What a connection says to a node before any lock command, and what it
+/// learns from the answers. No I/O: the connection writes the commands this
+/// builds and feeds it the replies, and it says when the handshake is over.
+///
+/// A lock connection's handshake is lean, because a CLI process pays it on
+/// every node for a single lock. The first round is AUTH (with a password),
+/// one SCRIPT EXISTS naming every script, and one INFO of the server and
+/// persistence sections: who the node is (run_id) and whether it persists
+/// writes, so a restart is known before a grant is counted. A second round
+/// follows only when the answers call for it: SCRIPT LOAD of the scripts the
+/// node lacks (a restarted node has them before any EVALSHA reaches it), CONFIG
+/// GET appendfsync when AOF is on (only then can the node persist every write),
+/// and a plain INFO when the two-section INFO failed or came back without
+/// run_id or aof_enabled (Redis before 7 takes one section only). Usually the
+/// handshake is two commands, sent in one write, and one round trip.
+///
+/// A subscriber sends AUTH and SUBSCRIBE.
+class node_handshake {
+public:
+    enum class verdict : std::uint8_t { pending, done, failed };
+
+    struct step {
+        verdict result = verdict::pending;
+        std::string cause;    ///< why, when failed
+        std::string warning;  ///< a line to log, or empty
+        /// The second round, when this reply completed the first and the node
+        /// needs more: commands to write before anything else still queued,
+        /// and one tag per command, in order.
+        std::string send;
+        std::vector<std::uint32_t> tags;
+    };
+
+    /// Appends the first round's commands to `out` and one request per command
+    /// (with `sink`, `deadline`) to `requests`. Starts a new handshake: replies
+    /// of an earlier one are ignored from now on.
+    void begin(const client_config& config, std::string_view channel, std::string& out,
+               std::deque<request_fifo::request>& requests, reply_sink* sink,
+               std::uint64_t deadline);
+
+    /// One handshake reply, in order. `tag` is the one given with its command.
+    auto on_reply(std::uint32_t tag, const reply_event& event) -> step;
+
+    /// Subscriber: its SUBSCRIBE was confirmed.
+    [[nodiscard]] auto subscribed() const noexcept -> bool { return subscribed_; }
+    /// The run_id the node reported at the last complete handshake (may be empty).
+    [[nodiscard]] auto run_id() const noexcept -> const std::string& { return run_id_; }
+
+    /// After a complete handshake: the node restarted since the previous one
+    /// (a new run_id), and how long its grants must not count (0: at once).
+    struct restart {
+        bool restarted = false;
+        std::chrono::milliseconds quarantine{0};
+        std::string warning;
+    };
+    /// Decides, once per complete handshake, what a restart means.
+    auto settle_identity(const client_config& config) -> restart;
+
+    static constexpr std::uint32_t auth_tag = 1;
+    static constexpr std::uint32_t script_exists_tag = 2;
+    static constexpr std::uint32_t info_tag = 3;  ///< INFO server persistence
+    static constexpr std::uint32_t script_load_tag = 4;
+    static constexpr std::uint32_t info_all_tag = 5;  ///< plain INFO, the fallback
+    static constexpr std::uint32_t config_fsync_tag = 6;
+    static constexpr std::uint32_t subscribe_tag = 7;
+
+private:
+    auto answer(std::uint32_t tag, const reply* r) -> step;  // a reply that arrived
+    void scripts_reply(const reply* r, step& s);
+    void info_reply(std::uint32_t tag, const reply* r, step& s);
+    void second_round(step& s);
+    void fail(step& s, std::string cause);
+
+    std::size_t replies_left_ = 0;  ///< of the current round; 0: no handshake going on
+    std::string_view password_;     ///< the config's (it outlives the connection), or empty
+    bool first_round_ = true;
+    bool subscriber_ = false;
+    bool subscribed_ = false;
+    bool identity_warned_ = false;  ///< said once per connection, not at each reconnect
+    std::vector<bool> missing_;     ///< per all_scripts(): the node lacks it
+    bool info_fallback_ = false;    ///< the two-section INFO did not tell us enough
+    std::string run_id_;
+    std::string new_run_id_;
+    bool aof_ = false;
+    std::string appendfsync_;
+};
+
+/// `field:value` from the text of an INFO reply; empty when absent.
+[[nodiscard]] auto info_field(std::string_view text, std::string_view field) -> std::string_view;
+
+/// Whether `field` appears in the text of an INFO reply (even with an empty value).
+[[nodiscard]] auto has_info_field(std::string_view text, std::string_view field) -> bool;
+
+}  // namespace redlock::detail

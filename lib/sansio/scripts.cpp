@@ -1,0 +1,450 @@
+#include "sansio/scripts.hpp"
+
+#include "sansio/sha1.hpp"
+
+namespace redlock::detail {
+namespace {
+
+auto make(std::string_view source) -> script {
+    return script{source, sha1_hex(source)};
+}
+
+// Every script takes the lock keys first. Values and TTLs are ARGV, never
+// spliced into the source, so the SHA-1 of each script is a constant.
+
+constexpr std::string_view release_source = R"lua(
+local deleted = 0
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then
+    deleted = deleted + redis.call('DEL', KEYS[i])
+  end
+end
+return deleted
+)lua";
+
+// Several resources, or one with fencing. KEYS the lock keys, then the fence
+// counter key when ARGV[3] is "1"; ARGV[1] value, ARGV[2] ttl ms. Returns
+// {1, counter} when it set every lock key, else {0, counter, the index
+// (0-based) of the first lock key found held}, so that an error names it.
+constexpr std::string_view acquire_source = R"lua(
+local locks = #KEYS
+local counter = 0
+if ARGV[3] == '1' then
+  locks = locks - 1
+  counter = tonumber(redis.call('GET', KEYS[#KEYS]) or '0')
+end
+for i = 1, locks do
+  if redis.call('EXISTS', KEYS[i]) == 1 then return {0, counter, i - 1} end
+end
+for i = 1, locks do
+  redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+end
+return {1, counter}
+)lua";
+
+constexpr std::string_view fence_confirm_source = R"lua(
+local counter = tonumber(redis.call('GET', KEYS[2]) or '0')
+if counter < tonumber(ARGV[2]) then
+  redis.call('SET', KEYS[2], ARGV[2])
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
+return 0
+)lua";
+
+// An exclusive lock's extend. KEYS the lock keys; ARGV[1] value, ARGV[2] ttl
+// ms. Returns 0 if a key holds another value, -1 if one is missing; else
+// raises every TTL below ARGV[2] to it (never shortening one) and returns the
+// least TTL left, at least 1: what the lock really has there, which may be
+// more than ARGV[2].
+constexpr std::string_view extend_source = R"lua(
+local missing = false
+for i = 1, #KEYS do
+  local v = redis.call('GET', KEYS[i])
+  if v == false then
+    missing = true
+  elseif v ~= ARGV[1] then
+    return 0
+  end
+end
+if missing then return -1 end
+local ttl = tonumber(ARGV[2])
+local least = nil
+for i = 1, #KEYS do
+  local left = redis.call('PTTL', KEYS[i])
+  if left < ttl then
+    redis.call('PEXPIRE', KEYS[i], ttl)
+    left = ttl
+  end
+  if least == nil or left < least then least = left end
+end
+return math.max(least, 1)
+)lua";
+
+// Waiting without spinning (design: README "Waiting"). Each resource has, on
+// each node, a queue of waiters (a sorted set scored by arrival on that node)
+// and, per waiter, a liveness key that expires unless the waiter comes back:
+// a dead waiter cannot block anyone for longer than its liveness TTL.
+//
+// KEYS[1] lock key, KEYS[2] fence counter key or "" without fencing,
+// KEYS[3] queue key. ARGV[1] value, ARGV[2] ttl ms, ARGV[3] waiter id,
+// ARGV[4] liveness ms, ARGV[5] "f" for fair mode (no overtaking a live waiter),
+// ARGV[6] the waiter's arrival time (µs, the client's clock): the same score on
+// every node, so that every node agrees on who is first.
+// Returns {granted 0|1, fence counter, the holder's PTTL (-2: no key)}.
+constexpr std::string_view wait_acquire_source = R"lua(
+local q, me = KEYS[3], ARGV[3]
+local counter = 0
+if KEYS[2] ~= '' then counter = tonumber(redis.call('GET', KEYS[2]) or '0') end
+local function forget(w)
+  redis.call('ZREM', q, w)
+  redis.call('DEL', q .. '|' .. w)
+end
+local ahead = false
+if ARGV[5] == 'f' then
+  for _ = 1, 64 do
+    local head = redis.call('ZRANGE', q, 0, 0)[1]
+    if not head or head == me then break end
+    if redis.call('EXISTS', q .. '|' .. head) == 1 then ahead = true break end
+    forget(head)
+  end
+end
+if not ahead and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  forget(me)
+  return {1, counter, -2}
+end
+redis.call('ZADD', q, 'NX', ARGV[6], me)
+redis.call('SET', q .. '|' .. me, '1', 'PX', ARGV[4])
+redis.call('PEXPIRE', q, ARGV[4])
+return {0, counter, redis.call('PTTL', KEYS[1])}
+)lua";
+
+// Releasing and waking, for every kind of lock. KEYS[1..n-1] the lock keys
+// (one, or a semaphore's permit keys when the permit is not known), KEYS[n] the
+// queue key. ARGV[1] value, ARGV[2] whom to wake ("1" the next in line, "a"
+// every live waiter, "0" nobody), ARGV[3] the wake channel prefix, ARGV[4] the
+// holder's own waiter id or "" (a holder that waited may still be queued where
+// its grant answered late: it leaves here), ARGV[5] "r" for a reader, "p" for
+// a semaphore's permit, else an exclusive holder.
+//
+// An exclusive holder or a permit: deletes the key that holds our value. A
+// reader: leaves the readers' set; the last live reader out also deletes the
+// shared marker (else the marker's TTL shrinks to the longest live reader's:
+// the set is sorted by expiry, so that costs O(log R), not a call per reader).
+// Then, if the resource became free, publishes "<waiter id>|<released value>" to
+// "<prefix><client id>" for each woken waiter (a waiter id is "<client id>:<n>";
+// the value lets a waiter that hears of one release from several nodes act on
+// it once). "The next in line" is the first live waiter if it is a writer (or a
+// semaphore's waiter), else every live reader queued before the first live
+// writer: ZooKeeper's shared-lock recipe, never a herd.
+// The hand-off (an exclusive holder only): ARGV[6] a successor's value, ARGV[7]
+// its ttl ms, ARGV[8] its waiter id — a waiter of the releasing client, or ARGV[6]
+// "" for none. If the successor is the first live waiter here, or nobody live
+// is queued, the key passes straight to it (SET value PX ttl, as its own grant
+// would), it leaves the queue, and nobody is woken: it holds where a majority
+// did so, without an attempt of its own. Elsewhere the release wakes as usual.
+// Every node orders its queue by the same arrival scores, so they agree on who
+// is first, and where one does not the successor simply was not granted there.
+// Returns 2 if our hold was deleted and handed over, 1 if deleted, else 0.
+constexpr std::string_view release_wake_source = R"lua(
+local q = KEYS[#KEYS]
+local mine = ARGV[1]
+if ARGV[4] ~= '' then
+  redis.call('ZREM', q, ARGV[4])
+  redis.call('DEL', q .. '|' .. ARGV[4])
+end
+if ARGV[5] == 'r' then
+  local k = KEYS[1]
+  local readers = k .. '|readers'
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local until_ms = tonumber(redis.call('ZSCORE', readers, mine))
+  redis.call('ZREM', readers, mine)
+  if not until_ms or until_ms <= now then return 0 end
+  if redis.call('GET', k) ~= '~readers' then return 1 end
+  redis.call('ZREMRANGEBYSCORE', readers, '-inf', now)
+  local longest = redis.call('ZRANGE', readers, -1, -1, 'WITHSCORES')[2]
+  if longest then
+    local left = tonumber(longest) - now
+    redis.call('PEXPIRE', k, left)
+    redis.call('PEXPIRE', readers, left)
+    return 1
+  end
+  redis.call('DEL', k, readers)
+else
+  local deleted = false
+  for i = 1, #KEYS - 1 do
+    if redis.call('GET', KEYS[i]) == mine then
+      redis.call('DEL', KEYS[i])
+      deleted = true
+      if ARGV[5] == 'p' then break end
+    end
+  end
+  if not deleted then return 0 end
+  if ARGV[5] == 'w' and ARGV[6] and ARGV[6] ~= '' then
+    local first, dead = nil, 0
+    local line = redis.call('ZRANGE', q, 0, 63)
+    for _, w in ipairs(line) do
+      if redis.call('EXISTS', q .. '|' .. w) == 1 then first = w break end
+      redis.call('ZREM', q, w)
+      dead = dead + 1
+    end
+    -- 64 dead entries say nothing about the 65th: no hand-off then.
+    if first == ARGV[8] or (first == nil and dead < 64) then
+      redis.call('SET', KEYS[1], ARGV[6], 'PX', ARGV[7])
+      redis.call('ZREM', q, ARGV[8])
+      redis.call('DEL', q .. '|' .. ARGV[8])
+      return 2
+    end
+  end
+end
+if ARGV[2] == '0' then return 1 end
+local woken = 0
+for _, w in ipairs(redis.call('ZRANGE', q, 0, 63)) do
+  local kind = redis.call('GET', q .. '|' .. w)
+  if kind then
+    if ARGV[2] == '1' and kind ~= 'r' and woken > 0 then break end
+    redis.call('PUBLISH', ARGV[3] .. string.match(w, '^(.*):'), w .. '|' .. mine)
+    woken = woken + 1
+    if ARGV[2] == '1' and kind ~= 'r' then break end
+  else
+    redis.call('ZREM', q, w)
+  end
+end
+return 1
+)lua";
+
+// A reader's grant (README, "Read-write locks"). On one node the resource is
+// held either by an exclusive holder (the lock key holds its value) or by
+// readers: the lock key holds the marker "~readers", and the sorted set
+// "<lock key>|readers" holds each reader's value scored by the moment its hold
+// ends (the node's clock, ms: TIME). The marker's TTL is never shorter than a
+// live reader's, so a writer's SET NX fails while any reader holds, and a
+// crashed reader blocks nobody for longer than its own TTL once the others are
+// gone. Entries past their end are pruned as the set is used.
+//
+// KEYS[1] lock key, KEYS[2] fence counter key or "", KEYS[3] queue key.
+// ARGV[1] value, ARGV[2] ttl ms, ARGV[3] waiter id or "" (not waiting),
+// ARGV[4] liveness ms, ARGV[5] the waiter's arrival (µs, the same on every
+// node) or "", ARGV[6] "1" to skip the writer-preference check (an extend's
+// repair of a reader that already held).
+// Writer-preferring: a live writer queued ahead of us (every queued writer, for
+// a reader that does not wait) refuses us. A refused waiter is queued as "r".
+// Returns {granted 0|1, fence counter, the lock key's PTTL (-2: no key)}; or,
+// for a reader that neither waits nor reads a fence counter, just 1 or 0 (a
+// plain integer costs the client less to parse).
+constexpr std::string_view shared_acquire_source = R"lua(
+local k, q, me = KEYS[1], KEYS[3], ARGV[3]
+local plain = KEYS[2] == '' and me == ''
+local counter = 0
+if KEYS[2] ~= '' then counter = tonumber(redis.call('GET', KEYS[2]) or '0') end
+local holder = redis.call('GET', k)
+local blocked = holder ~= false and holder ~= '~readers'
+if not blocked and ARGV[6] ~= '1' and redis.call('EXISTS', q) == 1 then
+  local arrival = math.huge
+  if me ~= '' then arrival = tonumber(ARGV[5]) end
+  local queue = redis.call('ZRANGE', q, 0, 63, 'WITHSCORES')
+  for i = 1, #queue, 2 do
+    local w = queue[i]
+    if tonumber(queue[i + 1]) >= arrival then break end
+    local kind = redis.call('GET', q .. '|' .. w)
+    if not kind then
+      redis.call('ZREM', q, w)
+    elseif kind ~= 'r' and w ~= me then
+      blocked = true
+      break
+    end
+  end
+end
+if not blocked then
+  local ttl = tonumber(ARGV[2])
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local readers = k .. '|readers'
+  redis.call('ZADD', readers, 'GT', now + ttl, ARGV[1])
+  if not holder then
+    redis.call('SET', k, '~readers', 'PX', ttl)
+    redis.call('PEXPIRE', readers, ttl)
+  else
+    redis.call('ZREMRANGEBYSCORE', readers, '-inf', now)
+    if redis.call('PTTL', k) < ttl then
+      redis.call('PEXPIRE', k, ttl)
+      redis.call('PEXPIRE', readers, ttl)
+    end
+  end
+  if me ~= '' then
+    redis.call('ZREM', q, me)
+    redis.call('DEL', q .. '|' .. me)
+  end
+  if plain then return 1 end
+  return {1, counter, -2}
+end
+if me ~= '' then
+  redis.call('ZADD', q, 'NX', ARGV[5], me)
+  redis.call('SET', q .. '|' .. me, 'r', 'PX', ARGV[4])
+  redis.call('PEXPIRE', q, ARGV[4])
+end
+if plain then return 0 end
+return {0, counter, redis.call('PTTL', k)}
+)lua";
+
+// A reader's extend. KEYS[1] lock key; ARGV[1] value, ARGV[2] ttl ms. Moves
+// the reader's end later (and the marker's TTL, and the set's, never
+// shortening any) and returns the time left to the reader there (ms, at least
+// 1); returns -1 if the reader is not in the set or
+// its hold has ended there (restarted, evicted, expired: repairable), 0 if a
+// writer holds the resource there.
+constexpr std::string_view shared_extend_source = R"lua(
+local k = KEYS[1]
+local readers = k .. '|readers'
+local ttl = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local until_ms = tonumber(redis.call('ZSCORE', readers, ARGV[1]))
+local holder = redis.call('GET', k)
+if holder ~= '~readers' or not until_ms or until_ms <= now then
+  if holder and holder ~= '~readers' then return 0 end
+  return -1
+end
+redis.call('ZADD', readers, 'XX', 'GT', now + ttl, ARGV[1])
+local left = redis.call('PTTL', k)
+if left < ttl then
+  redis.call('PEXPIRE', k, ttl)
+  redis.call('PEXPIRE', readers, ttl)
+  left = ttl
+end
+return math.max(math.min(math.max(until_ms, now + ttl) - now, left), 1)
+)lua";
+
+// A semaphore's permit (README, "Semaphores"): K permits, each an exclusive
+// lock of its own ("<prefix><i>"). A node grants the first free permit from
+// ARGV[4] on; the client holds permit i only where a majority granted i.
+// KEYS[1] the permit-count key, KEYS[2] queue key. ARGV[1] value, ARGV[2] ttl
+// ms, ARGV[3] K, ARGV[4] the permit to try first, ARGV[5] the permit key prefix,
+// ARGV[6] waiter id or "" (not waiting), ARGV[7] liveness ms, ARGV[8] "f" for
+// fair mode (no overtaking a live waiter), ARGV[9] the waiter's arrival.
+// Returns {1, permit, -2} when granted, {0, -1, the soonest a permit's TTL
+// ends (-2: unknown)} when all are held, {-1, the node's K, -2} when the node
+// knows this semaphore with another K.
+constexpr std::string_view permit_acquire_source = R"lua(
+local q, me = KEYS[2], ARGV[6]
+local known = redis.call('GET', KEYS[1])
+if known and known ~= ARGV[3] then return {-1, tonumber(known), -2} end
+local n, first, ttl = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[2])
+local ahead = false
+if ARGV[8] == 'f' then
+  for _ = 1, 64 do
+    local head = redis.call('ZRANGE', q, 0, 0)[1]
+    if not head or head == me then break end
+    if redis.call('EXISTS', q .. '|' .. head) == 1 then ahead = true break end
+    redis.call('ZREM', q, head)
+    redis.call('DEL', q .. '|' .. head)
+  end
+end
+-- One PTTL per permit: it tells a free permit (-2) and, for a held one, when
+-- it could free, so a refusal costs K calls, not 2K.
+local soonest = -2
+for j = 0, n - 1 do
+  local p = (first + j) % n
+  local left = redis.call('PTTL', ARGV[5] .. p)
+  if left == -2 and not ahead then
+    redis.call('SET', ARGV[5] .. p, ARGV[1], 'PX', ttl)
+    if redis.call('PTTL', KEYS[1]) < ttl then redis.call('SET', KEYS[1], ARGV[3], 'PX', ttl) end
+    if me ~= '' then
+      redis.call('ZREM', q, me)
+      redis.call('DEL', q .. '|' .. me)
+    end
+    return {1, p, -2}
+  end
+  if left >= 0 and (soonest < 0 or left < soonest) then soonest = left end
+end
+if me ~= '' then
+  redis.call('ZADD', q, 'NX', ARGV[9], me)
+  redis.call('SET', q .. '|' .. me, '1', 'PX', ARGV[7])
+  redis.call('PEXPIRE', q, ARGV[7])
+end
+return {0, -1, soonest}
+)lua";
+
+// A permit's extend. KEYS[1] the permit-count key, KEYS[2..] the permit key
+// (or every permit key, when the permit is not known); ARGV[1] value, ARGV[2]
+// ttl ms, ARGV[3] K. Raises the TTL of the permit that holds our value (never
+// shortening it) and returns the TTL it has (ms, at least 1); else -1 if the one permit named is
+// missing (repairable), 0 otherwise.
+constexpr std::string_view permit_extend_source = R"lua(
+local ttl = tonumber(ARGV[2])
+for i = 2, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then
+    local left = redis.call('PTTL', KEYS[i])
+    if left < ttl then
+      redis.call('PEXPIRE', KEYS[i], ttl)
+      left = ttl
+    end
+    if redis.call('PTTL', KEYS[1]) < ttl then redis.call('SET', KEYS[1], ARGV[3], 'PX', ttl) end
+    return math.max(left, 1)
+  end
+end
+if #KEYS == 2 and redis.call('EXISTS', KEYS[2]) == 0 then return -1 end
+return 0
+)lua";
+
+// KEYS[1] queue key, ARGV[1] waiter id: leave the queue (acquired or gave up).
+constexpr std::string_view dequeue_source = R"lua(
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('DEL', KEYS[1] .. '|' .. ARGV[1])
+return 1
+)lua";
+
+}  // namespace
+
+/// The script made from `source`, once (its SHA-1 computed on first use).
+template <const std::string_view& source>
+auto cached() -> const script& {
+    static const script s = make(source);
+    return s;
+}
+
+auto wait_acquire_script() -> const script& {
+    return cached<wait_acquire_source>();
+}
+auto release_wake_script() -> const script& {
+    return cached<release_wake_source>();
+}
+auto dequeue_script() -> const script& {
+    return cached<dequeue_source>();
+}
+auto release_script() -> const script& {
+    return cached<release_source>();
+}
+auto acquire_script() -> const script& {
+    return cached<acquire_source>();
+}
+auto fence_confirm_script() -> const script& {
+    return cached<fence_confirm_source>();
+}
+auto extend_script() -> const script& {
+    return cached<extend_source>();
+}
+
+auto shared_acquire_script() -> const script& {
+    return cached<shared_acquire_source>();
+}
+auto shared_extend_script() -> const script& {
+    return cached<shared_extend_source>();
+}
+auto permit_acquire_script() -> const script& {
+    return cached<permit_acquire_source>();
+}
+auto permit_extend_script() -> const script& {
+    return cached<permit_extend_source>();
+}
+
+auto all_scripts() -> std::span<const script* const> {
+    static const script* const scripts[] = {
+        &release_script(),        &acquire_script(),        &fence_confirm_script(),
+        &extend_script(),         &wait_acquire_script(),   &release_wake_script(),
+        &dequeue_script(),        &shared_acquire_script(), &shared_extend_script(),
+        &permit_acquire_script(), &permit_extend_script()};
+    return scripts;
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,133 @@
+#include "transport/event_loop.hpp"
+
+#include "transport/callback_guard.hpp"
+
+#include <cassert>
+#include <csignal>
+#include <exception>
+#include <future>
+#include <pthread.h>
+#include <utility>
+
+namespace redlock::detail {
+
+event_loop::event_loop(uv_loop_t* external)
+    : loop_{external != nullptr ? external : &own_loop_}, owned_{external == nullptr} {
+    // uv_loop_init only fails when the process is out of file descriptors.
+    if (owned_ && uv_loop_init(loop_) != 0) std::terminate();
+    if (uv_async_init(loop_, &wakeup_, &event_loop::on_wakeup) != 0) std::terminate();
+    wakeup_.data = this;
+    if (!owned_) {
+        loop_thread_id_ = std::this_thread::get_id();
+        // The caller's loop must not be kept alive by us alone.
+        uv_unref(reinterpret_cast<uv_handle_t*>(&wakeup_));
+    }
+}
+
+event_loop::~event_loop() {
+    if (thread_.joinable()) join();
+    close_loop();
+    // Tasks posted to a loop that never ran them (close() drains the others).
+    for (loop_task* t = queue_head_; t != nullptr;) delete std::exchange(t, t->next_);
+}
+
+auto event_loop::on_loop_thread() const noexcept -> bool {
+    return std::this_thread::get_id() == loop_thread_id_;
+}
+
+void event_loop::run_thread(std::function<void()> after_run) {
+    assert(owned_);
+    std::promise<void> started;
+    auto running = started.get_future();
+    thread_ = std::thread([this, &started, after = std::move(after_run)] {
+        // A write to a node that has just closed raises SIGPIPE in the writing
+        // thread; blocked here, the write fails with EPIPE instead of killing
+        // the host process. (An attached loop's thread is the caller's to set.)
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+        loop_thread_id_ = std::this_thread::get_id();
+        started.set_value();
+        uv_run(loop_, UV_RUN_DEFAULT);
+        if (after) after();  // may destroy *this: nothing of ours is touched afterwards
+    });
+    // on_loop_thread() must be right as soon as this returns.
+    running.wait();
+}
+
+auto event_loop::post(std::unique_ptr<loop_task>& t) -> bool {
+    {
+        std::lock_guard guard{mutex_};
+        if (closing_) return false;
+        loop_task* queued = t.release();
+        (queue_tail_ != nullptr ? queue_tail_->next_ : queue_head_) = queued;
+        queue_tail_ = queued;
+    }
+    uv_async_send(&wakeup_);
+    return true;
+}
+
+namespace {
+
+class function_task final : public loop_task {
+public:
+    explicit function_task(event_loop::task fn) : fn_{std::move(fn)} {}
+    void run(std::unique_ptr<loop_task> /*self*/) override { fn_(); }
+
+private:
+    event_loop::task fn_;
+};
+
+}  // namespace
+
+auto event_loop::post(task t) -> bool {
+    std::unique_ptr<loop_task> wrapped = std::make_unique<function_task>(std::move(t));
+    return post(wrapped);
+}
+
+void event_loop::on_wakeup(uv_async_t* handle) {
+    static_cast<event_loop*>(handle->data)->drain();
+}
+
+void event_loop::drain() {
+    loop_task* batch = nullptr;
+    {
+        std::lock_guard guard{mutex_};
+        batch = std::exchange(queue_head_, nullptr);
+        queue_tail_ = nullptr;
+    }
+    // Outside the lock: tasks may post more tasks.
+    while (batch != nullptr) {
+        std::unique_ptr<loop_task> t{std::exchange(batch, batch->next_)};
+        t->next_ = nullptr;
+        loop_task& next = *t;
+        call_guarded([&] { next.run(std::move(t)); });
+    }
+}
+
+void event_loop::close(std::function<void()> done) {
+    {
+        std::lock_guard guard{mutex_};
+        closing_ = true;
+    }
+    drain();  // tasks queued before close() still run, exactly once
+    if (!on_closed_.add(std::move(done))) return;
+    uv_close(reinterpret_cast<uv_handle_t*>(&wakeup_),
+             [](uv_handle_t* h) { static_cast<event_loop*>(h->data)->on_closed_.closed(); });
+}
+
+void event_loop::join() {
+    if (!owned_) return;
+    if (thread_.joinable()) thread_.join();
+    close_loop();
+}
+
+void event_loop::close_loop() noexcept {
+    if (!owned_ || loop_closed_) return;
+    loop_closed_ = true;
+    [[maybe_unused]] const int rc = uv_loop_close(loop_);
+    assert(rc == 0);  // a handle left open is a bug to fix, not to retry around
+}
+
+}  // namespace redlock::detail
