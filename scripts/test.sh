@@ -32,6 +32,17 @@ cmake --build "$build" -j"$jobs"
 # Everything but the torture label, in parallel; then the torture test and the CLI stress
 # test side by side, with nothing else running (their load must not skew other tests'
 # timing bounds, and they pass side by side: about 125 s instead of 195 s one after the other).
+# The decisions alone: lib/sansio builds as a target of its own, and nothing of libuv,
+# hiredis or OpenSSL is in its compile flags (cmake/sansio.cmake poisons their headers too).
+cmake --build "$build" --target redlock_sansio
+python3 - "$build/compile_commands.json" <<'PY'
+import json, re, sys
+units = [u for u in json.load(open(sys.argv[1])) if "/lib/sansio/" in u["file"] or "sansio_headers" in u["file"]]
+assert units, "no lib/sansio unit in compile_commands.json"
+bad = [u["file"] for u in units if re.search(r"uv|hiredis|ssl|crypto", u.get("command", " ".join(u.get("arguments", []))).replace("sansio_poison", ""))]
+assert not bad, f"lib/sansio units with an I/O library in their flags: {bad}"
+print(f"test: {len(units)} lib/sansio units compiled with no libuv, hiredis or OpenSSL flag")
+PY
 (cd "$build" && ctest --output-on-failure -j"$jobs" --timeout 300 -LE torture)
 (cd "$build" && ctest --output-on-failure -j2 -L torture)
 

@@ -5,10 +5,6 @@
 namespace redlock::detail {
 namespace {
 
-auto make(std::string_view source) -> script {
-    return script{source, sha1_hex(source)};
-}
-
 // Every script takes the lock keys first. Values and TTLs are ARGV, never
 // spliced into the source, so the SHA-1 of each script is a constant.
 
@@ -222,171 +218,6 @@ return 1
 // crashed reader blocks nobody for longer than its own TTL once the others are
 // gone. Entries past their end are pruned as the set is used.
 //
-// KEYS[1] lock key, KEYS[2] fence counter key or "", KEYS[3] queue key.
-// ARGV[1] value, ARGV[2] ttl ms, ARGV[3] waiter id or "" (not waiting),
-// ARGV[4] liveness ms, ARGV[5] the waiter's arrival (µs, the same on every
-// node) or "", ARGV[6] "1" to skip the writer-preference check (an extend's
-// repair of a reader that already held).
-// Writer-preferring: a live writer queued ahead of us (every queued writer, for
-// a reader that does not wait) refuses us. A refused waiter is queued as "r".
-// Returns {granted 0|1, fence counter, the lock key's PTTL (-2: no key)}; or,
-// for a reader that neither waits nor reads a fence counter, just 1 or 0 (a
-// plain integer costs the client less to parse).
-constexpr std::string_view shared_acquire_source = R"lua(
-local k, q, me = KEYS[1], KEYS[3], ARGV[3]
-local plain = KEYS[2] == '' and me == ''
-local counter = 0
-if KEYS[2] ~= '' then counter = tonumber(redis.call('GET', KEYS[2]) or '0') end
-local holder = redis.call('GET', k)
-local blocked = holder ~= false and holder ~= '~readers'
-if not blocked and ARGV[6] ~= '1' and redis.call('EXISTS', q) == 1 then
-  local arrival = math.huge
-  if me ~= '' then arrival = tonumber(ARGV[5]) end
-  local queue = redis.call('ZRANGE', q, 0, 63, 'WITHSCORES')
-  for i = 1, #queue, 2 do
-    local w = queue[i]
-    if tonumber(queue[i + 1]) >= arrival then break end
-    local kind = redis.call('GET', q .. '|' .. w)
-    if not kind then
-      redis.call('ZREM', q, w)
-    elseif kind ~= 'r' and w ~= me then
-      blocked = true
-      break
-    end
-  end
-end
-if not blocked then
-  local ttl = tonumber(ARGV[2])
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local readers = k .. '|readers'
-  redis.call('ZADD', readers, 'GT', now + ttl, ARGV[1])
-  if not holder then
-    redis.call('SET', k, '~readers', 'PX', ttl)
-    redis.call('PEXPIRE', readers, ttl)
-  else
-    redis.call('ZREMRANGEBYSCORE', readers, '-inf', now)
-    if redis.call('PTTL', k) < ttl then
-      redis.call('PEXPIRE', k, ttl)
-      redis.call('PEXPIRE', readers, ttl)
-    end
-  end
-  if me ~= '' then
-    redis.call('ZREM', q, me)
-    redis.call('DEL', q .. '|' .. me)
-  end
-  if plain then return 1 end
-  return {1, counter, -2}
-end
-if me ~= '' then
-  redis.call('ZADD', q, 'NX', ARGV[5], me)
-  redis.call('SET', q .. '|' .. me, 'r', 'PX', ARGV[4])
-  redis.call('PEXPIRE', q, ARGV[4])
-end
-if plain then return 0 end
-return {0, counter, redis.call('PTTL', k)}
-)lua";
-
-// A reader's extend. KEYS[1] lock key; ARGV[1] value, ARGV[2] ttl ms. Moves
-// the reader's end later (and the marker's TTL, and the set's, never
-// shortening any) and returns the time left to the reader there (ms, at least
-// 1); returns -1 if the reader is not in the set or
-// its hold has ended there (restarted, evicted, expired: repairable), 0 if a
-// writer holds the resource there.
-constexpr std::string_view shared_extend_source = R"lua(
-local k = KEYS[1]
-local readers = k .. '|readers'
-local ttl = tonumber(ARGV[2])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local until_ms = tonumber(redis.call('ZSCORE', readers, ARGV[1]))
-local holder = redis.call('GET', k)
-if holder ~= '~readers' or not until_ms or until_ms <= now then
-  if holder and holder ~= '~readers' then return 0 end
-  return -1
-end
-redis.call('ZADD', readers, 'XX', 'GT', now + ttl, ARGV[1])
-local left = redis.call('PTTL', k)
-if left < ttl then
-  redis.call('PEXPIRE', k, ttl)
-  redis.call('PEXPIRE', readers, ttl)
-  left = ttl
-end
-return math.max(math.min(math.max(until_ms, now + ttl) - now, left), 1)
-)lua";
-
-// A semaphore's permit (README, "Semaphores"): K permits, each an exclusive
-// lock of its own ("<prefix><i>"). A node grants the first free permit from
-// ARGV[4] on; the client holds permit i only where a majority granted i.
-// KEYS[1] the permit-count key, KEYS[2] queue key. ARGV[1] value, ARGV[2] ttl
-// ms, ARGV[3] K, ARGV[4] the permit to try first, ARGV[5] the permit key prefix,
-// ARGV[6] waiter id or "" (not waiting), ARGV[7] liveness ms, ARGV[8] "f" for
-// fair mode (no overtaking a live waiter), ARGV[9] the waiter's arrival.
-// Returns {1, permit, -2} when granted, {0, -1, the soonest a permit's TTL
-// ends (-2: unknown)} when all are held, {-1, the node's K, -2} when the node
-// knows this semaphore with another K.
-constexpr std::string_view permit_acquire_source = R"lua(
-local q, me = KEYS[2], ARGV[6]
-local known = redis.call('GET', KEYS[1])
-if known and known ~= ARGV[3] then return {-1, tonumber(known), -2} end
-local n, first, ttl = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[2])
-local ahead = false
-if ARGV[8] == 'f' then
-  for _ = 1, 64 do
-    local head = redis.call('ZRANGE', q, 0, 0)[1]
-    if not head or head == me then break end
-    if redis.call('EXISTS', q .. '|' .. head) == 1 then ahead = true break end
-    redis.call('ZREM', q, head)
-    redis.call('DEL', q .. '|' .. head)
-  end
-end
--- One PTTL per permit: it tells a free permit (-2) and, for a held one, when
--- it could free, so a refusal costs K calls, not 2K.
-local soonest = -2
-for j = 0, n - 1 do
-  local p = (first + j) % n
-  local left = redis.call('PTTL', ARGV[5] .. p)
-  if left == -2 and not ahead then
-    redis.call('SET', ARGV[5] .. p, ARGV[1], 'PX', ttl)
-    if redis.call('PTTL', KEYS[1]) < ttl then redis.call('SET', KEYS[1], ARGV[3], 'PX', ttl) end
-    if me ~= '' then
-      redis.call('ZREM', q, me)
-      redis.call('DEL', q .. '|' .. me)
-    end
-    return {1, p, -2}
-  end
-  if left >= 0 and (soonest < 0 or left < soonest) then soonest = left end
-end
-if me ~= '' then
-  redis.call('ZADD', q, 'NX', ARGV[9], me)
-  redis.call('SET', q .. '|' .. me, '1', 'PX', ARGV[7])
-  redis.call('PEXPIRE', q, ARGV[7])
-end
-return {0, -1, soonest}
-)lua";
-
-// A permit's extend. KEYS[1] the permit-count key, KEYS[2..] the permit key
-// (or every permit key, when the permit is not known); ARGV[1] value, ARGV[2]
-// ttl ms, ARGV[3] K. Raises the TTL of the permit that holds our value (never
-// shortening it) and returns the TTL it has (ms, at least 1); else -1 if the one permit named is
-// missing (repairable), 0 otherwise.
-constexpr std::string_view permit_extend_source = R"lua(
-local ttl = tonumber(ARGV[2])
-for i = 2, #KEYS do
-  if redis.call('GET', KEYS[i]) == ARGV[1] then
-    local left = redis.call('PTTL', KEYS[i])
-    if left < ttl then
-      redis.call('PEXPIRE', KEYS[i], ttl)
-      left = ttl
-    end
-    if redis.call('PTTL', KEYS[1]) < ttl then redis.call('SET', KEYS[1], ARGV[3], 'PX', ttl) end
-    return math.max(left, 1)
-  end
-end
-if #KEYS == 2 and redis.call('EXISTS', KEYS[2]) == 0 then return -1 end
-return 0
-)lua";
-
 // KEYS[1] queue key, ARGV[1] waiter id: leave the queue (acquired or gave up).
 constexpr std::string_view dequeue_source = R"lua(
 redis.call('ZREM', KEYS[1], ARGV[1])
@@ -396,46 +227,30 @@ return 1
 
 }  // namespace
 
-/// The script made from `source`, once (its SHA-1 computed on first use).
-template <const std::string_view& source>
-auto cached() -> const script& {
-    static const script s = make(source);
-    return s;
+auto make_script(std::string_view source) -> script {
+    return script{source, sha1_hex(source)};
 }
 
 auto wait_acquire_script() -> const script& {
-    return cached<wait_acquire_source>();
+    return cached_script<wait_acquire_source>();
 }
 auto release_wake_script() -> const script& {
-    return cached<release_wake_source>();
+    return cached_script<release_wake_source>();
 }
 auto dequeue_script() -> const script& {
-    return cached<dequeue_source>();
+    return cached_script<dequeue_source>();
 }
 auto release_script() -> const script& {
-    return cached<release_source>();
+    return cached_script<release_source>();
 }
 auto acquire_script() -> const script& {
-    return cached<acquire_source>();
+    return cached_script<acquire_source>();
 }
 auto fence_confirm_script() -> const script& {
-    return cached<fence_confirm_source>();
+    return cached_script<fence_confirm_source>();
 }
 auto extend_script() -> const script& {
-    return cached<extend_source>();
-}
-
-auto shared_acquire_script() -> const script& {
-    return cached<shared_acquire_source>();
-}
-auto shared_extend_script() -> const script& {
-    return cached<shared_extend_source>();
-}
-auto permit_acquire_script() -> const script& {
-    return cached<permit_acquire_source>();
-}
-auto permit_extend_script() -> const script& {
-    return cached<permit_extend_source>();
+    return cached_script<extend_source>();
 }
 
 auto all_scripts() -> std::span<const script* const> {

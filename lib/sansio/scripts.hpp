@@ -7,7 +7,7 @@
 namespace redlock::detail {
 
 /// A Lua script and the SHA-1 name Redis gives it. All scripts live in
-/// scripts.cpp, so what runs on the nodes can be reviewed in one place.
+/// scripts.cpp and shared_lock_scripts.cpp, where what runs on the nodes is reviewed.
 struct script {
     std::string_view source;
     std::string sha;
@@ -47,6 +47,16 @@ struct script {
 [[nodiscard]] auto shared_extend_script() -> const script&;
 [[nodiscard]] auto permit_acquire_script() -> const script&;
 [[nodiscard]] auto permit_extend_script() -> const script&;
+
+/// The script made from `source` (its SHA-1 computed here).
+[[nodiscard]] auto make_script(std::string_view source) -> script;
+
+/// The script made from `source`, once (its SHA-1 computed on first use).
+template <const std::string_view& source>
+auto cached_script() -> const script& {
+    static const script s = make_script(source);
+    return s;
+}
 
 /// Every script, for SCRIPT LOAD when a connection is (re)established.
 [[nodiscard]] auto all_scripts() -> std::span<const script* const>;
