@@ -20,7 +20,7 @@
 # then client commands per grant: in all, in the handshakes (AUTH, HELLO,
 # SCRIPT, INFO, CONFIG, SUBSCRIBE, PING, CLIENT, SELECT) and in locking (the
 # rest), and a count of each command (EVALSHA by script name, read from
-# lib/detail/scripts.cpp). CONFIG is an admin command, which Redis never shows in
+# lib/sansio/scripts.cpp). CONFIG is an admin command, which Redis never shows in
 # MONITOR: it is not in these counts.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -97,7 +97,7 @@ failed=$(cat "$work"/failed-* 2>/dev/null | wc -l || true)
 cat "$work"/monitor-* | grep '^[0-9]' | grep -v ' lua\] ' |
   sed -E 's/^[^"]*"([^"]*)"( "([^"]*)")?.*/\U\1 \3/' >"$work/commands"
 # Script names by SHA-1, from the sources in scripts.cpp (as the library computes them).
-python3 - "$root/lib/detail/scripts.cpp" >"$work/script-names" <<'PY' || true
+python3 - "$root/lib/sansio/scripts.cpp" >"$work/script-names" <<'PY' || true
 import hashlib, re, sys
 text = open(sys.argv[1]).read()
 for m in re.finditer(r'constexpr std::string_view (\w+)_source = R"lua\((.*?)\)lua";', text, re.S):

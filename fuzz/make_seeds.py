@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpora in fuzz/corpus/<target>/. Run it again when the handshake
-changes (lib/detail/node_handshake.cpp) or scripts are added (lib/detail/scripts.cpp:
+changes (lib/sansio/node_handshake.cpp) or scripts are added (lib/sansio/scripts.cpp:
 all_scripts); the fuzzers find their way from close seeds too."""
 import os
 import shutil

@@ -77,7 +77,7 @@ cmake --install "$shared" --prefix "$shared_prefix" >/dev/null
 shared_lib=$(find "$shared_prefix" -name 'libredlock.so.*.*.*')
 readelf -d "$shared_lib" | grep -q 'SONAME.*\[libredlock\.so\.0\]' \
   || { echo "test: $shared_lib has no SONAME libredlock.so.0" >&2; exit 1; }
-# Hidden visibility: no function, vtable or typeinfo of lib/detail is exported (a
+# Hidden visibility: no function, vtable or typeinfo of the internals (redlock::detail) is exported (a
 # public signature may still name a detail type, as client's private constructor does).
 if nm -DC --defined-only "$shared_lib" | cut -d' ' -f3- \
     | grep -E '^((typeinfo( name)?|vtable) for )?redlock::detail::'; then
