@@ -1,0 +1,387 @@
+// extend_decision as extend_op drives it: start() with the lock and the time,
+// then every node's reply through on_reply(). The checks before sending, then
+// every combination of answers (extended, another value, missing, an error, a
+// timeout, NOSCRIPT then extended by EVAL) in every rotation of the answer
+// order on 1, 3, 5 and 7 nodes: when it decides, the verdict and its reason,
+// the report, the repairs (at once and late) and the new deadline. No clock.
+#include "canned_reply.hpp"
+#include "sansio/extend_decision.hpp"
+#include "sansio/timing.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+using namespace std::chrono_literals;
+using namespace redlock::detail;
+using redlock::errc;
+using redlock::node_status;
+using redlock_test::canned_reply;
+using ending = extend_actions::ending;
+using time_point = std::chrono::steady_clock::time_point;
+
+namespace {
+
+const time_point t0{std::chrono::seconds{1000}};
+constexpr extend_settings settings{.ttl = 10'000ms, .drift_factor = 0.01, .drift_floor = 2ms};
+
+auto held_lock(time_point valid_until) -> extend_lock_view {
+    return {.empty = false,
+            .resource = "orders:42",
+            .released = false,
+            .lost = false,
+            .adopted = false,
+            .valid_until = valid_until};
+}
+
+auto name_of(std::size_t i) -> std::string {
+    return "n" + std::to_string(i);
+}
+
+enum class kind : std::uint8_t { extended, other_value, missing, error, timeout, noscript };
+constexpr std::size_t kinds = 6;
+
+// The TTL left that node i reports when it extends: a different one each.
+auto ttl_left(std::size_t node) -> long long {
+    return 10'000 - 10 * static_cast<long long>(node);
+}
+
+auto reply_of(kind k, std::size_t node) -> canned_reply {
+    switch (k) {
+        case kind::extended:
+        case kind::noscript:  // what the EVAL form answers, once resent
+            return canned_reply::integer(ttl_left(node));
+        case kind::other_value:
+            return canned_reply::integer(0);
+        case kind::missing:
+            return canned_reply::integer(-1);
+        case kind::error:
+            return canned_reply::error("ERR boom");
+        case kind::timeout:
+            return canned_reply::timeout();
+    }
+    return canned_reply::nil();
+}
+
+auto status_of(kind k) -> node_status {
+    switch (k) {
+        case kind::extended:
+        case kind::noscript:
+            return node_status::ok;
+        case kind::other_value:
+        case kind::missing:
+            return node_status::refused;
+        case kind::error:
+            return node_status::error;
+        case kind::timeout:
+            return node_status::timeout;
+    }
+    return node_status::cancelled;
+}
+
+auto acts(const extend_actions& a) -> bool {
+    return a.send_extends || a.resend_as_eval || a.repair_late || a.repair_missing ||
+           a.end != ending::none;
+}
+
+}  // namespace
+
+TEST_SUITE("extend decision: start") {
+    TEST_CASE("refused before sending: a bad argument, or a lock no longer ours at now") {
+        struct one {
+            const char* what;
+            extend_lock_view lock;
+            std::chrono::milliseconds ttl;
+            time_point now;
+            errc code;
+            std::string message;  // empty: sent
+        };
+        auto with = [](auto change) {
+            extend_lock_view l = held_lock(t0 + 5s);
+            change(l);
+            return l;
+        };
+        const std::string gone = "cannot extend 'orders:42': ";
+        const one cases[] = {
+            {"empty handle", extend_lock_view{}, 10'000ms, t0, errc::invalid_argument,
+             "extend of an empty lock handle"},
+            {"ttl 0", held_lock(t0 + 5s), 0ms, t0, errc::invalid_argument,
+             "ttl must be greater than 0 ms"},
+            {"ttl -1", held_lock(t0 + 5s), -1ms, t0, errc::invalid_argument,
+             "ttl must be greater than 0 ms"},
+            {"ttl above the cap", held_lock(t0 + 5s), max_ttl + 1ms, t0, errc::invalid_argument,
+             "ttl must be at most 2147483647 ms"},
+            {"ttl at the cap", held_lock(t0 + 5s), max_ttl, t0, errc::not_held, ""},
+            {"released", with([](auto& l) { l.released = true; }), 10'000ms, t0, errc::not_held,
+             gone + "it was released"},
+            {"released and lost", with([](auto& l) { l.released = l.lost = true; }), 10'000ms, t0,
+             errc::not_held, gone + "it was released"},
+            {"lost", with([](auto& l) { l.lost = true; }), 10'000ms, t0, errc::not_held,
+             gone + "it was lost"},
+            {"validity ends exactly now", held_lock(t0), 10'000ms, t0, errc::not_held,
+             gone + "its validity had already ended"},
+            {"validity ended", held_lock(t0), 10'000ms, t0 + 1ns, errc::not_held,
+             gone + "its validity had already ended"},
+            {"validity ends in 1 ns", held_lock(t0 + 1ns), 10'000ms, t0, errc::not_held, ""},
+            {"adopted, deadline unknown", with([](auto& l) {
+                 l.adopted = true;
+                 l.valid_until = {};
+             }),
+             10'000ms, t0, errc::not_held, ""},
+            {"adopted but released", with([](auto& l) { l.adopted = l.released = true; }), 10'000ms,
+             t0, errc::not_held, gone + "it was released"},
+        };
+        for (const auto& c : cases) {
+            INFO(c.what);
+            extend_decision d{3, {.ttl = c.ttl}};
+            const extend_actions a = d.start(c.lock, c.now);
+            if (c.message.empty()) {
+                CHECK(a.send_extends);
+                CHECK(a.end == ending::none);
+                CHECK(d.open());
+                continue;
+            }
+            CHECK_FALSE(a.send_extends);
+            REQUIRE(a.end == ending::refused);
+            CHECK(a.code == c.code);
+            CHECK(a.message == c.message);
+            const redlock::error e = d.failure_error(a, name_of);
+            CHECK(e.code == make_error_code(c.code));
+            CHECK(e.message == c.message);
+            CHECK(e.nodes.empty());  // nothing was asked
+            CHECK_FALSE(d.open());
+            // Nothing was sent, so nothing that comes is heard.
+            const canned_reply yes = canned_reply::integer(10'000);
+            CHECK_FALSE(acts(d.on_reply(0, script_form::evalsha, yes.event(), c.lock, c.now)));
+        }
+    }
+}
+
+TEST_SUITE("extend decision: every reply order") {
+    TEST_CASE("decides at the reply that settles the majority; the report, repairs and deadline") {
+        for (const std::size_t n : {1U, 3U, 5U, 7U}) {
+            const std::size_t needed = n / 2 + 1;
+            std::size_t cases = 0;
+            redlock_test::for_each_answers(
+                n, kinds, [&](const std::vector<std::size_t>& seq, std::size_t code) {
+                    ++cases;
+                    const auto order = redlock_test::answer_order(n, code);
+                    const extend_lock_view lock = held_lock(t0 + 5s);
+                    extend_decision d{n, settings};
+                    REQUIRE(d.start(lock, t0).send_extends);
+                    const time_point now = t0 + 7ms;  // every reply 7 ms after the requests
+                    std::size_t yes = 0;
+                    std::size_t refused = 0;
+                    std::size_t decided_after = 0;
+                    long long least_left = 0;
+                    std::vector<bool> missing(n, false);
+                    extend_actions verdict;
+                    redlock::error report_at_verdict;
+                    INFO("n=" << n << " case=" << code);
+                    for (std::size_t k = 0; k < n; ++k) {
+                        const std::size_t node = order[k];
+                        const kind answer = static_cast<kind>(seq[k]);
+                        script_form form = script_form::evalsha;
+                        if (answer == kind::noscript) {
+                            const canned_reply noscript = canned_reply::noscript();
+                            const extend_actions a =
+                                d.on_reply(node, form, noscript.event(), lock, now);
+                            if (decided_after != 0) {
+                                CHECK_FALSE(acts(a));  // decided: not resent, not counted
+                                continue;
+                            }
+                            REQUIRE(a.resend_as_eval == node);
+                            CHECK(a.end == ending::none);
+                            form = script_form::eval;  // the shell resends; this is its answer
+                        }
+                        const canned_reply r = reply_of(answer, node);
+                        const extend_actions a = d.on_reply(node, form, r.event(), lock, now);
+                        CHECK_FALSE(a.resend_as_eval);
+                        if (decided_after != 0) {
+                            // After the verdict only a "missing" straggler of a success acts:
+                            // it is repaired.
+                            const bool repair =
+                                verdict.end == ending::extended && answer == kind::missing;
+                            CHECK(a.repair_late == (repair ? std::optional{node} : std::nullopt));
+                            CHECK(a.end == ending::none);
+                            CHECK_FALSE(a.repair_missing);
+                            continue;
+                        }
+                        CHECK_FALSE(a.repair_late);
+                        if (status_of(answer) == node_status::ok) {
+                            least_left =
+                                yes == 0 ? ttl_left(node) : std::min(least_left, ttl_left(node));
+                            ++yes;
+                        }
+                        refused += status_of(answer) == node_status::refused ? 1 : 0;
+                        missing[node] = answer == kind::missing;
+                        const bool decides = yes >= needed || yes + (n - k - 1) < needed;
+                        if (!decides) {
+                            CHECK(a.end == ending::none);
+                            continue;
+                        }
+                        decided_after = k + 1;
+                        verdict = a;
+                        CHECK_FALSE(d.open());
+                        if (yes >= needed) {
+                            REQUIRE(a.end == ending::extended);
+                            // The least TTL the majority reported, less elapsed time and drift.
+                            const auto v = validity(std::chrono::milliseconds{least_left}, 7ms,
+                                                    settings.drift_factor, settings.drift_floor);
+                            CHECK(a.deadline == now + v);
+                            CHECK(a.remaining == v);
+                            CHECK(a.took == 7ms);
+                            CHECK(a.repair_missing == (std::find(missing.begin(), missing.end(),
+                                                                 true) != missing.end()));
+                            for (std::size_t i = 0; i < n; ++i) CHECK(d.missing(i) == missing[i]);
+                        } else {
+                            REQUIRE(a.end == ending::failed);
+                            CHECK_FALSE(a.repair_missing);
+                            CHECK(a.took == 7ms);
+                            const bool definite = refused > n - needed;
+                            CHECK(a.code == (definite ? errc::not_held : errc::quorum_unreachable));
+                            CHECK(a.message ==
+                                  std::string{"cannot extend 'orders:42': "} +
+                                      (definite
+                                           ? "a majority of nodes no longer hold it"
+                                           : "fewer than a majority of nodes confirmed in time") +
+                                      "; it stays valid until its previous deadline");
+                            report_at_verdict = d.failure_error(a, name_of);
+                            CHECK(report_at_verdict.code == make_error_code(a.code));
+                            CHECK(report_at_verdict.message.starts_with(
+                                a.message + " (" + std::to_string(yes) + " of " +
+                                std::to_string(n) + " confirmed, " + std::to_string(needed) +
+                                " needed"));
+                            REQUIRE(report_at_verdict.nodes.size() == n);
+                            for (std::size_t j = 0; j < n; ++j) {
+                                const auto& rep = report_at_verdict.nodes[order[j]];
+                                CHECK(rep.node == name_of(order[j]));
+                                // Those that answered by the verdict as they said; the rest had
+                                // not answered.
+                                CHECK(rep.status == (j <= k ? status_of(static_cast<kind>(seq[j]))
+                                                            : node_status::cancelled));
+                                if (rep.status != node_status::ok) CHECK_FALSE(rep.detail.empty());
+                            }
+                        }
+                    }
+                    REQUIRE(decided_after != 0);  // every node answered: always decided
+                    if (verdict.end == ending::failed) {
+                        // Late answers are not part of the report.
+                        const redlock::error after = d.failure_error(verdict, name_of);
+                        CHECK(after.message == report_at_verdict.message);
+                        for (std::size_t i = 0; i < n; ++i)
+                            CHECK(after.nodes[i].status == report_at_verdict.nodes[i].status);
+                    }
+                });
+            std::size_t expected = 1;
+            for (std::size_t i = 0; i < n; ++i) expected *= kinds;
+            CHECK(cases == expected);
+        }
+    }
+}
+
+TEST_SUITE("extend decision: deadlines and repairs") {
+    TEST_CASE("a majority that confirms only after the validity ended is not an extension") {
+        extend_decision d{3, settings};
+        const extend_lock_view lock = held_lock(t0 + 5ms);
+        REQUIRE(d.start(lock, t0).send_extends);
+        const canned_reply yes = canned_reply::integer(10'000);
+        CHECK(d.on_reply(0, script_form::evalsha, yes.event(), lock, t0 + 5ms).end == ending::none);
+        const extend_actions a = d.on_reply(1, script_form::evalsha, yes.event(), lock, t0 + 5ms);
+        REQUIRE(a.end == ending::failed);
+        CHECK(a.code == errc::not_held);
+        CHECK(a.message ==
+              "cannot extend 'orders:42': the majority confirmed only after the "
+              "validity had ended; it stays valid until its previous deadline");
+        CHECK(a.took == 5ms);
+        // A late "missing" is not repaired: the extension failed.
+        const canned_reply gone = canned_reply::integer(-1);
+        CHECK_FALSE(d.on_reply(2, script_form::evalsha, gone.event(), lock, t0 + 6ms).repair_late);
+    }
+
+    TEST_CASE("an adopted lock counts its validity from scratch, and fails with none left") {
+        for (const auto elapsed : {7ms, 988ms}) {
+            extend_decision d{1, {.ttl = 1'000ms}};
+            extend_lock_view lock = held_lock({});
+            lock.adopted = true;
+            REQUIRE(d.start(lock, t0).send_extends);
+            const canned_reply yes = canned_reply::integer(1'000);
+            const extend_actions a =
+                d.on_reply(0, script_form::evalsha, yes.event(), lock, t0 + elapsed);
+            INFO("elapsed " << elapsed.count() << " ms");
+            if (elapsed == 7ms) {
+                REQUIRE(a.end == ending::extended);
+                CHECK(a.deadline == t0 + 7ms + (1'000ms - 7ms - 12ms));
+            } else {
+                REQUIRE(a.end == ending::failed);
+                CHECK(a.code == errc::not_held);
+            }
+        }
+    }
+
+    TEST_CASE("a late missing node is repaired only while the lock is still ours") {
+        struct one {
+            const char* what;
+            bool released;
+            bool lost;
+            time_point now;
+            bool repaired;
+        };
+        const one cases[] = {
+            {"valid", false, false, t0 + 4s, true},
+            {"released", true, false, t0 + 4s, false},
+            {"lost", false, true, t0 + 4s, false},
+            {"validity ended", false, false, t0 + 5s, false},
+        };
+        for (const auto& c : cases) {
+            INFO(c.what);
+            extend_decision d{3, settings};
+            extend_lock_view lock = held_lock(t0 + 5s);
+            REQUIRE(d.start(lock, t0).send_extends);
+            const canned_reply yes = canned_reply::integer(10'000);
+            (void)d.on_reply(0, script_form::evalsha, yes.event(), lock, t0 + 1ms);
+            REQUIRE(d.on_reply(1, script_form::evalsha, yes.event(), lock, t0 + 1ms).end ==
+                    ending::extended);
+            lock.released = c.released;
+            lock.lost = c.lost;
+            const canned_reply gone = canned_reply::integer(-1);
+            const extend_actions a = d.on_reply(2, script_form::eval, gone.event(), lock, c.now);
+            CHECK(a.repair_late.has_value() == c.repaired);
+        }
+    }
+
+    TEST_CASE("NOSCRIPT to EVAL is an answer (an error), not resent again") {
+        extend_decision d{1, settings};
+        const extend_lock_view lock = held_lock(t0 + 5s);
+        REQUIRE(d.start(lock, t0).send_extends);
+        const canned_reply noscript = canned_reply::noscript();
+        const extend_actions a = d.on_reply(0, script_form::eval, noscript.event(), lock, t0);
+        CHECK_FALSE(a.resend_as_eval);
+        REQUIRE(a.end == ending::failed);
+        CHECK(a.code == errc::quorum_unreachable);
+        const redlock::error e = d.failure_error(a, name_of);
+        REQUIRE(e.nodes.size() == 1);
+        CHECK(e.nodes[0].status == node_status::error);
+        CHECK(e.nodes[0].detail.starts_with("NOSCRIPT"));
+    }
+
+    TEST_CASE("what a reply says to the extend script") {
+        CHECK(extend_decision::answer_of(canned_reply::integer(1).event()) ==
+              extend_answer::extended);
+        CHECK(extend_decision::answer_of(canned_reply::integer(58'000).event()) ==
+              extend_answer::extended);
+        CHECK(extend_decision::answer_of(canned_reply::integer(0).event()) ==
+              extend_answer::other_value);
+        CHECK(extend_decision::answer_of(canned_reply::integer(-1).event()) ==
+              extend_answer::missing);
+        CHECK(extend_decision::answer_of(canned_reply::integer(-2).event()) ==
+              extend_answer::failed);
+        CHECK(extend_decision::answer_of(canned_reply::nil().event()) == extend_answer::failed);
+        CHECK(extend_decision::answer_of(canned_reply::error("ERR x").event()) ==
+              extend_answer::failed);
+        CHECK(extend_decision::answer_of(canned_reply::timeout().event()) == extend_answer::failed);
+    }
+}
