@@ -4,6 +4,7 @@
 #include "operations/op_context.hpp"
 #include "transport/callback_guard.hpp"
 
+#include <optional>
 #include <utility>
 
 namespace redlock::detail {
@@ -27,10 +28,10 @@ void watchdog::watch(std::shared_ptr<lock_state> state) {
                                .renew_fraction = ctx_.config().lock.renew_fraction,
                                .request_timeout = ctx_.config().request_timeout}};
     const renewal_actions first = decision.start(view_of(*state), now());
-    entries_.emplace(key, entry{.state = std::move(state),
-                                .generation = ++next_generation_,
-                                .decision = std::move(decision)});
-    perform(key, first);
+    const auto placed = entries_.emplace(key, entry{.state = std::move(state),
+                                                    .generation = ++next_generation_,
+                                                    .decision = std::move(decision)});
+    perform(placed.first->second, first);
 }
 
 void watchdog::forget(const lock_state* key) {
@@ -56,10 +57,8 @@ auto watchdog::find(const lock_state* key, std::uint64_t generation) -> entry* {
     return &it->second;
 }
 
-void watchdog::perform(const lock_state* key, renewal_actions a) {
-    const auto it = entries_.find(key);
-    if (it == entries_.end()) return;
-    entry& e = it->second;
+void watchdog::perform(entry& e, const renewal_actions& a) {
+    const lock_state* key = e.state.get();
     const std::uint64_t g = e.generation;
     if (a.renewed) ctx_.counters().renewals.fetch_add(1, std::memory_order_relaxed);
     if (a.deadline_in) {
@@ -72,43 +71,41 @@ void watchdog::perform(const lock_state* key, renewal_actions a) {
         e.renew_timer =
             ctx_.timers().schedule(*a.renew_in, [this, key, g] { renew_timer_fired(key, g); });
     }
-    if (a.end != renewal_actions::ending::none) {
-        std::shared_ptr<lock_state> state = std::move(e.state);
-        const error why = a.end == renewal_actions::ending::lost
-                              ? e.decision.loss_error(a.loss, state->resources.front(),
-                                                      [this](std::size_t i) -> const std::string& {
-                                                          return ctx_.node(i).name();
-                                                      })
-                              : error{};
-        stop(e);
-        entries_.erase(it);
-        if (a.end == renewal_actions::ending::lost) mark_lost(std::move(state), why);
-        return;
-    }
     if (a.send_extend) {
         ctx_.extend(e.state, e.state->ttl, [this, key, g](result<milliseconds> outcome) {
             on_extended(key, g, std::move(outcome));
         });
+        return;
     }
+    if (a.end == renewal_actions::ending::none) return;
+    std::shared_ptr<lock_state> state = std::move(e.state);
+    std::optional<error> why;
+    if (a.end == renewal_actions::ending::lost) {
+        why = e.decision.loss_error(a.loss, state->resources.front(),
+                                    [this](std::size_t i) { return ctx_.node(i).name(); });
+    }
+    stop(e);
+    entries_.erase(key);
+    if (why) mark_lost(std::move(state), *why);
 }
 
 void watchdog::renew_timer_fired(const lock_state* key, std::uint64_t generation) {
     entry* e = find(key, generation);
     if (e == nullptr) return;
-    perform(key, e->decision.on_renew_timer());
+    perform(*e, e->decision.on_renew_timer());
 }
 
 void watchdog::deadline_timer_fired(const lock_state* key, std::uint64_t generation) {
     entry* e = find(key, generation);
     if (e == nullptr) return;
-    perform(key, e->decision.on_deadline_timer(view_of(*e->state), now()));
+    perform(*e, e->decision.on_deadline_timer(view_of(*e->state), now()));
 }
 
 void watchdog::on_extended(const lock_state* key, std::uint64_t generation,
                            result<milliseconds> outcome) {
     entry* e = find(key, generation);
     if (e == nullptr) return;  // released or forgotten meanwhile
-    perform(key, e->decision.on_extended(outcome, view_of(*e->state), now()));
+    perform(*e, e->decision.on_extended(outcome, view_of(*e->state), now()));
 }
 
 void watchdog::mark_lost(std::shared_ptr<lock_state> state, const error& why) {

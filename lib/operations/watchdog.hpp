@@ -49,7 +49,7 @@ private:
     /// The watchdog's only clock read: every entry point passes it to the decision.
     [[nodiscard]] static auto now() noexcept -> std::chrono::steady_clock::time_point;
     [[nodiscard]] static auto view_of(const lock_state& state) noexcept -> renewal_lock_view;
-    void perform(const lock_state* key, renewal_actions a);
+    void perform(entry& e, const renewal_actions& a);
     void renew_timer_fired(const lock_state* key, std::uint64_t generation);
     void deadline_timer_fired(const lock_state* key, std::uint64_t generation);
     void on_extended(const lock_state* key, std::uint64_t generation,

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <numeric>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -60,6 +61,22 @@ private:
     std::string_view cause_;
 };
 
+/// The checks of one enumerated case, reported together (FAIL_CHECK) only if
+/// one fails: a doctest assertion per check would cost more than the
+/// enumerations of up to a million cases themselves.
+class case_checks {
+public:
+    auto expect(bool ok, const char* what, int line) -> bool {
+        if (!ok) failed_.append("\n  line ").append(std::to_string(line)).append(": ").append(what);
+        return ok;
+    }
+    [[nodiscard]] auto failed() const noexcept -> bool { return !failed_.empty(); }
+    [[nodiscard]] auto failures() const noexcept -> const std::string& { return failed_; }
+
+private:
+    std::string failed_;
+};
+
 /// Every sequence of `length` answers out of `kinds`, each once, with its number.
 template <class Visit>
 void for_each_answers(std::size_t length, std::size_t kinds, Visit&& visit) {
@@ -86,3 +103,8 @@ inline auto answer_order(std::size_t n, std::size_t shift) -> std::vector<std::s
 }
 
 }  // namespace redlock_test
+
+/// One check of an enumerated case: records the condition's text and line in
+/// `checks` when it does not hold, and yields whether it held.
+#define REDLOCK_EXPECT(checks, ...) \
+    (checks).expect(static_cast<bool>(__VA_ARGS__), #__VA_ARGS__, __LINE__)

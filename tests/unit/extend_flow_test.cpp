@@ -41,8 +41,11 @@ auto name_of(std::size_t i) -> std::string {
     return "n" + std::to_string(i);
 }
 
-enum class kind : std::uint8_t { extended, other_value, missing, error, timeout, noscript };
-constexpr std::size_t kinds = 6;
+// What a node answers in an enumerated case. A failure is an error reply on
+// an even node and a timeout on an odd one: both kinds are played without
+// multiplying the cases.
+enum class kind : std::uint8_t { extended, other_value, missing, failed, noscript };
+constexpr std::size_t kinds = 5;
 
 // The TTL left that node i reports when it extends: a different one each.
 auto ttl_left(std::size_t node) -> long long {
@@ -58,15 +61,13 @@ auto reply_of(kind k, std::size_t node) -> canned_reply {
             return canned_reply::integer(0);
         case kind::missing:
             return canned_reply::integer(-1);
-        case kind::error:
-            return canned_reply::error("ERR boom");
-        case kind::timeout:
-            return canned_reply::timeout();
+        case kind::failed:
+            return node % 2 == 0 ? canned_reply::error("ERR boom") : canned_reply::timeout();
     }
     return canned_reply::nil();
 }
 
-auto status_of(kind k) -> node_status {
+auto status_of(kind k, std::size_t node) -> node_status {
     switch (k) {
         case kind::extended:
         case kind::noscript:
@@ -74,10 +75,8 @@ auto status_of(kind k) -> node_status {
         case kind::other_value:
         case kind::missing:
             return node_status::refused;
-        case kind::error:
-            return node_status::error;
-        case kind::timeout:
-            return node_status::timeout;
+        case kind::failed:
+            return node % 2 == 0 ? node_status::error : node_status::timeout;
     }
     return node_status::cancelled;
 }
@@ -162,16 +161,23 @@ TEST_SUITE("extend decision: start") {
 
 TEST_SUITE("extend decision: every reply order") {
     TEST_CASE("decides at the reply that settles the majority; the report, repairs and deadline") {
+        const std::string not_held_message =
+            "cannot extend 'orders:42': a majority of nodes no longer hold it; it stays valid "
+            "until its previous deadline";
+        const std::string unreachable_message =
+            "cannot extend 'orders:42': fewer than a majority of nodes confirmed in time; it "
+            "stays valid until its previous deadline";
         for (const std::size_t n : {1U, 3U, 5U, 7U}) {
             const std::size_t needed = n / 2 + 1;
             std::size_t cases = 0;
             redlock_test::for_each_answers(
                 n, kinds, [&](const std::vector<std::size_t>& seq, std::size_t code) {
                     ++cases;
+                    redlock_test::case_checks c;
                     const auto order = redlock_test::answer_order(n, code);
                     const extend_lock_view lock = held_lock(t0 + 5s);
                     extend_decision d{n, settings};
-                    REQUIRE(d.start(lock, t0).send_extends);
+                    REDLOCK_EXPECT(c, d.start(lock, t0).send_extends);
                     const time_point now = t0 + 7ms;  // every reply 7 ms after the requests
                     std::size_t yes = 0;
                     std::size_t refused = 0;
@@ -179,8 +185,7 @@ TEST_SUITE("extend decision: every reply order") {
                     long long least_left = 0;
                     std::vector<bool> missing(n, false);
                     extend_actions verdict;
-                    redlock::error report_at_verdict;
-                    INFO("n=" << n << " case=" << code);
+                    std::vector<node_status> statuses_at_verdict;
                     for (std::size_t k = 0; k < n; ++k) {
                         const std::size_t node = order[k];
                         const kind answer = static_cast<kind>(seq[k]);
@@ -190,91 +195,90 @@ TEST_SUITE("extend decision: every reply order") {
                             const extend_actions a =
                                 d.on_reply(node, form, noscript.event(), lock, now);
                             if (decided_after != 0) {
-                                CHECK_FALSE(acts(a));  // decided: not resent, not counted
+                                REDLOCK_EXPECT(c, !acts(a));  // decided: not resent, not counted
                                 continue;
                             }
-                            REQUIRE(a.resend_as_eval == node);
-                            CHECK(a.end == ending::none);
+                            REDLOCK_EXPECT(c, a.resend_as_eval == node);
+                            REDLOCK_EXPECT(c, a.end == ending::none);
                             form = script_form::eval;  // the shell resends; this is its answer
                         }
                         const canned_reply r = reply_of(answer, node);
                         const extend_actions a = d.on_reply(node, form, r.event(), lock, now);
-                        CHECK_FALSE(a.resend_as_eval);
+                        REDLOCK_EXPECT(c, !a.resend_as_eval);
                         if (decided_after != 0) {
                             // After the verdict only a "missing" straggler of a success acts:
                             // it is repaired.
                             const bool repair =
                                 verdict.end == ending::extended && answer == kind::missing;
-                            CHECK(a.repair_late == (repair ? std::optional{node} : std::nullopt));
-                            CHECK(a.end == ending::none);
-                            CHECK_FALSE(a.repair_missing);
+                            REDLOCK_EXPECT(
+                                c, a.repair_late == (repair ? std::optional{node} : std::nullopt));
+                            REDLOCK_EXPECT(c, a.end == ending::none && !a.repair_missing);
                             continue;
                         }
-                        CHECK_FALSE(a.repair_late);
-                        if (status_of(answer) == node_status::ok) {
+                        REDLOCK_EXPECT(c, !a.repair_late);
+                        if (status_of(answer, node) == node_status::ok) {
                             least_left =
                                 yes == 0 ? ttl_left(node) : std::min(least_left, ttl_left(node));
                             ++yes;
                         }
-                        refused += status_of(answer) == node_status::refused ? 1 : 0;
+                        refused += status_of(answer, node) == node_status::refused ? 1 : 0;
                         missing[node] = answer == kind::missing;
                         const bool decides = yes >= needed || yes + (n - k - 1) < needed;
                         if (!decides) {
-                            CHECK(a.end == ending::none);
+                            REDLOCK_EXPECT(c, a.end == ending::none && !a.repair_missing);
                             continue;
                         }
                         decided_after = k + 1;
                         verdict = a;
-                        CHECK_FALSE(d.open());
+                        REDLOCK_EXPECT(c, !d.open());
+                        REDLOCK_EXPECT(c, a.took == 7ms);
                         if (yes >= needed) {
-                            REQUIRE(a.end == ending::extended);
+                            if (!REDLOCK_EXPECT(c, a.end == ending::extended)) break;
                             // The least TTL the majority reported, less elapsed time and drift.
                             const auto v = validity(std::chrono::milliseconds{least_left}, 7ms,
                                                     settings.drift_factor, settings.drift_floor);
-                            CHECK(a.deadline == now + v);
-                            CHECK(a.remaining == v);
-                            CHECK(a.took == 7ms);
-                            CHECK(a.repair_missing == (std::find(missing.begin(), missing.end(),
-                                                                 true) != missing.end()));
-                            for (std::size_t i = 0; i < n; ++i) CHECK(d.missing(i) == missing[i]);
-                        } else {
-                            REQUIRE(a.end == ending::failed);
-                            CHECK_FALSE(a.repair_missing);
-                            CHECK(a.took == 7ms);
-                            const bool definite = refused > n - needed;
-                            CHECK(a.code == (definite ? errc::not_held : errc::quorum_unreachable));
-                            CHECK(a.message ==
-                                  std::string{"cannot extend 'orders:42': "} +
-                                      (definite
-                                           ? "a majority of nodes no longer hold it"
-                                           : "fewer than a majority of nodes confirmed in time") +
-                                      "; it stays valid until its previous deadline");
-                            report_at_verdict = d.failure_error(a, name_of);
-                            CHECK(report_at_verdict.code == make_error_code(a.code));
-                            CHECK(report_at_verdict.message.starts_with(
-                                a.message + " (" + std::to_string(yes) + " of " +
-                                std::to_string(n) + " confirmed, " + std::to_string(needed) +
-                                " needed"));
-                            REQUIRE(report_at_verdict.nodes.size() == n);
-                            for (std::size_t j = 0; j < n; ++j) {
-                                const auto& rep = report_at_verdict.nodes[order[j]];
-                                CHECK(rep.node == name_of(order[j]));
-                                // Those that answered by the verdict as they said; the rest had
-                                // not answered.
-                                CHECK(rep.status == (j <= k ? status_of(static_cast<kind>(seq[j]))
-                                                            : node_status::cancelled));
-                                if (rep.status != node_status::ok) CHECK_FALSE(rep.detail.empty());
-                            }
+                            REDLOCK_EXPECT(c, a.deadline == now + v);
+                            REDLOCK_EXPECT(c, a.remaining == v);
+                            REDLOCK_EXPECT(
+                                c, a.repair_missing == (std::find(missing.begin(), missing.end(),
+                                                                  true) != missing.end()));
+                            for (std::size_t i = 0; i < n; ++i)
+                                REDLOCK_EXPECT(c, d.missing(i) == missing[i]);
+                            continue;
+                        }
+                        if (!REDLOCK_EXPECT(c, a.end == ending::failed)) break;
+                        REDLOCK_EXPECT(c, !a.repair_missing);
+                        const bool definite = refused > n - needed;
+                        REDLOCK_EXPECT(
+                            c, a.code == (definite ? errc::not_held : errc::quorum_unreachable));
+                        REDLOCK_EXPECT(
+                            c, a.message == (definite ? not_held_message : unreachable_message));
+                        // What failure_error() reports (its rendering: "a failure names
+                        // every node"): the counts, and each node as it answered.
+                        REDLOCK_EXPECT(c, d.tally().yes_count() == yes);
+                        REDLOCK_EXPECT(c, d.tally().refused_count() == refused);
+                        REDLOCK_EXPECT(c, d.tally().failed_count() == k + 1 - yes - refused);
+                        for (std::size_t j = 0; j < n; ++j) {
+                            // Those that answered by the verdict as they said; the rest had
+                            // not answered.
+                            const node_status st = d.nodes().status(order[j]);
+                            REDLOCK_EXPECT(
+                                c, st == (j <= k ? status_of(static_cast<kind>(seq[j]), order[j])
+                                                 : node_status::cancelled));
+                            REDLOCK_EXPECT(
+                                c, st == node_status::ok || !d.nodes().detail(order[j]).empty());
+                            statuses_at_verdict.push_back(d.nodes().status(j));
                         }
                     }
-                    REQUIRE(decided_after != 0);  // every node answered: always decided
-                    if (verdict.end == ending::failed) {
-                        // Late answers are not part of the report.
-                        const redlock::error after = d.failure_error(verdict, name_of);
-                        CHECK(after.message == report_at_verdict.message);
-                        for (std::size_t i = 0; i < n; ++i)
-                            CHECK(after.nodes[i].status == report_at_verdict.nodes[i].status);
-                    }
+                    REDLOCK_EXPECT(c, decided_after != 0);  // every node answered: always decided
+                    // Late answers are not part of the report, nor of its counts.
+                    for (std::size_t i = 0; i < statuses_at_verdict.size(); ++i)
+                        REDLOCK_EXPECT(c, d.nodes().status(i) == statuses_at_verdict[i]);
+                    if (verdict.end == ending::failed)
+                        REDLOCK_EXPECT(c, d.tally().yes_count() + d.tally().refused_count() +
+                                                  d.tally().failed_count() ==
+                                              decided_after);
+                    if (c.failed()) FAIL_CHECK("n=" << n << " case " << code << c.failures());
                 });
             std::size_t expected = 1;
             for (std::size_t i = 0; i < n; ++i) expected *= kinds;
@@ -366,6 +370,43 @@ TEST_SUITE("extend decision: deadlines and repairs") {
         REQUIRE(e.nodes.size() == 1);
         CHECK(e.nodes[0].status == node_status::error);
         CHECK(e.nodes[0].detail.starts_with("NOSCRIPT"));
+    }
+
+    TEST_CASE("a failure names every node: the counts, each answer, and those not heard") {
+        extend_decision d{5, settings};
+        const extend_lock_view lock = held_lock(t0 + 5s);
+        REQUIRE(d.start(lock, t0).send_extends);
+        const canned_reply yes = canned_reply::integer(9'000);
+        const canned_reply other = canned_reply::integer(0);
+        const canned_reply gone = canned_reply::integer(-1);
+        const canned_reply late = canned_reply::timeout();
+        CHECK(d.on_reply(3, script_form::evalsha, yes.event(), lock, t0 + 3ms).end == ending::none);
+        CHECK(d.on_reply(0, script_form::evalsha, other.event(), lock, t0 + 3ms).end ==
+              ending::none);
+        CHECK(d.on_reply(4, script_form::evalsha, gone.event(), lock, t0 + 3ms).end ==
+              ending::none);
+        const extend_actions a = d.on_reply(1, script_form::eval, late.event(), lock, t0 + 4ms);
+        REQUIRE(a.end == ending::failed);
+        // Two said "not ours": no majority of them, so not definite.
+        CHECK(a.code == errc::quorum_unreachable);
+        const redlock::error e = d.failure_error(a, name_of);
+        CHECK(e.code == make_error_code(errc::quorum_unreachable));
+        CHECK(e.message ==
+              "cannot extend 'orders:42': fewer than a majority of nodes confirmed in time; it "
+              "stays valid until its previous deadline (1 of 5 confirmed, 3 needed; n0 refused: "
+              "holds another value; n1 timeout: no reply within 50 ms; n2 cancelled: no answer; "
+              "n4 refused: the key is missing (restarted or evicted))");
+        REQUIRE(e.nodes.size() == 5);
+        const node_status expected[] = {node_status::refused, node_status::timeout,
+                                        node_status::cancelled, node_status::ok,
+                                        node_status::refused};
+        for (std::size_t i = 0; i < 5; ++i) {
+            CHECK(e.nodes[i].node == name_of(i));
+            CHECK(e.nodes[i].status == expected[i]);
+        }
+        // A straggler after the verdict changes nothing of it.
+        (void)d.on_reply(2, script_form::evalsha, yes.event(), lock, t0 + 5ms);
+        CHECK(d.failure_error(a, name_of).message == e.message);
     }
 
     TEST_CASE("what a reply says to the extend script") {
