@@ -7,7 +7,8 @@
 // in. extend_op is the shell that sends what this asks for.
 // tests/unit/release_extend_decision_test.cpp plays every answer order on 1,
 // 3, 5 and 7 nodes through on_answer(); tests/unit/extend_flow_test.cpp plays
-// them as replies through start() and on_reply().
+// them as replies through start() and on_reply(), and
+// tests/unit/extend_outcome_test.cpp their edges.
 
 #include "redlock/error.hpp"
 #include "sansio/node_outcomes.hpp"
