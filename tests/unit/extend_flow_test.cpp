@@ -143,7 +143,8 @@ TEST_SUITE("extend decision: start") {
 }
 
 TEST_SUITE("extend decision: every reply order") {
-    TEST_CASE("decides at the reply that settles the majority; the report, repairs and deadline") {
+    TEST_CASE(
+        "decides at the reply that settles the majority, with the report, repairs and deadline") {
         const std::string not_held_message =
             "cannot extend 'orders:42': a majority of nodes no longer hold it; it stays valid "
             "until its previous deadline";

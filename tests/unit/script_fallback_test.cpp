@@ -13,7 +13,7 @@ using namespace redlock::detail;
 using redlock_test::canned_reply;
 
 TEST_SUITE("script fallback") {
-    TEST_CASE("only NOSCRIPT to EVALSHA is resent as EVAL; every other outcome is the answer") {
+    TEST_CASE("only NOSCRIPT to EVALSHA is resent as EVAL, every other outcome is the answer") {
         struct one {
             const char* what;
             canned_reply r;
