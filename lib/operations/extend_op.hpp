@@ -1,17 +1,12 @@
 #pragma once
 
-#include "sansio/extend_decision.hpp"
-#include "sansio/node_outcomes.hpp"
 #include "operations/operation.hpp"
-#include "sansio/quorum_tally.hpp"
-#include "transport/timer_queue.hpp"
 #include "redlock/client.hpp"
+#include "sansio/extend_decision.hpp"
 
 #include <chrono>
 #include <memory>
-#include <optional>
 #include <string>
-#include <vector>
 
 namespace redlock::detail {
 
@@ -20,7 +15,8 @@ struct lock_state;
 /// One extension (the algorithm: README, "How an acquisition works"): the extend script on every
 /// node at once, a majority that confirms before the current validity ends, and a new validity
 /// counted from this operation's own start. A failure leaves the old deadline. The I/O shell
-/// around extend_decision, which decides the verdict, the repairs and the deadline.
+/// around extend_decision, which decides whether to send, what each reply means, the verdict,
+/// the repairs and the deadline; this sends what it asks for and reports what it decided.
 class extend_op final : public operation {
 public:
     extend_op(op_context& ctx, std::shared_ptr<lock_state> state, std::chrono::milliseconds ttl,
@@ -33,25 +29,20 @@ private:
     enum kind : std::uint32_t { sha_kind, eval_kind, repair_kind };
 
     void handle(std::uint32_t tag, const reply_event& event) override;
+    /// The extension's only clock read: every entry point passes it to the decision.
+    [[nodiscard]] static auto now() noexcept -> std::chrono::steady_clock::time_point;
+    /// The lock as the decision sees it, read from the shared state now.
+    [[nodiscard]] auto lock_view() const noexcept -> extend_lock_view;
+    void perform(const extend_actions& a);
     [[nodiscard]] auto extend_command(bool eval) const -> encoded_command;
     void send_extend(std::size_t node, bool eval);
-    void fail_later(errc code, std::string message);
-    void decide(quorum_tally::verdict verdict);
-    [[nodiscard]] static auto answer_of(const reply_event& event) -> extend_answer;
-    void fail(errc code, std::string why);
-    void repair_missing();
     void send_repair(std::size_t node);
-    [[nodiscard]] auto describe_nodes() const -> std::string;
+    void report_failure(const extend_actions& a);
 
     std::shared_ptr<lock_state> state_;
-    std::chrono::milliseconds ttl_;
     std::string ttl_text_;
     client::extend_callback done_;
-    std::chrono::steady_clock::time_point start_;
-    /// The least TTL left that a confirming node reported (before the verdict).
-    std::optional<std::chrono::milliseconds> confirmed_left_;
     extend_decision decision_;
-    node_outcomes reports_;
 };
 
 }  // namespace redlock::detail

@@ -1,17 +1,12 @@
 #include "operations/release_op.hpp"
 
-#include "sansio/command.hpp"
-#include "sansio/reply.hpp"
 #include "operations/lock_state.hpp"
 #include "operations/op_context.hpp"
-#include "sansio/scripts.hpp"
-#include "sansio/timing.hpp"
+#include "sansio/command.hpp"
+#include "sansio/reply.hpp"
 
-#include <algorithm>
 #include <atomic>
-#include <string_view>
 #include <utility>
-#include <vector>
 
 namespace redlock::detail {
 
@@ -22,10 +17,11 @@ release_op::release_op(op_context& ctx, std::shared_ptr<lock_state> state,
       done_{std::move(done)},
       decision_{ctx.node_count()} {}
 
+auto release_op::now() noexcept -> std::chrono::steady_clock::time_point {
+    return std::chrono::steady_clock::now();
+}
+
 void release_op::start() {
-    const std::size_t n = ctx_.node_count();
-    outcomes_.reset(n, node_status::pending);  // what a node is until it answers
-    started_ms_ = ctx_.timers().now();
     if (!state_ || state_->value.empty()) {
         finished_ = true;
         after(std::chrono::milliseconds{0}, [this] {
@@ -37,11 +33,11 @@ void release_op::start() {
         });
         return;
     }
-    started_ = std::chrono::steady_clock::now();
+    decision_.start(now());
     state_->uncount_held();  // no longer ours to count, whatever the nodes answer
     successor_ = find_successor();
     const encoded_command release = release_command(false);
-    for (std::size_t i = 0; i < n; ++i) send(i, release, make_tag(0, sha_kind, i));
+    for (std::size_t i = 0; i < ctx_.node_count(); ++i) send(i, release, make_tag(0, sha_kind, i));
 }
 
 auto release_op::find_successor() -> std::optional<handoff_offer> {
@@ -66,54 +62,39 @@ void release_op::send_release(std::size_t node, bool eval) {
 
 void release_op::handle(std::uint32_t tag, const reply_event& event) {
     const std::size_t node = tag_node(tag);
-    if (tag_kind(tag) == sha_kind && event.status == request_status::reply &&
-        is_noscript(event.answer)) {
-        send_release(node, true);  // restarted or flushed node: EVAL loads the script again
+    const script_form sent = tag_kind(tag) == eval_kind ? script_form::eval : script_form::evalsha;
+    const release_decision::reply_actions a = decision_.on_reply(node, sent, event);
+    if (a.resend_as_eval) {
+        send_release(node, true);
         return;
     }
     // The successor hears every answer, before anything here can retire us.
     if (successor_ && successor_->link->target != nullptr)
         successor_->link->target->on_handoff_reply(successor_->attempt, node, event);
-    node_outcome r;
-    bool deleted = false;
-    switch (event.status) {
-        case request_status::reply:
-            if (integer_of(event.answer).value_or(0) > 0) {
-                r.status = node_status::ok;
-                deleted = true;
-            } else if (is_integer(event.answer, 0)) {
-                r.status = node_status::refused;
-                r.detail = "not held with this value (expired, or taken over)";
-            } else {
-                r = failed_outcome(event);
-            }
-            break;
-        case request_status::timeout:
-        case request_status::unreachable:
-        case request_status::stopped:
-            r = failed_outcome(event);
+    switch (a.after_report) {
+        case release_decision::late::deleted:
+            ctx_.counters().release_late_deleted.fetch_add(1, std::memory_order_relaxed);
+            return;
+        case release_decision::late::failed:
+            ctx_.counters().release_late_failed.fetch_add(1, std::memory_order_relaxed);
+            return;
+        case release_decision::late::no:
             break;
     }
-    if (finished_) {
-        // Decided without this node: its outcome goes to the statistics only.
-        auto& late =
-            deleted ? ctx_.counters().release_late_deleted : ctx_.counters().release_late_failed;
-        late.fetch_add(1, std::memory_order_relaxed);
-        return;
-    }
-    outcomes_.set(node, std::move(r));
-    switch (decision_.on_answer(deleted)) {
+    perform(a.next);
+}
+
+void release_op::perform(release_decision::step next) {
+    switch (next) {
         case release_decision::step::finish:
             finish();
             break;
-        case release_decision::step::start_grace: {
-            const auto took = static_cast<std::int64_t>(ctx_.timers().now() - started_ms_);
-            grace_ = after(release_decision::grace(std::chrono::milliseconds{took}), [this] {
+        case release_decision::step::start_grace:
+            grace_ = after(decision_.grace_timeout(now()), [this] {
                 grace_.reset();
-                if (!finished_) finish();
+                perform(decision_.on_grace_timer());
             });
             break;
-        }
         case release_decision::step::wait:
             break;
     }
@@ -127,8 +108,9 @@ void release_op::finish() {
     report.deleted = decision_.deleted();
     report.quorum = decision_.needed();
     report.pending = decision_.pending();
-    report.nodes = outcomes_.to_reports([this](std::size_t i) { return ctx_.node(i).name(); });
-    ctx_.counters().latency.release.record(std::chrono::steady_clock::now() - started_);
+    report.nodes =
+        decision_.nodes().to_reports([this](std::size_t i) { return ctx_.node(i).name(); });
+    ctx_.counters().latency.release.record(decision_.took(now()));
     deliver(done_, result<release_report>{std::move(report)});
 }
 

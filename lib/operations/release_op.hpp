@@ -1,16 +1,14 @@
 #pragma once
 
-#include "sansio/node_outcomes.hpp"
 #include "operations/operation.hpp"
-#include "sansio/release_decision.hpp"
-#include "transport/timer_queue.hpp"
 #include "operations/waiter_registry.hpp"
 #include "redlock/client.hpp"
+#include "sansio/release_decision.hpp"
+#include "transport/timer_queue.hpp"
 
 #include <chrono>
 #include <memory>
 #include <optional>
-#include <string>
 
 namespace redlock::detail {
 
@@ -22,6 +20,7 @@ struct lock_state;
 /// decision took, so a healthy cluster's report names every node. Nodes still
 /// to answer are reported pending, and the operation lives on until they do,
 /// counting their outcome in client_stats (release_late_deleted / _failed).
+/// The I/O shell around release_decision: it sends, times and reports.
 class release_op final : public operation {
 public:
     release_op(op_context& ctx, std::shared_ptr<lock_state> state, client::release_callback done);
@@ -33,21 +32,22 @@ private:
     enum kind : std::uint32_t { sha_kind = 0, eval_kind = 1 };
 
     void handle(std::uint32_t tag, const reply_event& event) override;
+    /// The release's only clock read: every entry point that needs the time
+    /// (the start, the decision, the report) takes it from here.
+    [[nodiscard]] static auto now() noexcept -> std::chrono::steady_clock::time_point;
     void send_release(std::size_t node, bool eval);
     /// The release script, and the hand-off's arguments when there is a successor.
     [[nodiscard]] auto release_command(bool eval) const -> encoded_command;
     /// This client's first waiter for the same exclusive lock, if it can take
     /// it over now (README, "Waiting without spinning": the hand-off).
     [[nodiscard]] auto find_successor() -> std::optional<handoff_offer>;
+    void perform(release_decision::step next);
     void finish();
 
     std::shared_ptr<lock_state> state_;
     client::release_callback done_;
-    node_outcomes outcomes_;  // the report is built from these once decided
     release_decision decision_;
-    std::uint64_t started_ms_ = 0;
-    std::chrono::steady_clock::time_point started_{};  // for the latency histogram
-    std::optional<timer_queue::key> grace_;            // decided: the others' last chance
+    std::optional<timer_queue::key> grace_;  // decided: the others' last chance
     std::optional<handoff_offer> successor_;
 };
 

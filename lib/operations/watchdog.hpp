@@ -1,13 +1,13 @@
 #pragma once
 
-#include "transport/timer_queue.hpp"
 #include "redlock/client.hpp"
+#include "sansio/renewal_decision.hpp"
+#include "transport/timer_queue.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
-#include <vector>
 
 namespace redlock::detail {
 
@@ -24,6 +24,8 @@ struct lock_state;
 /// ends with no renewal through. A holder is thus never told it holds a lock
 /// past its validity deadline. The error names each node's answer to the last
 /// renewal; then a best-effort release frees what the nodes still hold of it.
+/// The I/O shell around renewal_decision (one per lock), which decides all of
+/// that; this runs its timers and extensions and performs the loss.
 class watchdog {
 public:
     explicit watchdog(op_context& ctx) noexcept : ctx_{ctx} {}
@@ -41,21 +43,20 @@ private:
         std::uint64_t generation = 0;
         timer_queue::key renew_timer{};
         timer_queue::key deadline_timer{};
-        bool renewing = false;
-        /// Each node's answer to the last renewal that failed: what on_lost
-        /// reports when the deadline passes with no renewal through.
-        std::vector<node_report> last_nodes;
+        renewal_decision decision;
     };
 
-    void schedule_renewal(entry& e, std::chrono::milliseconds delay);
-    void arm_deadline(entry& e);
-    void renew(const lock_state* key, std::uint64_t generation);
+    /// The watchdog's only clock read: every entry point passes it to the decision.
+    [[nodiscard]] static auto now() noexcept -> std::chrono::steady_clock::time_point;
+    [[nodiscard]] static auto view_of(const lock_state& state) noexcept -> renewal_lock_view;
+    void perform(entry& e, const renewal_actions& a);
+    void renew_timer_fired(const lock_state* key, std::uint64_t generation);
+    void deadline_timer_fired(const lock_state* key, std::uint64_t generation);
     void on_extended(const lock_state* key, std::uint64_t generation,
                      result<std::chrono::milliseconds> outcome);
-    void mark_lost(const lock_state* key, error why);
-    /// The per-node answers for a loss at the deadline.
-    [[nodiscard]] auto nodes_at_deadline(const entry& e) const -> std::vector<node_report>;
+    void mark_lost(std::shared_ptr<lock_state> state, const error& why);
     [[nodiscard]] auto find(const lock_state* key, std::uint64_t generation) -> entry*;
+    void stop(entry& e);
 
     op_context& ctx_;
     std::unordered_map<const lock_state*, entry> entries_;

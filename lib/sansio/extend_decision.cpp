@@ -7,6 +7,136 @@
 namespace redlock::detail {
 
 using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+
+auto extend_decision::start(const extend_lock_view& lock, steady_clock::time_point now)
+    -> extend_actions {
+    extend_actions a;
+    const auto refuse = [&](errc code, std::string message) {
+        open_ = false;
+        a.end = extend_actions::ending::refused;
+        a.code = code;
+        a.message = std::move(message);
+        return a;
+    };
+    if (lock.empty) return refuse(errc::invalid_argument, "extend of an empty lock handle");
+    if (settings_.ttl <= milliseconds{0})
+        return refuse(errc::invalid_argument, "ttl must be greater than 0 ms");
+    if (settings_.ttl > max_ttl)
+        return refuse(errc::invalid_argument, "ttl must be at most 2147483647 ms");
+    // Extending a lock whose validity has ended would be acquiring it afresh
+    // without the checks of an acquisition: refuse.
+    const char* gone = nullptr;
+    if (lock.released)
+        gone = "it was released";
+    else if (lock.lost)
+        gone = "it was lost";
+    else if (!lock.adopted && now >= lock.valid_until)
+        gone = "its validity had already ended";
+    if (gone != nullptr) {
+        return refuse(errc::not_held,
+                      "cannot extend '" + std::string{lock.resource} + "': " + gone);
+    }
+    reports_.reset(missing_.size());
+    started_ = now;
+    a.send_extends = true;
+    return a;
+}
+
+auto extend_decision::answer_of(const reply_event& event) noexcept -> extend_answer {
+    const std::optional<long long> answer =
+        event.status == request_status::reply ? integer_of(event.answer) : std::nullopt;
+    if (answer && *answer >= 1) return extend_answer::extended;  // the TTL left there
+    if (answer == 0) return extend_answer::other_value;
+    if (answer == -1) return extend_answer::missing;
+    return extend_answer::failed;
+}
+
+auto extend_decision::on_reply(std::size_t node, script_form sent, const reply_event& event,
+                               const extend_lock_view& lock, steady_clock::time_point now)
+    -> extend_actions {
+    extend_actions a;
+    const extend_answer answer = answer_of(event);
+    if (!open_) {
+        // A straggler that lost the key, after a successful extend: repair it
+        // too, while the lock is still ours.
+        const bool valid = !lock.released && !lock.lost && now < lock.valid_until;
+        if (repairs_late(answer) && valid) a.repair_late = node;
+        return a;
+    }
+    if (after_script_reply(sent, event) == script_reply::resend_as_eval) {
+        a.resend_as_eval = node;  // restarted or flushed node: EVAL loads the script again
+        return a;
+    }
+    record(node, answer, event);
+    conclude(on_answer(node, answer), lock, now, a);
+    return a;
+}
+
+void extend_decision::record(std::size_t node, extend_answer answer, const reply_event& event) {
+    if (node >= reports_.size()) return;
+    switch (answer) {
+        case extend_answer::extended:
+            reports_.set(node, {node_status::ok, {}});
+            // The scripts never shorten a TTL: a node may report more than ttl.
+            if (const auto left = integer_of(event.answer)) {
+                const milliseconds ms{*left};
+                confirmed_left_ = confirmed_left_ ? std::min(*confirmed_left_, ms) : ms;
+            }
+            break;
+        case extend_answer::other_value:
+            reports_.set(node, {node_status::refused, "holds another value"});
+            break;
+        case extend_answer::missing:
+            reports_.set(node, {node_status::refused, "the key is missing (restarted or evicted)"});
+            break;
+        case extend_answer::failed:
+            reports_.set(node, failed_outcome(event));
+            break;
+    }
+}
+
+void extend_decision::conclude(quorum_tally::verdict verdict, const extend_lock_view& lock,
+                               steady_clock::time_point now, extend_actions& a) {
+    if (verdict == quorum_tally::verdict::pending) return;
+    if (verdict == quorum_tally::verdict::lost) {
+        fail(failure(),
+             failure() == errc::not_held ? "a majority of nodes no longer hold it"
+                                         : "fewer than a majority of nodes confirmed in time",
+             lock, now, a);
+        return;
+    }
+    const deadline_outcome outcome = new_deadline({.adopted = lock.adopted,
+                                                   .old_deadline = lock.valid_until,
+                                                   .started = started_,
+                                                   .now = now,
+                                                   .ttl = settings_.ttl,
+                                                   .confirmed_left = confirmed_left_,
+                                                   .drift_factor = settings_.drift_factor,
+                                                   .drift_floor = settings_.drift_floor});
+    if (!outcome.deadline) {
+        fail(errc::not_held, outcome.why, lock, now, a);
+        return;
+    }
+    mark_extended();
+    a.end = extend_actions::ending::extended;
+    a.deadline = *outcome.deadline;
+    a.remaining = std::chrono::floor<milliseconds>(*outcome.deadline - now);
+    a.took = now - started_;
+    a.repair_missing = std::find(missing_.begin(), missing_.end(), true) != missing_.end();
+}
+
+void extend_decision::fail(errc code, std::string_view why, const extend_lock_view& lock,
+                           steady_clock::time_point now, extend_actions& a) {
+    a.end = extend_actions::ending::failed;
+    a.code = code;
+    a.message.append("cannot extend '")
+        .append(lock.resource)
+        .append("': ")
+        .append(why)
+        .append("; it stays valid until its previous deadline");
+    a.took = now - started_;  // sent: timed
+}
 
 auto extend_decision::on_answer(std::size_t node, extend_answer a) -> quorum_tally::verdict {
     if (!open_ || node >= missing_.size()) return quorum_tally::verdict::pending;
