@@ -140,7 +140,9 @@ auto acquire_op::resend_as_eval(std::uint32_t tag, const reply_event& event) -> 
 }
 
 void acquire_op::wake() {
-    if (!finished_) perform(decision_.on_wake(read_input()), {});
+    if (finished_) return;
+    const acquire_input in = read_input();
+    perform(decision_.on_wake(in), in.now);
 }
 
 void acquire_op::cancel(errc why) {
@@ -154,7 +156,7 @@ void acquire_op::cancel(errc why) {
         acquire_actions a = decision_.on_cancel(why);
         const bool ended = a.end == acquire_actions::ending::failed;
         a.end = acquire_actions::ending::none;
-        perform(a, {});
+        perform(a, {});  // no end left to time
         if (ended)
             retry_timer_ = after(milliseconds{0}, [this] { finish_failure(read_input().now); });
     }
@@ -168,12 +170,13 @@ auto acquire_op::can_be_successor() const noexcept -> bool {
 
 auto acquire_op::begin_handoff() -> std::optional<handoff_offer> {
     if (finished_ || !wait_ || !wait_->link || !decision_.can_take_handoff()) return std::nullopt;
-    const acquire_actions a = decision_.begin_handoff(read_input());
+    const acquire_input in = read_input();
+    const acquire_actions a = decision_.begin_handoff(in);
     // A fresh value, as for every attempt (send_grants says why).
     state_->value = ctx_.rng().lock_value();
     ctx_.counters().attempts.fetch_add(1, std::memory_order_relaxed);
     wait_->handoff_attempt = decision_.attempt();
-    perform(a, {});  // stops the retry timer: the release is our attempt now
+    perform(a, in.now);  // stops the retry timer: the release is our attempt now
     return handoff_offer{state_->value, std::to_string(decision_.settings().ttl.count()),
                          wait_->entry.waiter_id, decision_.attempt(), wait_->link};
 }
@@ -182,10 +185,10 @@ void acquire_op::on_handoff_reply(std::uint32_t attempt, std::size_t node,
                                   const reply_event& event) {
     if (finished_) return;                       // decided: late answers change nothing
     if (attempt != decision_.attempt()) return;  // a later attempt of ours: released since
+    const acquire_input in = read_input();
     grant_answer answer = grant_commands::handoff_answer_of(event);
+    discount_if_quarantined(node, answer.outcome, in.now);
     if (decision_.open_for_grants()) {
-        const acquire_input in = read_input();
-        discount_if_quarantined(node, answer.outcome, in.now);
         perform(decision_.on_grant(node, std::move(answer), in), in.now);
     } else {
         decision_.on_straggler(node, std::move(answer.outcome));

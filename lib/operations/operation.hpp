@@ -93,9 +93,8 @@ protected:
     [[nodiscard]] auto timers() noexcept -> timer_queue&;
 
     op_context& ctx_;
-    std::size_t outstanding_ = 0;  // requests sent and not yet completed
-    bool finished_ = false;        // result delivered
-    bool timer_pending_ = false;   // a retry/renew timer refers to us
+    bool finished_ = false;       // result delivered
+    bool timer_pending_ = false;  // a retry/renew timer refers to us
 
 private:
     friend class operation_list;
@@ -108,6 +107,9 @@ private:
 
     void on_reply(std::uint32_t tag, const reply_event& event) noexcept final;
 
+    // Requests sent and not yet completed (or disowned): counted by send(),
+    // disown() and on_reply() only, so that no operation retires early.
+    std::size_t outstanding_ = 0;
     registry_hook hook_;
 };
 
