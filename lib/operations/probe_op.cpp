@@ -1,8 +1,8 @@
 #include "operations/probe_op.hpp"
 
+#include "operations/op_context.hpp"
 #include "sansio/command.hpp"
 #include "sansio/reply.hpp"
-#include "operations/op_context.hpp"
 
 #include <string_view>
 #include <utility>
