@@ -85,8 +85,7 @@ client_core::client_core(client_config config, uv_loop_t* external,
     }
     for (auto& n : nodes_) n->start();
     client_id_ = rng_.lock_value().substr(0, 16);
-    wake_prefix_ = config_.queue_prefix + "wake:";
-    waiters_.set_channel(wake_prefix_ + client_id_);
+    waiters_.set_channel(std::string{ctx_.keys().wake_prefix} + client_id_);
     waiters_.set_tls(tls_);
 }
 
@@ -116,11 +115,7 @@ client_core::~client_core() {
 }
 
 void client_core::delete_ops() noexcept {
-    while (ops_ != nullptr) {
-        operation* op = ops_;
-        ops_ = op->next_;
-        delete op;  // NOLINT: the registry owns its operations
-    }
+    ops_.delete_all();
     operation_gauge_.store(0, std::memory_order_relaxed);
 }
 
@@ -193,20 +188,15 @@ void client_core::complete_later(std::function<void()> completion) {
 }
 
 void client_core::start_op(std::unique_ptr<operation> op) {
-    operation& started = *op.release();
-    started.next_ = ops_;
-    if (ops_ != nullptr) ops_->prev_ = &started;
-    ops_ = &started;
+    operation& started = ops_.adopt(std::move(op));
     operation_gauge_.fetch_add(1, std::memory_order_relaxed);
     started.start();
 }
 
 void client_core::retire(operation* op) noexcept {
-    (op->prev_ != nullptr ? op->prev_->next_ : ops_) = op->next_;
-    if (op->next_ != nullptr) op->next_->prev_ = op->prev_;
+    ops_.destroy(op);
     operation_gauge_.fetch_sub(1, std::memory_order_relaxed);
-    delete op;  // NOLINT: the registry owns its operations
-    if (stopping_ && ops_ == nullptr) close_everything();
+    if (stopping_ && ops_.empty()) close_everything();
 }
 
 auto client_core::acquire(std::vector<std::string> resources, lock_options options,
@@ -306,12 +296,9 @@ void client_core::start_release(std::shared_ptr<lock_state> state, client::relea
 
 void client_core::cancel(client::acquire_ticket ticket) {
     run_on_loop([this, ticket] {
-        // A scan: cancelling is rare, and a ticket index would cost every acquisition.
-        for (operation* op = ops_; op != nullptr; op = op->next_) {
-            if (op->ticket() == ticket) {
-                op->cancel(errc::cancelled);
-                return;
-            }
+        if (operation* op = ops_.find(ticket)) {
+            op->cancel(errc::cancelled);
+            return;
         }
         if (auto held = admission_.take(ticket)) {
             refuse(std::move(held->done), errc::cancelled);
@@ -439,10 +426,8 @@ void client_core::begin_shutdown() {
     stopping_ = true;
     watchdog_.forget_all();  // renewals stop with the client; the keys expire by TTL
     for (auto& h : admission_.drain()) refuse(std::move(h->done), errc::client_stopped);
-    std::vector<operation*> live;
-    for (operation* op = ops_; op != nullptr; op = op->next_) live.push_back(op);
-    for (operation* op : live) op->cancel(errc::client_stopped);  // may retire ops
-    if (ops_ == nullptr) {
+    for (operation* op : ops_.snapshot()) op->cancel(errc::client_stopped);  // may retire ops
+    if (ops_.empty()) {
         close_everything();
         return;
     }

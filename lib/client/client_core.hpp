@@ -6,6 +6,7 @@
 #include "transport/node_connection.hpp"
 #include "operations/op_context.hpp"
 #include "operations/operation.hpp"
+#include "operations/operation_list.hpp"
 #include "operations/probe_op.hpp"
 #include "transport/os_random.hpp"
 #include "client/reentry_registry.hpp"
@@ -120,14 +121,12 @@ private:
     timer_queue timers_;
     flush_hooks hooks_;  // shared by every connection; declared before them
     std::vector<std::unique_ptr<node_connection>> nodes_;
-    operation* ops_ = nullptr;  // live operations, owned: an intrusive list (operation::next_)
+    operation_list ops_;  // live operations, owned
     admission_queue admission_{config_.max_concurrent_acquisitions};
     std::atomic<client::acquire_ticket> next_ticket_{0};
     std::string client_id_;
-    std::string wake_prefix_;
     waiter_registry waiters_{loop_.loop(), hooks_, config_, rng_, timers_};
-    op_context ctx_{
-        {config_, nodes_, timers_, rng_, counters_, waiters_, client_id_, wake_prefix_, *this}};
+    op_context ctx_{{config_, nodes_, timers_, rng_, counters_, waiters_, client_id_, *this}};
     watchdog watchdog_{ctx_};
     std::atomic<std::size_t> operation_gauge_{0};  // live operations (ops_)
     reentry_registry reentries_;                   // lock_options::owner (loop thread)

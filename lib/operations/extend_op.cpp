@@ -102,13 +102,13 @@ void extend_op::report_failure(const extend_actions& a) {
 auto extend_op::extend_command(bool eval) const -> encoded_command {
     const std::string_view ttl = ttl_text_;
     if (state_->kind == lock_kind::permit) {
-        std::vector<std::string> keys = permit_keys(*state_, permit_scope::held);
-        keys.insert(keys.begin(), permit_count_key(*state_));
+        std::vector<std::string> keys = permit_keys(ctx_.keys(), *state_, permit_scope::held);
+        keys.insert(keys.begin(), permit_count_key(ctx_.keys(), *state_));
         const std::vector<std::string_view> views(keys.begin(), keys.end());
         const std::string permits = std::to_string(state_->permits);
         return script_call(permit_extend_script(), eval, views, {state_->value, ttl, permits});
     }
-    const lock_keys keys = keys_of(*state_);
+    const lock_keys keys = keys_of(ctx_.keys(), *state_);
     if (state_->kind == lock_kind::shared)
         return script_call(shared_extend_script(), eval, keys.all(), {state_->value, ttl});
     return script_call(extend_script(), eval, keys.all(), {state_->value, ttl});
@@ -121,18 +121,19 @@ void extend_op::send_extend(std::size_t node, bool eval) {
 void extend_op::send_repair(std::size_t node) {
     if (state_->kind == lock_kind::permit) {
         if (state_->slot < 0) return;  // adopted by value: which permit is not known
-        const std::vector<std::string> keys = permit_keys(*state_, permit_scope::held);
+        const std::vector<std::string> keys =
+            permit_keys(ctx_.keys(), *state_, permit_scope::held);
         send(node, {"SET", keys.front(), state_->value, "NX", "PX", ttl_text_},
              make_tag(0, repair_kind, node));
         return;
     }
-    const lock_keys keys = keys_of(*state_);
+    const lock_keys keys = keys_of(ctx_.keys(), *state_);
     if (state_->kind == lock_kind::shared) {
         // Re-admitted as a reader unless a writer holds it there now; the
         // writer-preference check is skipped (this reader held all along).
         send(node,
              script_call(shared_acquire_script(), true,
-                         {keys.front(), "", queue_key(*state_).view()},
+                         {keys.front(), "", queue_key(ctx_.keys(), *state_).view()},
                          {state_->value, ttl_text_, "", "", "", "1"}),
              make_tag(0, repair_kind, node));
         return;

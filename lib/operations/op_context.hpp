@@ -1,15 +1,17 @@
 #pragma once
 
-// What a client lends its operations: the configuration, the node
-// connections, the timers, the random source, the counters and the waiter
-// registry — and nothing else of the client. Operations (acquire, release,
-// extend, probe) and the watchdog see this, never the client_core.
+// What a client lends its operations: the configuration and the key prefixes
+// it sets, the nodes (as node_ports), the timers, the random source, the
+// counters and the waiter registry — and nothing else of the client.
+// Operations (acquire, release, extend, probe) and the watchdog see this,
+// never the client_core, nor a node's connection.
 
+#include "operations/lock_commands.hpp"
+#include "operations/node_port.hpp"
+#include "redlock/client.hpp"
 #include "transport/metrics_recorder.hpp"
-#include "transport/node_connection.hpp"
 #include "transport/os_random.hpp"
 #include "transport/timer_queue.hpp"
-#include "redlock/client.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -20,6 +22,7 @@
 
 namespace redlock::detail {
 
+class node_connection;
 class operation;
 class waiter_registry;
 struct lock_state;
@@ -80,15 +83,22 @@ public:
         op_counters& counters;
         waiter_registry& waiters;
         const std::string& client_id;
-        const std::string& wake_prefix;
         op_host& host;
     };
-    explicit op_context(parts p) noexcept : p_{p} {}
+    explicit op_context(parts p)
+        : p_{p},
+          wake_prefix_{p.config.queue_prefix + "wake:"},
+          keys_{p.config.key_prefix, p.config.queue_prefix, p.config.fence_prefix, wake_prefix_} {}
+    op_context(const op_context&) = delete;  // keys_ views wake_prefix_
+    auto operator=(const op_context&) -> op_context& = delete;
+    ~op_context() = default;
 
     [[nodiscard]] auto config() const noexcept -> const client_config& { return p_.config; }
+    /// The prefixes of every key and channel this client's commands name.
+    [[nodiscard]] auto keys() const noexcept -> const key_space& { return keys_; }
     [[nodiscard]] auto node_count() const noexcept -> std::size_t { return p_.nodes.size(); }
-    [[nodiscard]] auto node(std::size_t i) const noexcept -> node_connection& {
-        return *p_.nodes[i];
+    [[nodiscard]] auto node(std::size_t i) const noexcept -> node_port {
+        return node_port{*p_.nodes[i]};
     }
     [[nodiscard]] auto timers() const noexcept -> timer_queue& { return p_.timers; }
     [[nodiscard]] auto rng() const noexcept -> random_source& { return p_.rng; }
@@ -96,8 +106,6 @@ public:
     [[nodiscard]] auto waiters() const noexcept -> waiter_registry& { return p_.waiters; }
     /// This client's random id: names its waiters and its wake-up channel.
     [[nodiscard]] auto client_id() const noexcept -> const std::string& { return p_.client_id; }
-    /// queue_prefix + "wake:": the prefix of every client's notification channel.
-    [[nodiscard]] auto wake_prefix() const noexcept -> const std::string& { return p_.wake_prefix; }
     void retire(operation* op) const noexcept { p_.host.retire(op); }
     void acquisition_finished() const { p_.host.acquisition_finished(); }
     void watch(std::shared_ptr<lock_state> state) const { p_.host.watch(std::move(state)); }
@@ -111,6 +119,8 @@ public:
 
 private:
     parts p_;
+    std::string wake_prefix_;  // queue_prefix + "wake:"
+    key_space keys_;
 };
 
 }  // namespace redlock::detail

@@ -1,34 +1,24 @@
 #pragma once
 
+#include "redlock/error.hpp"
 #include "sansio/command.hpp"
 #include "sansio/reply.hpp"
 #include "transport/callback_guard.hpp"
-#include "transport/node_connection.hpp"
 #include "transport/timer_queue.hpp"
-#include "redlock/error.hpp"
 
-#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
-#include <initializer_list>
-#include <memory>
-#include <span>
-#include <string>
-#include <string_view>
 #include <utility>
-#include <vector>
 
 namespace redlock::detail {
 
 class op_context;
-struct handoff_offer;
-struct lock_state;
-struct script;
 
-/// One acquire, release or extend in flight: a small state machine fed with
-/// replies, timeouts and timer expiries, all on the loop thread.
+/// One acquire, release, extend or probe in flight: a small state machine fed
+/// with replies, timeouts and timer expiries, all on the loop thread. What
+/// every one of them needs, and nothing else: the requests it sends (and
+/// disowns), its timers, the delivery of its result, and its end.
 ///
 /// It lives until it has delivered its result *and* every request it sent has
 /// completed (each completes exactly once: reply, timeout, unreachable or
@@ -38,7 +28,7 @@ public:
     explicit operation(op_context& ctx) noexcept : ctx_{ctx} {}
     operation(const operation&) = delete;
     auto operator=(const operation&) -> operation& = delete;
-    virtual ~operation() = default;
+    ~operation() override = default;
 
     virtual void start() = 0;
     /// Ends the operation early (shutdown, user cancel). Idempotent.
@@ -46,11 +36,6 @@ public:
 
     /// The acquisition ticket of an acquire_op; 0 for every other operation.
     [[nodiscard]] virtual auto ticket() const noexcept -> std::uint64_t { return 0; }
-
-    // Links in the core's registry of live operations: intrusive, so that
-    // registering an operation allocates nothing.
-    operation* prev_ = nullptr;
-    operation* next_ = nullptr;
 
 protected:
     /// Tags carry (attempt, kind, node) so a reply finds its context.
@@ -75,80 +60,6 @@ protected:
     /// Gives up on the reply to request `number` on `node` if it is still to
     /// come: handle() will not hear of it, and it no longer keeps us alive.
     void disown(std::size_t node, std::uint32_t number) noexcept;
-    /// A call of `s` with KEYS = `keys` and ARGV = `args`: EVALSHA, or EVAL
-    /// (which also caches the script on the node) when `eval` is set. An
-    /// operation that gets NOSCRIPT back sends the EVAL form to that node.
-    [[nodiscard]] static auto script_call(const script& s, bool eval,
-                                          std::span<const std::string_view> keys,
-                                          std::initializer_list<std::string_view> args)
-        -> encoded_command;
-    [[nodiscard]] static auto script_call(const script& s, bool eval,
-                                          std::initializer_list<std::string_view> keys,
-                                          std::initializer_list<std::string_view> args)
-        -> encoded_command {
-        return script_call(s, eval, std::span<const std::string_view>{keys.begin(), keys.size()},
-                           args);
-    }
-    /// A semaphore's lease: which permits a release names (the one held when it
-    /// is known, else all; or all but the one held, for an acquisition's strays).
-    enum class permit_scope : std::uint8_t { held, all_but_held };
-    /// The compare-and-delete of `lock` on one node. A single resource's also
-    /// wakes its waiters there (as the lock's wait mode says) and removes
-    /// `waiter_id`'s entry from the queue. With a `successor` (an exclusive lock
-    /// on one resource only), it hands the key to that waiter where it is first
-    /// in line instead (the hand-off).
-    [[nodiscard]] auto release_call(const lock_state& lock, bool eval, std::string_view waiter_id,
-                                    permit_scope scope = permit_scope::held,
-                                    const handoff_offer* successor = nullptr) const
-        -> encoded_command;
-    /// A semaphore's keys: the permit-count key, and the prefix of the permit
-    /// keys (key_prefix + resource + "|permit|", then the permit's number).
-    [[nodiscard]] auto permit_count_key(const lock_state& lock) const -> std::string;
-    [[nodiscard]] auto permit_key_prefix(const lock_state& lock) const -> std::string;
-    /// The permit keys a command names: the one held (when known and `scope`
-    /// is held), else every one but the one held.
-    [[nodiscard]] auto permit_keys(const lock_state& lock, permit_scope scope) const
-        -> std::vector<std::string>;
-    /// Strings joined, on the stack when short (the usual key): a key made
-    /// for one command costs no allocation.
-    class joined_text {
-    public:
-        joined_text(std::string_view a, std::string_view b, std::string_view c = {});
-        joined_text(const joined_text&) = delete;
-        auto operator=(const joined_text&) -> joined_text& = delete;
-        ~joined_text() = default;
-        [[nodiscard]] auto view() const noexcept -> std::string_view { return view_; }
-
-    private:
-        std::array<char, 192> small_;
-        std::string large_;
-        std::string_view view_;
-    };
-    /// The lock's wait queue, made when needed rather than kept in every lock:
-    /// queue_prefix + its first resource, and "|permits" after it for a
-    /// semaphore (whose waiters queue apart from the resource's lock).
-    [[nodiscard]] auto queue_key(const lock_state& lock) const -> joined_text;
-    /// key_prefix + each of the lock's resources, made for one command: a
-    /// single key (the usual lock) on the stack.
-    class lock_keys {
-    public:
-        lock_keys(std::string_view prefix, const std::vector<std::string>& resources);
-        lock_keys(const lock_keys&) = delete;
-        auto operator=(const lock_keys&) -> lock_keys& = delete;
-        ~lock_keys() = default;
-        [[nodiscard]] auto front() const noexcept -> std::string_view { return first_.view(); }
-        [[nodiscard]] auto all() const noexcept -> std::span<const std::string_view> {
-            return more_.empty() ? std::span<const std::string_view>{&single_, 1}
-                                 : std::span<const std::string_view>{views_};
-        }
-
-    private:
-        joined_text first_;
-        std::string_view single_;
-        std::vector<std::string> more_;  // every key, when there are several
-        std::vector<std::string_view> views_;
-    };
-    [[nodiscard]] auto keys_of(const lock_state& lock) const -> lock_keys;
     virtual void handle(std::uint32_t tag, const reply_event& event) = 0;
 
     /// Hands the result to the user's callback, once; the callback is consumed.
@@ -182,12 +93,24 @@ protected:
     [[nodiscard]] auto timers() noexcept -> timer_queue&;
 
     op_context& ctx_;
-    std::size_t outstanding_ = 0;  // requests sent and not yet completed
-    bool finished_ = false;        // result delivered
-    bool timer_pending_ = false;   // a retry/renew timer refers to us
+    bool finished_ = false;       // result delivered
+    bool timer_pending_ = false;  // a retry/renew timer refers to us
 
 private:
+    friend class operation_list;
+    /// Links in the client's list of live operations (operation_list): intrusive,
+    /// so that registering an operation allocates nothing.
+    struct registry_hook {
+        operation* prev = nullptr;
+        operation* next = nullptr;
+    };
+
     void on_reply(std::uint32_t tag, const reply_event& event) noexcept final;
+
+    // Requests sent and not yet completed (or disowned): counted by send(),
+    // disown() and on_reply() only, so that no operation retires early.
+    std::size_t outstanding_ = 0;
+    registry_hook hook_;
 };
 
 }  // namespace redlock::detail

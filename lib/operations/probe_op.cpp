@@ -1,8 +1,8 @@
 #include "operations/probe_op.hpp"
 
+#include "operations/op_context.hpp"
 #include "sansio/command.hpp"
 #include "sansio/reply.hpp"
-#include "operations/op_context.hpp"
 
 #include <string_view>
 #include <utility>
@@ -57,12 +57,16 @@ void probe_op::start() {
         after(std::chrono::milliseconds{0}, [this] { deliver(done_, std::move(probes_)); });
         return;
     }
+    // Each command encoded once, for every node.
+    std::vector<encoded_command> encoded;
+    encoded.reserve(commands_.size());
+    for (const auto& command : commands_) {
+        const std::vector<std::string_view> argv{command.begin(), command.end()};
+        encoded.emplace_back(argv);
+    }
     for (std::size_t i = 0; i < n; ++i) {
-        for (std::size_t c = 0; c < commands_.size(); ++c) {
-            const std::vector<std::string_view> argv{commands_[c].begin(), commands_[c].end()};
-            ++outstanding_;
-            ctx_.node(i).send(argv, this, make_tag(0, static_cast<std::uint32_t>(c), i));
-        }
+        for (std::size_t c = 0; c < encoded.size(); ++c)
+            send(i, encoded[c], make_tag(0, static_cast<std::uint32_t>(c), i));
     }
 }
 

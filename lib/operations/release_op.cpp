@@ -46,13 +46,13 @@ auto release_op::find_successor() -> std::optional<handoff_offer> {
     if (!ctx_.waiters().has_successors() || state_->kind != lock_kind::exclusive ||
         state_->resources.size() != 1 || state_->wake != '1')
         return std::nullopt;
-    handoff_target* first = ctx_.waiters().first_successor(keys_of(*state_).front());
+    waiter* first = ctx_.waiters().first_successor(keys_of(ctx_.keys(), *state_).front());
     if (first == nullptr) return std::nullopt;
     return first->begin_handoff();
 }
 
 auto release_op::release_command(bool eval) const -> encoded_command {
-    return release_call(*state_, eval, state_->waiter_id, permit_scope::held,
+    return release_call(ctx_.keys(), *state_, eval, state_->waiter_id, permit_scope::held,
                         successor_ ? &*successor_ : nullptr);
 }
 

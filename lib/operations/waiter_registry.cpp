@@ -10,24 +10,23 @@ waiter_registry::waiter_registry(uv_loop_t* loop, flush_hooks& hooks, const clie
                                  random_source& rng, timer_queue& timers)
     : loop_{loop}, hooks_{hooks}, config_{config}, rng_{rng}, timers_{timers} {}
 
-void waiter_registry::add(const std::string& id, waker* w, handoff_target* successor,
-                          const std::string& lock_key, std::uint64_t arrival,
-                          std::uint64_t ticket) {
+void waiter_registry::add(const std::string& id, waiter* w, const std::string& lock_key,
+                          std::uint64_t arrival, std::uint64_t ticket) {
     if (closed_) return;
     add(id, w);
     entry& e = waiters_[id];
     e.lock_key = lock_key;
     e.order = {arrival, ticket};
-    successors_[lock_key][e.order] = successor;
+    successors_[lock_key][e.order] = w;
 }
 
-auto waiter_registry::first_successor(std::string_view lock_key) const -> handoff_target* {
+auto waiter_registry::first_successor(std::string_view lock_key) const -> waiter* {
     const auto it = successors_.find(std::string{lock_key});
     if (it == successors_.end() || it->second.empty()) return nullptr;
     return it->second.begin()->second;
 }
 
-void waiter_registry::add(const std::string& id, waker* w) {
+void waiter_registry::add(const std::string& id, waiter* w) {
     if (closed_) return;
     waiters_[id].w = w;
     waiter_gauge_.store(waiters_.size(), std::memory_order_relaxed);

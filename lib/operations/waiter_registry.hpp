@@ -3,7 +3,7 @@
 // A client's waiting acquisitions, and the subscriber connections that carry
 // release notifications to them: one per node, opened while anyone waits (and
 // a grace period after). A notification names a waiter; the registry wakes it
-// through the waker interface.
+// through the waiter interface.
 
 #include "transport/write_batcher.hpp"
 #include "transport/node_connection.hpp"
@@ -26,25 +26,13 @@
 
 namespace redlock::detail {
 
-/// What a release notification wakes.
-class waker {
-public:
-    virtual void wake() = 0;
-
-protected:
-    waker() = default;
-    waker(const waker&) = default;
-    auto operator=(const waker&) -> waker& = default;
-    ~waker() = default;
-};
-
-class handoff_target;
+class waiter;
 
 /// The releasing side's way back to a successor: cleared when the successor
 /// is destroyed, so that a reply forwarded late finds nobody rather than a
 /// dangling pointer.
 struct handoff_link {
-    handoff_target* target = nullptr;
+    waiter* target = nullptr;
 };
 
 /// What a release needs to hand the lock to a successor: the value and TTL of
@@ -58,22 +46,27 @@ struct handoff_offer {
     std::shared_ptr<handoff_link> link;
 };
 
-/// A waiting exclusive acquisition that a release of the same lock by this
-/// client may grant directly (the hand-off: README, "Waiting without spinning").
-class handoff_target {
+/// A waiting acquisition, as the registry and this client's releases call it:
+/// woken by a release notification that names it, and — registered as a
+/// successor — granted directly by a release of the same exclusive lock by
+/// this client (the hand-off: README, "Waiting without spinning").
+class waiter {
 public:
+    /// A release notification for this waiter: try again now.
+    virtual void wake() = 0;
     /// Between attempts: begins one whose grant is the caller's release script,
-    /// and returns its terms. Otherwise (an attempt in flight, finishing) none.
+    /// and returns its terms. Otherwise (an attempt in flight, finishing, or
+    /// not a successor) none.
     virtual auto begin_handoff() -> std::optional<handoff_offer> = 0;
     /// One node's answer to that script, as the release received it.
     virtual void on_handoff_reply(std::uint32_t attempt, std::size_t node,
                                   const reply_event& event) = 0;
 
 protected:
-    handoff_target() = default;
-    handoff_target(const handoff_target&) = default;
-    auto operator=(const handoff_target&) -> handoff_target& = default;
-    ~handoff_target() = default;
+    waiter() = default;
+    waiter(const waiter&) = default;
+    auto operator=(const waiter&) -> waiter& = default;
+    ~waiter() = default;
 };
 
 class waiter_registry {
@@ -90,13 +83,13 @@ public:
     void set_tls(std::shared_ptr<const tls_context> tls) { tls_ = std::move(tls); }
     /// `w` waits under `id`: woken by a notification naming it until removed.
     /// Opens the subscriber connections if they are not open.
-    void add(const std::string& id, waker* w);
+    void add(const std::string& id, waiter* w);
     /// Also a successor for releases of `lock_key` by this client, ordered by
     /// `arrival` (its queue score on every node), then `ticket`.
-    void add(const std::string& id, waker* w, handoff_target* successor,
-             const std::string& lock_key, std::uint64_t arrival, std::uint64_t ticket);
+    void add(const std::string& id, waiter* w, const std::string& lock_key, std::uint64_t arrival,
+             std::uint64_t ticket);
     /// The first successor in arrival order waiting for `lock_key`, if any.
-    [[nodiscard]] auto first_successor(std::string_view lock_key) const -> handoff_target*;
+    [[nodiscard]] auto first_successor(std::string_view lock_key) const -> waiter*;
     /// Some successor waits for some lock: asked first by every release, so that
     /// one with nobody waiting builds no key and looks nothing up.
     [[nodiscard]] auto has_successors() const noexcept -> bool { return !successors_.empty(); }
@@ -136,12 +129,12 @@ private:
     connection_counters counters_;  // kept apart from the lock nodes' (stats describes those)
     using successor_order = std::pair<std::uint64_t, std::uint64_t>;  // arrival, ticket
     struct entry {
-        waker* w = nullptr;
+        waiter* w = nullptr;
         std::string lock_key;  // empty: not a successor
         successor_order order{};
     };
     std::unordered_map<std::string, entry> waiters_;
-    std::unordered_map<std::string, std::map<successor_order, handoff_target*>> successors_;
+    std::unordered_map<std::string, std::map<successor_order, waiter*>> successors_;
     std::vector<std::unique_ptr<node_connection>> connections_;  // one per node while anyone waits
     std::list<std::unique_ptr<node_connection>> closing_;
     std::optional<timer_queue::key> idle_timer_;

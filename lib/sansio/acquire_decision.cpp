@@ -9,16 +9,25 @@ namespace redlock::detail {
 
 using std::chrono::milliseconds;
 
-acquire_decision::acquire_decision(acquire_settings settings, decision_env& env)
-    : settings_{std::move(settings)}, env_{env} {}
+acquire_decision::acquire_decision(acquire_settings settings) : settings_{std::move(settings)} {}
 
-auto acquire_decision::start() -> acquire_actions {
+auto acquire_decision::start(const acquire_input& in) -> acquire_actions {
     acquire_actions a;
-    if (phase_ == phase::idle) begin_attempt(a);
+    if (phase_ != phase::idle) return a;
+    if (settings_.max_wait) {
+        // Saturating: a wait of milliseconds::max() means "as long as it takes",
+        // and now + max_wait must not overflow the clock's nanoseconds.
+        using clock = std::chrono::steady_clock;
+        const auto room =
+            std::chrono::duration_cast<milliseconds>(clock::time_point::max() - in.now);
+        deadline_ =
+            *settings_.max_wait >= room ? clock::time_point::max() : in.now + *settings_.max_wait;
+    }
+    begin_attempt(in, a);
     return a;
 }
 
-void acquire_decision::begin_attempt(acquire_actions& a) {
+void acquire_decision::begin_attempt(const acquire_input& in, acquire_actions& a) {
     ++attempt_;
     const std::size_t n = settings_.nodes;
     tally_ = quorum_tally{n};
@@ -32,13 +41,14 @@ void acquire_decision::begin_attempt(acquire_actions& a) {
     answered_ = 0;
     losing_ = false;
     phase_ = phase::granting;
-    attempt_start_ = env_.now();
+    attempt_start_ = in.now;
     a.send_grants = true;
 }
 
 // ---- round 1: grant ------------------------------------------------------------------------
 
-auto acquire_decision::on_grant(std::size_t node, grant_answer answer) -> acquire_actions {
+auto acquire_decision::on_grant(std::size_t node, grant_answer answer, const acquire_input& in)
+    -> acquire_actions {
     acquire_actions a;
     if (phase_ != phase::granting || node >= settings_.nodes) return a;  // late: decided already
     if (settings_.waiting) {
@@ -57,7 +67,7 @@ auto acquire_decision::on_grant(std::size_t node, grant_answer answer) -> acquir
         if (answered_ == settings_.nodes) {
             losing_ = false;
             a.cancel_retry_timer = true;  // the loss_grace timer
-            fail_attempt(losing_reason_, std::nullopt, a);
+            fail_attempt(losing_reason_, std::nullopt, &in, a);
         }
         return a;
     }
@@ -71,11 +81,12 @@ auto acquire_decision::on_grant(std::size_t node, grant_answer answer) -> acquir
                   : permit_tally_.lost() ? quorum_tally::verdict::lost
                                          : quorum_tally::verdict::pending;
     }
-    decide_grant(verdict, a);
+    decide_grant(verdict, in, a);
     return a;
 }
 
-void acquire_decision::decide_grant(quorum_tally::verdict verdict, acquire_actions& a) {
+void acquire_decision::decide_grant(quorum_tally::verdict verdict, const acquire_input& in,
+                                    acquire_actions& a) {
     if (verdict == quorum_tally::verdict::pending) return;
     if (verdict == quorum_tally::verdict::lost) {
         if (settings_.waiting && !cancelled_ && answered_ < settings_.nodes) {
@@ -86,15 +97,15 @@ void acquire_decision::decide_grant(quorum_tally::verdict verdict, acquire_actio
             // attempt. Silent past the grace, they are released as before.
             losing_ = true;
             losing_reason_ = failed_majority(tally_);
-            const auto took = std::chrono::ceil<milliseconds>(env_.now() - attempt_start_);
+            const auto took = std::chrono::ceil<milliseconds>(in.now - attempt_start_);
             a.loss_grace = std::clamp(took, milliseconds{1}, settings_.request_timeout);
             return;
         }
-        fail_attempt(failed_majority(tally_), std::nullopt, a);
+        fail_attempt(failed_majority(tally_), std::nullopt, &in, a);
         return;
     }
     if (!settings_.fencing) {
-        conclude(a);
+        conclude(in, a);
         return;
     }
     // Round 2: every counter seen so far only raises the token, and every node
@@ -107,33 +118,35 @@ void acquire_decision::decide_grant(quorum_tally::verdict verdict, acquire_actio
 
 // ---- round 2: fencing confirm --------------------------------------------------------------
 
-auto acquire_decision::on_confirm(std::size_t node, node_outcome outcome) -> acquire_actions {
+auto acquire_decision::on_confirm(std::size_t node, node_outcome outcome, const acquire_input& in)
+    -> acquire_actions {
     acquire_actions a;
     if (phase_ != phase::confirming || node >= settings_.nodes) return a;
     const node_status status = outcome.status;
     reports_.set(node, std::move(outcome));
-    decide_confirm(confirm_tally_.outcome(status), a);
+    decide_confirm(confirm_tally_.outcome(status), in, a);
     return a;
 }
 
-void acquire_decision::decide_confirm(quorum_tally::verdict verdict, acquire_actions& a) {
+void acquire_decision::decide_confirm(quorum_tally::verdict verdict, const acquire_input& in,
+                                      acquire_actions& a) {
     if (verdict == quorum_tally::verdict::pending) return;
     if (verdict == quorum_tally::verdict::lost) {
-        fail_attempt(failed_majority(confirm_tally_), std::nullopt, a);
+        fail_attempt(failed_majority(confirm_tally_), std::nullopt, &in, a);
         return;
     }
-    conclude(a);
+    conclude(in, a);
 }
 
 // ---- outcome --------------------------------------------------------------------------------
 
-void acquire_decision::conclude(acquire_actions& a) {
-    const auto now = env_.now();
+void acquire_decision::conclude(const acquire_input& in, acquire_actions& a) {
+    const auto now = in.now;
     // Counted from the first request of the attempt, round 2 included.
     const milliseconds v = validity(settings_.ttl, now - attempt_start_, settings_.drift_factor,
                                     settings_.drift_floor);
     if (v < settings_.min_validity) {
-        fail_attempt(errc::validity_expired, v, a);
+        fail_attempt(errc::validity_expired, v, &in, a);
         return;
     }
     phase_ = phase::done;
@@ -185,7 +198,7 @@ auto acquire_decision::stray_form_of(std::size_t node) const noexcept -> release
 }
 
 void acquire_decision::fail_attempt(errc reason, std::optional<milliseconds> validity,
-                                    acquire_actions& a) {
+                                    const acquire_input* in, acquire_actions& a) {
     std::size_t releases = 0;
     for (std::size_t i = 0; i < reports_.size(); ++i) {
         if (release_form_of(i) != release_form::none) ++releases;
@@ -199,16 +212,16 @@ void acquire_decision::fail_attempt(errc reason, std::optional<milliseconds> val
         !permits_conflict_ &&
         (settings_.max_attempts == 0 || static_cast<long long>(attempt_) < settings_.max_attempts);
     std::optional<milliseconds> next;
-    if (budget_left && !cancelled_) {
+    if (budget_left && !cancelled_ && in != nullptr) {
         next =
             next_attempt({.budget_left = true,
-                          .delay = woken_ ? milliseconds{0} : delay_after(reason),
+                          .delay = woken_ ? milliseconds{0} : delay_after(reason, *in),
                           .woken = woken_,
-                          .deadline = settings_.deadline,
+                          .deadline = deadline_,
                           // Waiting, a release can come any moment; polling, a retry sooner
                           // than retry.delay would not be what was asked for.
                           .shortest = settings_.waiting ? milliseconds{1} : settings_.retry.delay},
-                         env_.now());
+                         in->now);
     }
     woken_ = false;
     if (next) {
@@ -219,15 +232,15 @@ void acquire_decision::fail_attempt(errc reason, std::optional<milliseconds> val
     give_up(reason, validity, a);
 }
 
-auto acquire_decision::delay_after(errc reason) -> milliseconds {
-    if (!settings_.waiting) return retry_delay(settings_.retry, env_.random());
+auto acquire_decision::delay_after(errc reason, const acquire_input& in) const -> milliseconds {
+    if (!settings_.waiting) return retry_delay(settings_.retry, in.random);
     const wait_situation s{.reason = reason,
                            .nodes = &reports_,
                            .holder_ttl = holder_ttl_,
-                           .subscribed = env_.subscribed(),
+                           .subscribed = in.subscribed,
                            .mode = settings_.mode};
     return wait_delay(s, settings_.waiter_ttl, settings_.request_timeout, settings_.retry,
-                      env_.random());
+                      in.random);
 }
 
 void acquire_decision::give_up(errc reason, std::optional<milliseconds> validity,
@@ -265,13 +278,13 @@ auto acquire_decision::on_cleanup_answered() -> acquire_actions {
 
 // ---- between attempts -----------------------------------------------------------------------
 
-auto acquire_decision::on_retry_timer() -> acquire_actions {
+auto acquire_decision::on_retry_timer(const acquire_input& in) -> acquire_actions {
     acquire_actions a;
-    if (phase_ == phase::sleeping && !cancelled_) begin_attempt(a);
+    if (phase_ == phase::sleeping && !cancelled_) begin_attempt(in, a);
     return a;
 }
 
-auto acquire_decision::on_wake() -> acquire_actions {
+auto acquire_decision::on_wake(const acquire_input& in) -> acquire_actions {
     acquire_actions a;
     // Every node that runs the release tells us. The first notice can arrive
     // before the release has run on a majority, so a later notice of the same
@@ -280,27 +293,27 @@ auto acquire_decision::on_wake() -> acquire_actions {
     if (cancelled_) return a;
     if (phase_ == phase::sleeping) {
         a.cancel_retry_timer = true;
-        begin_attempt(a);  // our turn (or the holder let go): try at once
+        begin_attempt(in, a);  // our turn (or the holder let go): try at once
     } else if (phase_ == phase::granting || phase_ == phase::confirming) {
         woken_ = true;  // mid-attempt: retry at once if this one fails
     }
     return a;
 }
 
-auto acquire_decision::begin_handoff() -> acquire_actions {
+auto acquire_decision::begin_handoff(const acquire_input& in) -> acquire_actions {
     acquire_actions a;
     if (!can_take_handoff()) return a;
     a.cancel_retry_timer = true;
-    begin_attempt(a);
+    begin_attempt(in, a);
     a.send_grants = false;  // the releasing holder's script is this attempt's grant
     return a;
 }
 
-auto acquire_decision::on_loss_grace() -> acquire_actions {
+auto acquire_decision::on_loss_grace(const acquire_input& in) -> acquire_actions {
     acquire_actions a;
     if (!losing_ || phase_ != phase::granting) return a;
     losing_ = false;
-    fail_attempt(losing_reason_, std::nullopt, a);
+    fail_attempt(losing_reason_, std::nullopt, &in, a);
     return a;
 }
 
@@ -316,7 +329,7 @@ auto acquire_decision::on_cancel(errc why) -> acquire_actions {
         a.cancel_retry_timer = true;
         give_up(why, std::nullopt, a);  // between attempts: the last one was released already
     } else if (phase_ == phase::granting || phase_ == phase::confirming) {
-        fail_attempt(why, std::nullopt, a);
+        fail_attempt(why, std::nullopt, nullptr, a);
     } else {
         give_up(why, std::nullopt, a);  // not started
     }

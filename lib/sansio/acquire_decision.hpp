@@ -2,17 +2,18 @@
 
 // The decisions of one acquisition, with no I/O: replies, timer expiries,
 // wake-ups and cancellation come in as events; what to send, schedule and
-// report goes out as actions. Time and randomness come from a decision_env,
-// so tests/unit/acquire_decision_test.cpp plays every reply order on 1, 3, 5
-// and 7 nodes without a socket or a clock. acquire_op is the shell that
-// performs the actions.
+// report goes out as actions. Time and randomness come in with the events (an
+// acquire_input the shell reads once per event), so
+// tests/unit/acquire_decision_test.cpp plays every reply order on 1, 3, 5 and 7
+// nodes without a socket or a clock. acquire_op is the shell that performs the
+// actions.
 
+#include "redlock/config.hpp"
+#include "redlock/error.hpp"
 #include "sansio/delay_policy.hpp"
 #include "sansio/node_outcomes.hpp"
 #include "sansio/permit_tally.hpp"
 #include "sansio/quorum_tally.hpp"
-#include "redlock/config.hpp"
-#include "redlock/error.hpp"
 
 #include <array>
 #include <chrono>
@@ -22,18 +23,14 @@
 
 namespace redlock::detail {
 
-/// Where a decision reads the time and draws random numbers: the steady clock
-/// and the client's generator in the library, fixed values in tests.
-class decision_env {
-public:
-    decision_env() = default;
-    decision_env(const decision_env&) = delete;
-    auto operator=(const decision_env&) -> decision_env& = delete;
-    virtual ~decision_env() = default;
-    [[nodiscard]] virtual auto now() -> std::chrono::steady_clock::time_point = 0;
-    [[nodiscard]] virtual auto random() -> std::uint64_t = 0;
-    /// Every node's subscriber connection is confirmed: a release can wake us.
-    [[nodiscard]] virtual auto subscribed() -> bool = 0;
+/// What the shell read for one event, since a decision reads no clock and
+/// draws no number: the steady clock's time, a random value (the jitter of a
+/// retry this event may schedule), and whether a release can wake us.
+struct acquire_input {
+    std::chrono::steady_clock::time_point now;
+    std::uint64_t random = 0;
+    /// Every node's subscriber connection is confirmed (waiting acquisitions).
+    bool subscribed = false;
 };
 
 /// What an acquisition was asked for, fixed from its start.
@@ -46,7 +43,9 @@ struct acquire_settings {
     /// wins the permit a majority granted (permit_tally). 0: one lock key.
     int permits = 0;
     int max_attempts = 1;  ///< 0: unlimited (a wait deadline bounds it)
-    std::optional<std::chrono::steady_clock::time_point> deadline;  ///< of the wait
+    /// How long to wait at most, from start() (saturating: max() is "for as
+    /// long as it takes"). None: the attempt budget alone bounds it.
+    std::optional<std::chrono::milliseconds> max_wait;
     std::chrono::milliseconds ttl{0};
     std::chrono::milliseconds min_validity{1};
     double drift_factor = 0.01;
@@ -110,37 +109,39 @@ public:
     /// How an attempt's release reaches a node.
     enum class release_form : std::uint8_t { none, by_sha, by_eval };
 
-    acquire_decision(acquire_settings settings, decision_env& env);
+    explicit acquire_decision(acquire_settings settings);
 
-    /// The first attempt.
-    [[nodiscard]] auto start() -> acquire_actions;
+    /// The first attempt; the wait deadline counts from `in.now`.
+    [[nodiscard]] auto start(const acquire_input& in) -> acquire_actions;
     /// Node `node` answered this attempt's grant (or it timed out or failed).
-    [[nodiscard]] auto on_grant(std::size_t node, grant_answer answer) -> acquire_actions;
+    [[nodiscard]] auto on_grant(std::size_t node, grant_answer answer, const acquire_input& in)
+        -> acquire_actions;
     /// Node `node` answered this attempt's fencing confirm.
-    [[nodiscard]] auto on_confirm(std::size_t node, node_outcome outcome) -> acquire_actions;
+    [[nodiscard]] auto on_confirm(std::size_t node, node_outcome outcome, const acquire_input& in)
+        -> acquire_actions;
     /// A straggler of the failed last attempt answered before its release (same
     /// connection, in order): recorded, so that the failure report is complete.
     void on_straggler(std::size_t node, node_outcome outcome);
     /// A release or dequeue sent by this decision has been answered.
     [[nodiscard]] auto on_cleanup_answered() -> acquire_actions;
     /// The retry timer fired.
-    [[nodiscard]] auto on_retry_timer() -> acquire_actions;
+    [[nodiscard]] auto on_retry_timer(const acquire_input& in) -> acquire_actions;
     /// A release notification for this waiter.
-    [[nodiscard]] auto on_wake() -> acquire_actions;
+    [[nodiscard]] auto on_wake(const acquire_input& in) -> acquire_actions;
     /// A release of the same lock by this client is about to hand it to us
     /// (its script sets our value where we are first in line): an attempt
     /// starts now whose grant is that script, so nothing is sent. Its answers
     /// come in through on_grant(), and the attempt is decided like any other —
     /// validity counted from now, a majority or a clean-up. Only between
     /// attempts (can_take_handoff()); otherwise no action.
-    [[nodiscard]] auto begin_handoff() -> acquire_actions;
+    [[nodiscard]] auto begin_handoff(const acquire_input& in) -> acquire_actions;
     [[nodiscard]] auto can_take_handoff() const noexcept -> bool {
         return phase_ == phase::sleeping && !cancelled_ && !settings_.fencing &&
                settings_.permits == 0;
     }
     /// The loss_grace timer fired: the nodes still silent are released.
-    [[nodiscard]] auto on_loss_grace() -> acquire_actions;
-    /// Cancelled by the user or by shutdown.
+    [[nodiscard]] auto on_loss_grace(const acquire_input& in) -> acquire_actions;
+    /// Cancelled by the user or by shutdown (no time needed: nothing is retried).
     [[nodiscard]] auto on_cancel(errc why) -> acquire_actions;
 
     [[nodiscard]] auto settings() const noexcept -> const acquire_settings& { return settings_; }
@@ -180,20 +181,22 @@ public:
     void drop_reports() noexcept { reports_.release_memory(); }
 
 private:
-    auto begin_attempt(acquire_actions& a) -> void;
-    void decide_grant(quorum_tally::verdict verdict, acquire_actions& a);
-    void decide_confirm(quorum_tally::verdict verdict, acquire_actions& a);
-    void conclude(acquire_actions& a);
+    void begin_attempt(const acquire_input& in, acquire_actions& a);
+    void decide_grant(quorum_tally::verdict verdict, const acquire_input& in, acquire_actions& a);
+    void decide_confirm(quorum_tally::verdict verdict, const acquire_input& in, acquire_actions& a);
+    void conclude(const acquire_input& in, acquire_actions& a);
+    /// `in` is null once cancelled: no next attempt is scheduled, so no time is needed.
     void fail_attempt(errc reason, std::optional<std::chrono::milliseconds> validity,
-                      acquire_actions& a);
+                      const acquire_input* in, acquire_actions& a);
     void give_up(errc reason, std::optional<std::chrono::milliseconds> validity,
                  acquire_actions& a);
     void end_if_clean(acquire_actions& a);
     [[nodiscard]] auto failed_majority(const quorum_tally& tally) const noexcept -> errc;
-    [[nodiscard]] auto delay_after(errc reason) -> std::chrono::milliseconds;
+    [[nodiscard]] auto delay_after(errc reason, const acquire_input& in) const
+        -> std::chrono::milliseconds;
 
     acquire_settings settings_;
-    decision_env& env_;
+    std::optional<std::chrono::steady_clock::time_point> deadline_;  // of the wait, from start()
     node_outcomes reports_;
     quorum_tally tally_{0};
     quorum_tally confirm_tally_{0};

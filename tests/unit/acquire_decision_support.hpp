@@ -19,20 +19,16 @@ using redlock::detail::acquire_settings;
 using redlock::detail::grant_answer;
 using redlock::detail::node_outcome;
 
-/// Time moves only when a test moves it; random() returns what it is told.
-class fake_env final : public redlock::detail::decision_env {
-public:
-    auto now() -> std::chrono::steady_clock::time_point override { return t; }
-    auto random() -> std::uint64_t override {
-        ++draws;
-        return rand;
+/// What the shell would read for an event: time moves only when a test moves
+/// it, and the random value is what it is told.
+struct fake_env {
+    [[nodiscard]] auto in() const -> redlock::detail::acquire_input {
+        return {.now = t, .random = rand, .subscribed = subscribed_now};
     }
-    auto subscribed() -> bool override { return subscribed_now; }
 
     std::chrono::steady_clock::time_point t{std::chrono::seconds{1000}};
     std::uint64_t rand = 0;
     bool subscribed_now = true;
-    int draws = 0;
 };
 
 /// What one node answers in an enumerated case.

@@ -21,12 +21,12 @@ struct attempt_result {
 };
 
 // Node i answers seq[order[i]]: the node that answers k-th is order[k].
-auto play_grants(acquire_decision& d, const std::vector<answer>& seq,
+auto play_grants(acquire_decision& d, const fake_env& env, const std::vector<answer>& seq,
                  const std::vector<std::size_t>& order) -> attempt_result {
     attempt_result r;
     for (std::size_t k = 0; k < seq.size(); ++k) {
         const acquire_actions a =
-            d.on_grant(order[k], grant_answer{outcome_of(seq[k]), 0, -2, false});
+            d.on_grant(order[k], grant_answer{outcome_of(seq[k]), 0, -2, false}, env.in());
         const bool acted = a.send_grants || a.send_confirms || a.send_releases || a.retry_after ||
                            a.end != acquire_actions::ending::none;
         if (r.decided_after == 0 && acted) {
@@ -65,12 +65,12 @@ TEST_SUITE("acquire decision: every reply order") {
             for_each_sequence(n, [&](const std::vector<answer>& seq, std::size_t code) {
                 ++cases;
                 fake_env env;
-                acquire_decision d{plain_settings(n), env};
-                const acquire_actions first = d.start();
+                acquire_decision d{plain_settings(n)};
+                const acquire_actions first = d.start(env.in());
                 REQUIRE(first.send_grants);
                 const auto order = rotation(n, code);
                 env.t += 7ms;  // every reply 7 ms after the first request
-                const attempt_result r = play_grants(d, seq, order);
+                const attempt_result r = play_grants(d, env, seq, order);
 
                 std::vector<answer> heard(
                     seq.begin(), seq.begin() + static_cast<std::ptrdiff_t>(r.decided_after));
@@ -130,9 +130,9 @@ TEST_SUITE("acquire decision: every reply order") {
         // Only a node that answered "held by another owner" needs no release;
         // one that has not answered yet may still grant, so it is released.
         fake_env env;
-        acquire_decision d{plain_settings(1), env};
-        (void)d.start();
-        const acquire_actions a = d.on_grant(0, {outcome_of(answer::refuse)});
+        acquire_decision d{plain_settings(1)};
+        (void)d.start(env.in());
+        const acquire_actions a = d.on_grant(0, {outcome_of(answer::refuse)}, env.in());
         CHECK_FALSE(a.send_releases);
         CHECK(a.end == acquire_actions::ending::failed);
         CHECK(d.failure_reason() == errc::contended);
@@ -142,11 +142,11 @@ TEST_SUITE("acquire decision: every reply order") {
         fake_env env;
         auto s = plain_settings(3);
         s.ttl = 100ms;  // drift 1 + 2 ms
-        acquire_decision d{s, env};
-        (void)d.start();
+        acquire_decision d{s};
+        (void)d.start(env.in());
         env.t += 97ms;  // 100 - 97 - 3 = 0 < min_validity (1 ms)
-        (void)d.on_grant(0, {outcome_of(answer::grant)});
-        const acquire_actions a = d.on_grant(1, {outcome_of(answer::grant)});
+        (void)d.on_grant(0, {outcome_of(answer::grant)}, env.in());
+        const acquire_actions a = d.on_grant(1, {outcome_of(answer::grant)}, env.in());
         CHECK(a.send_releases);
         CHECK(a.end == acquire_actions::ending::none);
         CHECK(d.failure_reason() == errc::validity_expired);
@@ -167,8 +167,8 @@ TEST_SUITE("acquire decision: fencing rounds") {
                 fake_env env;
                 auto s = plain_settings(n);
                 s.fencing = true;
-                acquire_decision d{s, env};
-                (void)d.start();
+                acquire_decision d{s};
+                (void)d.start(env.in());
                 std::size_t c = code;
                 std::uint64_t highest_heard = 0;
                 bool confirming = false;
@@ -178,7 +178,7 @@ TEST_SUITE("acquire decision: fencing rounds") {
                     c /= 16;
                     highest_heard = std::max(highest_heard, counter);
                     const acquire_actions act =
-                        d.on_grant(node, grant_answer{outcome_of(a), counter, -2, false});
+                        d.on_grant(node, grant_answer{outcome_of(a), counter, -2, false}, env.in());
                     confirming = act.send_confirms;
                     CHECK(act.end != acquire_actions::ending::granted);  // never before round 2
                 }
@@ -197,20 +197,21 @@ TEST_SUITE("acquire decision: fencing rounds") {
                 fake_env env;
                 auto s = plain_settings(n);
                 s.fencing = true;
-                acquire_decision d{s, env};
-                (void)d.start();
+                acquire_decision d{s};
+                (void)d.start(env.in());
                 // Round 1: every node grants; the counters disagree.
                 acquire_actions round1;
                 for (std::size_t node = 0; node < n && !round1.send_confirms; ++node)
                     round1 = d.on_grant(
-                        node, grant_answer{outcome_of(answer::grant), (node * 5) % 4, -2, false});
+                        node, grant_answer{outcome_of(answer::grant), (node * 5) % 4, -2, false},
+                        env.in());
                 REQUIRE(round1.send_confirms);
                 // Round 2 in every order.
                 const auto order = rotation(n, code);
                 std::size_t decided_after = 0;
                 acquire_actions decisive;
                 for (std::size_t k = 0; k < n; ++k) {
-                    const acquire_actions a = d.on_confirm(order[k], outcome_of(seq[k]));
+                    const acquire_actions a = d.on_confirm(order[k], outcome_of(seq[k]), env.in());
                     const bool acted = a.send_releases || a.end != acquire_actions::ending::none;
                     if (decided_after == 0 && acted) {
                         decided_after = k + 1;
@@ -245,10 +246,10 @@ TEST_SUITE("acquire decision: fencing rounds") {
 
 TEST_SUITE("acquire decision: retries, wake-ups, cancellation") {
     // Three nodes, all refuse: the attempt fails with nothing to release on them.
-    auto refuse_all = [](acquire_decision& d) {
+    auto refuse_all = [](acquire_decision& d, const fake_env& env) {
         acquire_actions last;
         for (std::size_t node = 0; node < 3 && d.open_for_grants(); ++node)
-            last = d.on_grant(node, {outcome_of(answer::refuse)});
+            last = d.on_grant(node, {outcome_of(answer::refuse)}, env.in());
         return last;
     };
 
@@ -257,16 +258,16 @@ TEST_SUITE("acquire decision: retries, wake-ups, cancellation") {
         env.rand = 37;  // jitter 37 % 101 = 37 ms
         auto s = plain_settings(3);
         s.max_attempts = 3;
-        acquire_decision d{s, env};
-        REQUIRE(d.start().send_grants);
+        acquire_decision d{s};
+        REQUIRE(d.start(env.in()).send_grants);
         for (std::uint32_t attempt = 1; attempt <= 3; ++attempt) {
             CHECK(d.attempt() == attempt);
-            const acquire_actions a = refuse_all(d);
+            const acquire_actions a = refuse_all(d, env);
             if (attempt < 3) {
                 REQUIRE(a.retry_after);
                 CHECK(*a.retry_after == 237ms);
                 CHECK(d.current_phase() == acquire_decision::phase::sleeping);
-                CHECK(d.on_retry_timer().send_grants);
+                CHECK(d.on_retry_timer(env.in()).send_grants);
             } else {
                 CHECK_FALSE(a.retry_after);
                 CHECK(d.failure_reason() == errc::contended);
@@ -285,18 +286,36 @@ TEST_SUITE("acquire decision: retries, wake-ups, cancellation") {
         env.rand = 100;  // 200 + 100 ms asked
         auto s = plain_settings(3);
         s.max_attempts = 0;  // the deadline bounds it
-        s.deadline = env.t + 250ms;
-        acquire_decision d{s, env};
-        (void)d.start();
-        acquire_actions a = refuse_all(d);
+        s.max_wait = 250ms;  // from start(), at env.t
+        acquire_decision d{s};
+        (void)d.start(env.in());
+        acquire_actions a = refuse_all(d, env);
         REQUIRE(a.retry_after);
         CHECK(*a.retry_after == 250ms);  // capped at the deadline
         env.t += 250ms;
-        (void)d.on_retry_timer();
-        a = refuse_all(d);
+        (void)d.on_retry_timer(env.in());
+        a = refuse_all(d, env);
         CHECK_FALSE(a.retry_after);  // even retry.delay would pass the deadline
         CHECK(d.current_phase() == acquire_decision::phase::ending);
         CHECK(d.attempt() == 2);
+    }
+
+    TEST_CASE("a wait of milliseconds::max() is as long as it takes: its deadline saturates") {
+        fake_env env;
+        env.t = std::chrono::steady_clock::time_point{std::chrono::hours{24 * 365}};
+        env.rand = 100;  // 200 + 100 ms asked
+        auto s = plain_settings(3);
+        s.max_attempts = 0;
+        s.max_wait = std::chrono::milliseconds::max();
+        acquire_decision d{s};
+        (void)d.start(env.in());
+        for (int attempt = 0; attempt < 3; ++attempt) {
+            const acquire_actions a = refuse_all(d, env);
+            REQUIRE(a.retry_after);
+            CHECK(*a.retry_after == 300ms);  // not capped by an overflowed deadline
+            env.t += 300ms;
+            REQUIRE(d.on_retry_timer(env.in()).send_grants);
+        }
     }
 
     TEST_CASE("a wake-up mid-attempt retries at once; while sleeping it cancels the timer") {
@@ -304,18 +323,18 @@ TEST_SUITE("acquire decision: retries, wake-ups, cancellation") {
         auto s = plain_settings(3);
         s.max_attempts = 0;
         s.waiting = true;
-        s.deadline = env.t + 10s;
-        acquire_decision d{s, env};
-        (void)d.start();
-        CHECK_FALSE(d.on_wake().send_grants);  // in flight: remembered, not acted on
-        acquire_actions a = refuse_all(d);
+        s.max_wait = 10s;  // from start(), at env.t
+        acquire_decision d{s};
+        (void)d.start(env.in());
+        CHECK_FALSE(d.on_wake(env.in()).send_grants);  // in flight: remembered, not acted on
+        acquire_actions a = refuse_all(d, env);
         REQUIRE(a.retry_after);
         CHECK(*a.retry_after == 0ms);
-        (void)d.on_retry_timer();
-        a = refuse_all(d);
+        (void)d.on_retry_timer(env.in());
+        a = refuse_all(d, env);
         REQUIRE(a.retry_after);
         CHECK(*a.retry_after > 0ms);  // the wake-up was used up
-        const acquire_actions woken = d.on_wake();
+        const acquire_actions woken = d.on_wake(env.in());
         CHECK(woken.cancel_retry_timer);
         CHECK(woken.send_grants);
         CHECK(d.attempt() == 3);
@@ -325,9 +344,9 @@ TEST_SUITE("acquire decision: retries, wake-ups, cancellation") {
         fake_env env;
         auto s = plain_settings(3);
         s.max_attempts = 5;
-        acquire_decision d{s, env};
-        (void)d.start();
-        (void)d.on_grant(0, {outcome_of(answer::grant)});
+        acquire_decision d{s};
+        (void)d.start(env.in());
+        (void)d.on_grant(0, {outcome_of(answer::grant)}, env.in());
         acquire_actions a = d.on_cancel(errc::cancelled);
         CHECK(a.send_releases);
         CHECK_FALSE(a.retry_after);
@@ -339,23 +358,24 @@ TEST_SUITE("acquire decision: retries, wake-ups, cancellation") {
         CHECK(d.on_cleanup_answered().end == acquire_actions::ending::failed);
         CHECK(d.failure_reason() == errc::cancelled);
         CHECK(d.on_cancel(errc::client_stopped).end == acquire_actions::ending::none);  // once
-        CHECK_FALSE(d.on_grant(1, {outcome_of(answer::grant)}).send_grants);  // late: ignored
+        CHECK_FALSE(
+            d.on_grant(1, {outcome_of(answer::grant)}, env.in()).send_grants);  // late: ignored
     }
 
     TEST_CASE("cancelled while sleeping: the timer is cancelled and the failure reported") {
         fake_env env;
         auto s = plain_settings(3);
         s.max_attempts = 5;
-        acquire_decision d{s, env};
-        (void)d.start();
-        REQUIRE(refuse_all(d).retry_after);
+        acquire_decision d{s};
+        (void)d.start(env.in());
+        REQUIRE(refuse_all(d, env).retry_after);
         CHECK(d.on_cleanup_answered().end == acquire_actions::ending::none);  // still sleeping
         const acquire_actions a = d.on_cancel(errc::client_stopped);
         CHECK(a.cancel_retry_timer);
         CHECK(a.end == acquire_actions::ending::failed);
         CHECK(d.failure_reason() == errc::client_stopped);
-        CHECK_FALSE(d.on_retry_timer().send_grants);
-        CHECK_FALSE(d.on_wake().send_grants);
+        CHECK_FALSE(d.on_retry_timer(env.in()).send_grants);
+        CHECK_FALSE(d.on_wake(env.in()).send_grants);
     }
 
     TEST_CASE("a waiter that was queued leaves the queue on every node when it gives up") {
@@ -364,16 +384,16 @@ TEST_SUITE("acquire decision: retries, wake-ups, cancellation") {
             auto s = plain_settings(3);
             s.waiting = true;
             s.max_attempts = 1;
-            s.deadline = env.t + 1s;
-            acquire_decision d{s, env};
-            (void)d.start();
+            s.max_wait = 1s;  // from start(), at env.t
+            acquire_decision d{s};
+            (void)d.start(env.in());
             acquire_actions a;
             for (std::size_t node = 0; node < 2; ++node)
-                a = d.on_grant(node, {outcome_of(answer::refuse), 0, 500, queued});
+                a = d.on_grant(node, {outcome_of(answer::refuse), 0, 500, queued}, env.in());
             // Lost, and node 2 is heard out (loss_grace) before anything is undone.
             REQUIRE(a.loss_grace);
             CHECK_FALSE(a.send_dequeues);
-            a = d.on_loss_grace();  // still silent: released, as it may have granted
+            a = d.on_loss_grace(env.in());  // still silent: released, as it may have granted
             CHECK(a.send_dequeues == queued);
             CHECK(a.send_releases);
             CHECK(d.release_form_of(2) == acquire_decision::release_form::by_eval);

@@ -25,11 +25,11 @@ auto waiting_settings(std::size_t nodes) -> acquire_settings {
 }
 
 /// A waiter whose first attempt was refused everywhere: it sleeps, queued.
-auto sleeping_waiter(acquire_decision& d, std::size_t nodes) -> void {
-    (void)d.start();
+auto sleeping_waiter(acquire_decision& d, const fake_env& env, std::size_t nodes) -> void {
+    (void)d.start(env.in());
     acquire_actions a;
     for (std::size_t i = 0; i < nodes; ++i)
-        a = d.on_grant(i, {outcome_of(answer::refuse), 0, 5000, true});
+        a = d.on_grant(i, {outcome_of(answer::refuse), 0, 5000, true}, env.in());
     REQUIRE(a.retry_after);
     REQUIRE(d.current_phase() == acquire_decision::phase::sleeping);
 }
@@ -48,22 +48,22 @@ TEST_SUITE("acquire decision: hand-off and loss grace") {
         for (const std::size_t nodes : {3U, 5U}) {
             for_each_sequence(nodes, [&](const std::vector<answer>& answers, std::size_t) {
                 fake_env env;
-                acquire_decision d{waiting_settings(nodes), env};
-                sleeping_waiter(d, nodes);
+                acquire_decision d{waiting_settings(nodes)};
+                sleeping_waiter(d, env, nodes);
                 const auto before = d.attempt();
-                const acquire_actions begun = d.begin_handoff();
+                const acquire_actions begun = d.begin_handoff(env.in());
                 CHECK(begun.cancel_retry_timer);  // the release is our attempt now
                 CHECK_FALSE(begun.send_grants);
                 CHECK(d.attempt() == before + 1);
                 CHECK_FALSE(d.can_take_handoff());
-                CHECK_FALSE(d.begin_handoff().cancel_retry_timer);  // not twice
-                env.t += 3ms;                                       // the release's round trip
+                CHECK_FALSE(d.begin_handoff(env.in()).cancel_retry_timer);  // not twice
+                env.t += 3ms;  // the release's round trip
                 acquire_actions a;
                 std::vector<answer> seen;
                 bool lost_before = false;
                 for (std::size_t i = 0; i < nodes; ++i) {
                     seen.push_back(answers[i]);
-                    a = d.on_grant(i, handoff_answer(answers[i]));
+                    a = d.on_grant(i, handoff_answer(answers[i]), env.in());
                     const verdict expected = rule(nodes, seen);
                     const bool newly_lost = expected == verdict::lost && !lost_before;
                     lost_before = expected == verdict::lost;
@@ -92,60 +92,60 @@ TEST_SUITE("acquire decision: hand-off and loss grace") {
 
     TEST_CASE("no hand-off mid-attempt, after cancellation, or for fencing and semaphores") {
         fake_env env;
-        acquire_decision granting{waiting_settings(3), env};
-        (void)granting.start();
+        acquire_decision granting{waiting_settings(3)};
+        (void)granting.start(env.in());
         CHECK_FALSE(granting.can_take_handoff());
 
-        acquire_decision cancelled{waiting_settings(3), env};
-        sleeping_waiter(cancelled, 3);
+        acquire_decision cancelled{waiting_settings(3)};
+        sleeping_waiter(cancelled, env, 3);
         (void)cancelled.on_cancel(errc::cancelled);
         CHECK_FALSE(cancelled.can_take_handoff());
 
         auto fenced = waiting_settings(3);
         fenced.fencing = true;
-        acquire_decision fencing{fenced, env};
-        sleeping_waiter(fencing, 3);
+        acquire_decision fencing{fenced};
+        sleeping_waiter(fencing, env, 3);
         CHECK_FALSE(fencing.can_take_handoff());
 
         auto permits = waiting_settings(3);
         permits.permits = 2;
-        acquire_decision semaphore{permits, env};
-        (void)semaphore.start();
+        acquire_decision semaphore{permits};
+        (void)semaphore.start(env.in());
         for (std::size_t i = 0; i < 3; ++i)
-            (void)semaphore.on_grant(i, {outcome_of(answer::refuse), 0, 5000, true});
+            (void)semaphore.on_grant(i, {outcome_of(answer::refuse), 0, 5000, true}, env.in());
         CHECK_FALSE(semaphore.can_take_handoff());
     }
 
     TEST_CASE("a loss heard out: the grace is as long as the majority took, within bounds") {
         for (const auto took : {0ms, 7ms, 400ms}) {
             fake_env env;
-            acquire_decision d{waiting_settings(5), env};
-            (void)d.start();
+            acquire_decision d{waiting_settings(5)};
+            (void)d.start(env.in());
             env.t += took;
             acquire_actions a;
             for (std::size_t i = 0; i < 3; ++i)
-                a = d.on_grant(i, {outcome_of(answer::refuse), 0, 5000, true});
+                a = d.on_grant(i, {outcome_of(answer::refuse), 0, 5000, true}, env.in());
             REQUIRE(a.loss_grace);
             CHECK(*a.loss_grace == std::clamp(took, 1ms, 50ms));
             // A late grant is released, a late refusal is not; the timer is stopped.
-            a = d.on_grant(3, {outcome_of(answer::grant)});
+            a = d.on_grant(3, {outcome_of(answer::grant)}, env.in());
             CHECK_FALSE(a.send_releases);
-            a = d.on_grant(4, {outcome_of(answer::refuse), 0, 5000, true});
+            a = d.on_grant(4, {outcome_of(answer::refuse), 0, 5000, true}, env.in());
             CHECK(a.cancel_retry_timer);
             CHECK(a.send_releases);
             CHECK(d.release_form_of(3) == acquire_decision::release_form::by_sha);
             CHECK(d.release_form_of(4) == acquire_decision::release_form::none);
             CHECK(d.cleanups_pending() == 1);
-            CHECK_FALSE(d.on_loss_grace().send_releases);  // a stale timer does nothing
+            CHECK_FALSE(d.on_loss_grace(env.in()).send_releases);  // a stale timer does nothing
         }
     }
 
     TEST_CASE("cancelled while hearing a loss out: the timer stops, the silent are released") {
         fake_env env;
-        acquire_decision d{waiting_settings(5), env};
-        (void)d.start();
+        acquire_decision d{waiting_settings(5)};
+        (void)d.start(env.in());
         for (std::size_t i = 0; i < 3; ++i)
-            (void)d.on_grant(i, {outcome_of(answer::refuse), 0, 5000, true});
+            (void)d.on_grant(i, {outcome_of(answer::refuse), 0, 5000, true}, env.in());
         const acquire_actions a = d.on_cancel(errc::cancelled);
         CHECK(a.cancel_retry_timer);
         CHECK(a.send_releases);
@@ -155,12 +155,13 @@ TEST_SUITE("acquire decision: hand-off and loss grace") {
 
     TEST_CASE("a wake-up while hearing a loss out retries at once") {
         fake_env env;
-        acquire_decision d{waiting_settings(3), env};
-        (void)d.start();
+        acquire_decision d{waiting_settings(3)};
+        (void)d.start(env.in());
         for (std::size_t i = 0; i < 2; ++i)
-            (void)d.on_grant(i, {outcome_of(answer::refuse), 0, 5000, true});
-        (void)d.on_wake();
-        const acquire_actions a = d.on_grant(2, {outcome_of(answer::refuse), 0, 5000, true});
+            (void)d.on_grant(i, {outcome_of(answer::refuse), 0, 5000, true}, env.in());
+        (void)d.on_wake(env.in());
+        const acquire_actions a =
+            d.on_grant(2, {outcome_of(answer::refuse), 0, 5000, true}, env.in());
         REQUIRE(a.retry_after);
         CHECK(*a.retry_after <= 1ms);
     }

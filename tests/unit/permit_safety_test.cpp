@@ -64,15 +64,15 @@ auto decide(const std::vector<int>& column, int permits) -> int {
         fake_env env;
         acquire_settings s = plain_settings(n);
         s.permits = permits;
-        acquire_decision d{s, env};
-        (void)d.start();
+        acquire_decision d{s};
+        (void)d.start(env.in());
         int granted = -1;
         for (const std::size_t node : o) {
             grant_answer a{column[node] >= 0         ? node_outcome{node_status::ok, {}}
                            : column[node] == refused ? node_outcome{node_status::refused, "held"}
                                                      : node_outcome{node_status::timeout, "late"}};
             a.permit = column[node];
-            const acquire_actions act = d.on_grant(node, a);
+            const acquire_actions act = d.on_grant(node, a, env.in());
             if (act.end == acquire_actions::ending::granted) {
                 granted = d.permit();
                 break;
@@ -303,18 +303,18 @@ TEST_CASE("semaphore: a won attempt releases the other permits it may hold, and 
     fake_env env;
     acquire_settings s = plain_settings(5);
     s.permits = 3;
-    acquire_decision d{s, env};
-    (void)d.start();
+    acquire_decision d{s};
+    (void)d.start(env.in());
     auto grant = [](int permit) {
         grant_answer a{node_outcome{node_status::ok, {}}};
         a.permit = permit;
         return a;
     };
-    (void)d.on_grant(0, grant(1));
-    (void)d.on_grant(1, grant(2));  // this node gave us another permit
-    (void)d.on_grant(2, grant_answer{node_outcome{node_status::refused, "held"}});
-    (void)d.on_grant(3, grant(1));
-    const acquire_actions a = d.on_grant(4, grant(1));
+    (void)d.on_grant(0, grant(1), env.in());
+    (void)d.on_grant(1, grant(2), env.in());  // this node gave us another permit
+    (void)d.on_grant(2, grant_answer{node_outcome{node_status::refused, "held"}}, env.in());
+    (void)d.on_grant(3, grant(1), env.in());
+    const acquire_actions a = d.on_grant(4, grant(1), env.in());
     REQUIRE(a.end == acquire_actions::ending::granted);
     CHECK(d.permit() == 1);
     CHECK(a.send_stray_releases);
@@ -326,11 +326,11 @@ TEST_CASE("semaphore: a won attempt releases the other permits it may hold, and 
     CHECK(d.stray_form_of(4) == form::none);
 
     // Won before every node answered: the silent node may yet grant us a permit.
-    acquire_decision early{s, env};
-    (void)early.start();
-    (void)early.on_grant(0, grant(0));
-    (void)early.on_grant(1, grant(0));
-    const acquire_actions b = early.on_grant(2, grant(0));
+    acquire_decision early{s};
+    (void)early.start(env.in());
+    (void)early.on_grant(0, grant(0), env.in());
+    (void)early.on_grant(1, grant(0), env.in());
+    const acquire_actions b = early.on_grant(2, grant(0), env.in());
     REQUIRE(b.end == acquire_actions::ending::granted);
     CHECK(b.send_stray_releases);
     CHECK(early.stray_form_of(3) == form::by_eval);
@@ -344,13 +344,13 @@ TEST_CASE(
     acquire_settings s = plain_settings(3);
     s.permits = 2;
     s.max_attempts = 5;
-    acquire_decision d{s, env};
-    (void)d.start();
+    acquire_decision d{s};
+    (void)d.start(env.in());
     grant_answer conflict{node_outcome{node_status::error, "knows it with 3 permits"}};
     conflict.permits_conflict = true;
-    (void)d.on_grant(0, conflict);
-    (void)d.on_grant(1, conflict);
-    const acquire_actions a = d.on_grant(2, conflict);
+    (void)d.on_grant(0, conflict, env.in());
+    (void)d.on_grant(1, conflict, env.in());
+    const acquire_actions a = d.on_grant(2, conflict, env.in());
     CHECK_FALSE(a.retry_after);
     CHECK(d.failure_reason() == redlock::errc::invalid_argument);
     CHECK(d.attempt() == 1);

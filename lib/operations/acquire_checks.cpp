@@ -1,0 +1,173 @@
+#include "operations/acquire_checks.hpp"
+
+#include "operations/lock_state.hpp"
+#include "sansio/timing.hpp"
+
+#include <functional>
+#include <set>
+#include <string_view>
+#include <utility>
+
+namespace redlock::detail {
+
+using std::chrono::milliseconds;
+
+auto settings_of(const client_config& config, std::size_t resources, const lock_options& options)
+    -> acquire_settings {
+    acquire_settings s;
+    s.nodes = config.nodes.size();
+    // A reader reads the fence counter in its grant; only a writer raises it.
+    s.fencing = options.fencing.value_or(config.lock.fencing) && !options.shared.value_or(false) &&
+                !options.permits;
+    s.permits = options.permits.value_or(0);
+    s.mode = options.wait.value_or(config.lock.wait);
+    s.ttl = options.ttl.value_or(config.lock.ttl);
+    s.min_validity = config.lock.min_validity;
+    s.drift_factor = config.clock_drift_factor;
+    s.drift_floor = config.clock_drift_floor;
+    s.retry = config.retry;
+    s.waiter_ttl = config.lock.waiter_ttl;
+    s.request_timeout = config.request_timeout;
+    s.max_wait = options.max_wait;  // the decision counts it from its start
+    // With only a wait deadline, keep trying until it passes.
+    s.max_attempts = options.attempts.value_or(options.max_wait ? 0 : config.retry.attempts);
+    // Queue and notifications serve a single resource that may be retried.
+    // Acquisitions given a wait deadline wait for the holder: sleeping until
+    // its key could expire, woken early by its release. With an attempt
+    // budget alone they retry after retry.delay + jitter, as asked.
+    s.waiting = options.max_wait.has_value() && resources == 1 && s.mode != wait_mode::poll;
+    return s;
+}
+
+auto reads_fence(const client_config& config, const lock_options& options) -> bool {
+    return !options.permits && options.shared.value_or(false) &&
+           options.fencing.value_or(config.lock.fencing);
+}
+
+auto lock_state_of(const client_config& config, std::vector<std::string> resources,
+                   lock_options& options, const acquire_settings& settings)
+    -> std::shared_ptr<lock_state> {
+    auto state = std::make_shared<lock_state>();
+    state->resources = std::move(resources);
+    state->ttl = settings.ttl;
+    if (options.permits) {
+        state->kind = lock_kind::permit;
+        state->permits = *options.permits;
+    } else if (options.shared.value_or(false)) {
+        state->kind = lock_kind::shared;
+    }
+    if (options.owner) state->owner = *options.owner;
+    state->auto_renew = options.auto_renew.value_or(config.lock.auto_renew);
+    if (state->auto_renew) state->lost_source = std::stop_source{};
+    if (options.on_lost) {
+        state->on_lost = std::make_unique<std::function<void(const lock&, const error&)>>(
+            std::move(options.on_lost));
+    }
+    state->wake = settings.mode == wait_mode::broadcast ? 'a'
+                  : settings.mode == wait_mode::poll    ? '0'
+                                                        : '1';
+    return state;
+}
+
+auto argument_problem(const client_config& config, const acquire_settings& s,
+                      const lock_state& lock, const lock_options& options) -> std::string {
+    if (lock.resources.empty()) return "no resource to lock";
+    for (const auto& r : lock.resources) {
+        if (r.empty()) return "a resource name is empty";
+    }
+    if (lock.resources.size() > 1) {
+        std::set<std::string_view> seen;
+        for (const auto& r : lock.resources) {
+            if (!seen.insert(r).second) return "resource '" + r + "' is named twice";
+        }
+    }
+    if (lock.ttl <= milliseconds{0}) return "ttl must be greater than 0 ms";
+    if (lock.ttl > max_ttl) return "ttl must be at most 2147483647 ms";
+    if (s.max_attempts < 0) return "attempts must be at least 1";
+    if (options.max_wait && *options.max_wait < milliseconds{0})
+        return "max_wait must not be negative";
+    if (s.fencing && lock.resources.size() > 1) {
+        return "fencing tokens are available for a single resource only";
+    }
+    if (options.owner && options.owner->empty())
+        return "owner must not be empty (unset it instead)";
+    if (options.permits) {
+        if (*options.permits < 1 || *options.permits > max_permits)
+            return "permits must be between 1 and " + std::to_string(max_permits);
+        if (options.shared.value_or(false)) return "a lock is either shared or a permit, not both";
+        if (options.fencing.value_or(false))
+            return "fencing tokens mean nothing for permits (several hold at once)";
+    }
+    if (lock.kind != lock_kind::exclusive && lock.resources.size() > 1) {
+        return lock.kind == lock_kind::shared ? "a shared lock covers a single resource"
+                                              : "a semaphore's permit covers a single resource";
+    }
+    if ((s.fencing || reads_fence(config, options)) &&
+        (config.key_prefix.starts_with(config.fence_prefix) ||
+         config.fence_prefix.starts_with(config.key_prefix))) {
+        return "fencing needs a fence_prefix and a key_prefix that do not start with each other";
+    }
+    return {};
+}
+
+namespace {
+
+/// ": 'b' is held by another owner", or for several, each one named.
+auto held_phrase(const lock_state& lock, held_resources held) -> std::string {
+    std::string names;
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < lock.resources.size() && i < 64; ++i) {
+        if ((held.bits >> i & 1U) == 0) continue;
+        names += (count++ == 0 ? "'" : ", '") + lock.resources[i] + "'";
+    }
+    if (count == 0) return ": one of them is held by another owner";
+    return ": " + names + (count == 1 ? " is held by another owner" : " are held by other owners");
+}
+
+auto what_failed(const lock_state& lock, held_resources held, errc reason) -> std::string {
+    const bool several = lock.resources.size() > 1;
+    switch (reason) {
+        case errc::contended:
+            return lock.kind == lock_kind::permit
+                       ? "has no free permit (all " + std::to_string(lock.permits) + " held)"
+                   : lock.kind == lock_kind::shared
+                       ? "is held by a writer, or a writer is queued for it"
+                   : several ? held_phrase(lock, held)
+                             : "is held by another owner";
+        case errc::invalid_argument:
+            return "could not be locked: the nodes disagree with this call's arguments";
+        case errc::quorum_unreachable:
+            return "could not be locked: a majority of nodes did not answer";
+        case errc::validity_expired:
+            return std::string{several ? "were" : "was"} +
+                   " granted too late: no validity left after elapsed time and clock drift";
+        case errc::cancelled:
+            return std::string{several ? "were" : "was"} +
+                   " not locked: the acquisition was cancelled";
+        case errc::client_stopped:
+            return std::string{several ? "were" : "was"} + " not locked: the client was shut down";
+        default:
+            return "could not be locked";
+    }
+}
+
+}  // namespace
+
+auto failure_summary(const lock_state& lock, const acquire_decision& decision, held_resources held,
+                     errc reason) -> std::string {
+    const bool several = lock.resources.size() > 1;
+    const std::string what = what_failed(lock, held, reason);
+    const std::size_t n = decision.settings().nodes;
+    const std::size_t attempts = decision.attempt();
+    std::string names = "'" + lock.resources.front() + "'";
+    for (std::size_t i = 1; i < lock.resources.size(); ++i)
+        names += ", '" + lock.resources[i] + "'";
+    return (several ? "resources " : "resource ") + names + (what.starts_with(':') ? "" : " ") +
+           what + " (" + std::to_string(attempts) + (attempts == 1 ? " attempt" : " attempts") +
+           "; last attempt: " + std::to_string(decision.nodes().count(node_status::ok)) + " of " +
+           std::to_string(n) + " nodes " +
+           (decision.settings().fencing ? "granted or confirmed, " : "granted, ") +
+           std::to_string(quorum(n)) + " needed";
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,55 @@
+#pragma once
+
+// What an acquisition makes of its arguments before it starts — the decision's
+// settings, the lock it will hand out, and what is wrong with the call — and
+// how its failure is described once it ends. Free functions: acquire_op calls
+// them, and keeps none of their state.
+
+#include "redlock/client.hpp"
+#include "redlock/config.hpp"
+#include "sansio/acquire_decision.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+
+struct lock_state;
+
+/// The decision's settings, from the client's defaults and this call's options.
+[[nodiscard]] auto settings_of(const client_config& config, std::size_t resources,
+                               const lock_options& options) -> acquire_settings;
+
+/// The lock this acquisition hands out if granted, all but its value and
+/// validity. Takes the options' on_lost callback.
+[[nodiscard]] auto lock_state_of(const client_config& config, std::vector<std::string> resources,
+                                 lock_options& options, const acquire_settings& settings)
+    -> std::shared_ptr<lock_state>;
+
+/// A reader that reads the fence counter (only a writer raises it).
+[[nodiscard]] auto reads_fence(const client_config& config, const lock_options& options) -> bool;
+
+/// What is wrong with this call's arguments, or empty.
+[[nodiscard]] auto argument_problem(const client_config& config, const acquire_settings& settings,
+                                    const lock_state& lock, const lock_options& options)
+    -> std::string;
+
+/// Which resources the nodes' refusals named as held: bit i for resource i
+/// (the first 64 only), so that the error names what is held.
+struct held_resources {
+    std::uint64_t bits = 0;
+    void note(std::size_t index) noexcept {
+        if (index < 64) bits |= std::uint64_t{1} << index;
+    }
+};
+
+/// The start of a failure's message: "resource 'a' is held by another owner
+/// (2 attempts; last attempt: 1 of 3 nodes granted, 2 needed" — the caller
+/// appends each node's problem and the closing parenthesis.
+[[nodiscard]] auto failure_summary(const lock_state& lock, const acquire_decision& decision,
+                                   held_resources held, errc reason) -> std::string;
+
+}  // namespace redlock::detail

@@ -1,0 +1,125 @@
+#include "operations/lock_commands.hpp"
+
+#include "operations/lock_state.hpp"
+#include "operations/waiter_registry.hpp"
+#include "sansio/scripts.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace redlock::detail {
+
+joined_text::joined_text(std::string_view a, std::string_view b, std::string_view c) {
+    const std::size_t size = a.size() + b.size() + c.size();
+    if (size <= small_.size()) {
+        std::copy(c.begin(), c.end(),
+                  std::copy(b.begin(), b.end(), std::copy(a.begin(), a.end(), small_.begin())));
+        view_ = std::string_view{small_.data(), size};
+        return;
+    }
+    large_.reserve(size);
+    large_.append(a).append(b).append(c);
+    view_ = large_;
+}
+
+lock_keys::lock_keys(std::string_view prefix, const std::vector<std::string>& resources)
+    : first_{prefix, resources.empty() ? std::string_view{} : std::string_view{resources.front()}},
+      single_{first_.view()} {
+    if (resources.size() <= 1) return;
+    more_.reserve(resources.size());
+    views_.reserve(resources.size());
+    for (const auto& r : resources) {
+        more_.push_back(std::string{prefix}.append(r));
+        views_.emplace_back(more_.back());
+    }
+}
+
+auto script_call(const script& s, bool eval, std::span<const std::string_view> keys,
+                 std::initializer_list<std::string_view> args) -> encoded_command {
+    // The usual call fits on the stack; a lock over many resources does not.
+    constexpr std::size_t on_stack = 16;
+    const std::size_t argc = 3 + keys.size() + args.size();
+    std::array<std::string_view, on_stack> small{};
+    std::vector<std::string_view> large;
+    std::span<std::string_view> argv{small.data(), argc};
+    if (argc > on_stack) {
+        large.resize(argc);
+        argv = large;
+    }
+    std::array<char, 24> count_text{};
+    const auto count =
+        std::to_chars(count_text.data(), count_text.data() + count_text.size(), keys.size());
+    std::size_t n = 0;
+    argv[n++] = eval ? "EVAL" : "EVALSHA";
+    argv[n++] = eval ? s.source : std::string_view{s.sha};
+    argv[n++] = std::string_view{count_text.data(), count.ptr};
+    for (const auto k : keys) argv[n++] = k;
+    for (const auto a : args) argv[n++] = a;
+    return encoded_command{std::span<const std::string_view>{argv.data(), argv.size()}};
+}
+
+auto keys_of(const key_space& space, const lock_state& lock) -> lock_keys {
+    return lock_keys{space.key_prefix, lock.resources};
+}
+
+auto queue_key(const key_space& space, const lock_state& lock) -> joined_text {
+    return joined_text{space.queue_prefix, lock.resources.front(),
+                       lock.kind == lock_kind::permit ? "|permits" : ""};
+}
+
+auto fence_key(const key_space& space, const lock_state& lock) -> std::string {
+    return std::string{space.fence_prefix}.append(lock.resources.front());
+}
+
+auto permit_count_key(const key_space& space, const lock_state& lock) -> std::string {
+    return std::string{space.key_prefix}.append(lock.resources.front()).append("|permits");
+}
+
+auto permit_key_prefix(const key_space& space, const lock_state& lock) -> std::string {
+    return std::string{space.key_prefix}.append(lock.resources.front()).append("|permit|");
+}
+
+auto permit_keys(const key_space& space, const lock_state& lock, permit_scope scope)
+    -> std::vector<std::string> {
+    const std::string prefix = permit_key_prefix(space, lock);
+    std::vector<std::string> keys;
+    if (scope == permit_scope::held && lock.slot >= 0) {
+        keys.push_back(prefix + std::to_string(lock.slot));
+        return keys;
+    }
+    keys.reserve(static_cast<std::size_t>(lock.permits));
+    for (int i = 0; i < lock.permits; ++i) {
+        if (scope == permit_scope::all_but_held && i == lock.slot) continue;
+        keys.push_back(prefix + std::to_string(i));
+    }
+    return keys;
+}
+
+auto release_call(const key_space& space, const lock_state& lock, bool eval,
+                  std::string_view waiter_id, permit_scope scope, const handoff_offer* successor)
+    -> encoded_command {
+    const std::string_view wake{&lock.wake, 1};
+    if (lock.kind == lock_kind::permit) {
+        const std::vector<std::string> keys = permit_keys(space, lock, scope);
+        const joined_text queue = queue_key(space, lock);
+        std::vector<std::string_view> views(keys.begin(), keys.end());
+        views.push_back(queue.view());
+        return script_call(release_wake_script(), eval, views,
+                           {lock.value, wake, space.wake_prefix, waiter_id, "p"});
+    }
+    const lock_keys keys = keys_of(space, lock);
+    if (lock.resources.size() == 1) {
+        const std::string_view kind = lock.kind == lock_kind::shared ? "r" : "w";
+        const joined_text queue = queue_key(space, lock);
+        if (successor != nullptr) {
+            return script_call(release_wake_script(), eval, {keys.front(), queue.view()},
+                               {lock.value, wake, space.wake_prefix, waiter_id, kind,
+                                successor->value, successor->ttl_text, successor->waiter_id});
+        }
+        return script_call(release_wake_script(), eval, {keys.front(), queue.view()},
+                           {lock.value, wake, space.wake_prefix, waiter_id, kind});
+    }
+    return script_call(release_script(), eval, keys.all(), {lock.value});
+}
+
+}  // namespace redlock::detail

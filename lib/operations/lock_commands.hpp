@@ -1,0 +1,107 @@
+#pragma once
+
+// The keys and script calls that name a lock on a node, made for one command
+// at a time (a thousand locks in flight keep none of them): what acquire_op,
+// extend_op and release_op send.
+
+#include "sansio/command.hpp"
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::detail {
+
+struct handoff_offer;
+struct lock_state;
+struct script;
+
+/// The prefixes a client puts before a resource, lent by op_context (views
+/// into the client's configuration, which outlives every command).
+struct key_space {
+    std::string_view key_prefix;    ///< lock keys
+    std::string_view queue_prefix;  ///< wait queues
+    std::string_view fence_prefix;  ///< fence counters
+    std::string_view wake_prefix;   ///< queue_prefix + "wake:": every client's channel
+};
+
+/// Strings joined, on the stack when short (the usual key): a key made for
+/// one command costs no allocation.
+class joined_text {
+public:
+    joined_text(std::string_view a, std::string_view b, std::string_view c = {});
+    joined_text(const joined_text&) = delete;
+    auto operator=(const joined_text&) -> joined_text& = delete;
+    ~joined_text() = default;
+    [[nodiscard]] auto view() const noexcept -> std::string_view { return view_; }
+
+private:
+    std::array<char, 192> small_;
+    std::string large_;
+    std::string_view view_;
+};
+
+/// key_prefix + each of the lock's resources: a single key (the usual lock)
+/// on the stack.
+class lock_keys {
+public:
+    lock_keys(std::string_view prefix, const std::vector<std::string>& resources);
+    lock_keys(const lock_keys&) = delete;
+    auto operator=(const lock_keys&) -> lock_keys& = delete;
+    ~lock_keys() = default;
+    [[nodiscard]] auto front() const noexcept -> std::string_view { return first_.view(); }
+    [[nodiscard]] auto all() const noexcept -> std::span<const std::string_view> {
+        return more_.empty() ? std::span<const std::string_view>{&single_, 1}
+                             : std::span<const std::string_view>{views_};
+    }
+
+private:
+    joined_text first_;
+    std::string_view single_;
+    std::vector<std::string> more_;  // every key, when there are several
+    std::vector<std::string_view> views_;
+};
+
+/// A call of `s` with KEYS = `keys` and ARGV = `args`: EVALSHA, or EVAL (which
+/// also caches the script on the node) when `eval` is set. An operation that
+/// gets NOSCRIPT back sends the EVAL form to that node.
+[[nodiscard]] auto script_call(const script& s, bool eval, std::span<const std::string_view> keys,
+                               std::initializer_list<std::string_view> args) -> encoded_command;
+[[nodiscard]] inline auto script_call(const script& s, bool eval,
+                                      std::initializer_list<std::string_view> keys,
+                                      std::initializer_list<std::string_view> args)
+    -> encoded_command {
+    return script_call(s, eval, std::span<const std::string_view>{keys.begin(), keys.size()}, args);
+}
+
+[[nodiscard]] auto keys_of(const key_space& space, const lock_state& lock) -> lock_keys;
+/// The lock's wait queue: queue_prefix + its first resource, and "|permits"
+/// after it for a semaphore (whose waiters queue apart from the resource's lock).
+[[nodiscard]] auto queue_key(const key_space& space, const lock_state& lock) -> joined_text;
+/// fence_prefix + the lock's (single) resource: its fence counter.
+[[nodiscard]] auto fence_key(const key_space& space, const lock_state& lock) -> std::string;
+
+/// A semaphore's keys: the permit-count key, and the prefix of the permit keys
+/// (key_prefix + resource + "|permit|", then the permit's number).
+[[nodiscard]] auto permit_count_key(const key_space& space, const lock_state& lock) -> std::string;
+[[nodiscard]] auto permit_key_prefix(const key_space& space, const lock_state& lock) -> std::string;
+/// Which permits a release names: the one held when it is known, else all; or
+/// all but the one held, for an acquisition's strays.
+enum class permit_scope : std::uint8_t { held, all_but_held };
+[[nodiscard]] auto permit_keys(const key_space& space, const lock_state& lock, permit_scope scope)
+    -> std::vector<std::string>;
+
+/// The compare-and-delete of `lock` on one node. A single resource's also wakes
+/// its waiters there (as the lock's wait mode says) and removes `waiter_id`'s
+/// entry from the queue. With a `successor` (an exclusive lock on one resource
+/// only), it hands the key to that waiter where it is first in line instead
+/// (the hand-off).
+[[nodiscard]] auto release_call(const key_space& space, const lock_state& lock, bool eval,
+                                std::string_view waiter_id, permit_scope scope = permit_scope::held,
+                                const handoff_offer* successor = nullptr) -> encoded_command;
+
+}  // namespace redlock::detail

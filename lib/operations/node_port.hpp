@@ -1,0 +1,41 @@
+#pragma once
+
+// What an operation may do with one node's connection, and nothing more: the
+// connection itself (transport/node_connection, libuv) has a lifecycle, a
+// handshake, TLS and a subscriber role that operations have no business with.
+// A non-virtual facade: one pointer, no virtual call on the hot path. The
+// forwarding is in node_port.cpp, the one file here that sees node_connection.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace redlock::detail {
+
+class node_connection;
+class reply_sink;
+
+class node_port {
+public:
+    explicit node_port(node_connection& connection) noexcept : connection_{&connection} {}
+
+    /// Queues one encoded command (see encoded_command). `sink->on_reply(tag,
+    /// ...)` runs exactly once, unless disowned. Returns the request's number,
+    /// for disown().
+    auto send(std::string_view encoded, reply_sink* sink, std::uint32_t tag) const -> std::uint32_t;
+    /// `sink` no longer wants the reply to request `number`: true if it was
+    /// still to come, and `sink` then never hears of it.
+    auto disown(std::uint32_t number, const reply_sink* sink) const noexcept -> bool;
+    /// How the node is named in reports and errors.
+    [[nodiscard]] auto name() const noexcept -> const std::string&;
+    /// Until when the node's grants do not count toward a quorum: it restarted
+    /// without persisting every write, and may have forgotten locks it granted.
+    /// In the past (usually the clock's epoch) when they count.
+    [[nodiscard]] auto quarantined_until() const noexcept -> std::chrono::steady_clock::time_point;
+
+private:
+    node_connection* connection_;
+};
+
+}  // namespace redlock::detail

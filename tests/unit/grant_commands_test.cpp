@@ -1,0 +1,126 @@
+// What an acquisition sends and how it reads the answers (grant_commands,
+// lock_commands), and the per-node request numbers it disowns once decided
+// (request_numbers): without a socket, every node count and kind of lock.
+
+#include "operations/grant_commands.hpp"
+
+#include "operations/lock_commands.hpp"
+#include "operations/lock_state.hpp"
+#include "operations/request_numbers.hpp"
+#include "sansio/command.hpp"
+#include "sansio/reply.hpp"
+
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+using namespace redlock::detail;
+
+namespace {
+
+auto encoded(std::initializer_list<std::string_view> argv) -> std::string {
+    return std::string{encoded_command{argv}.bytes()};
+}
+
+const key_space keys{"lock:", "queue:", "fence:", "queue:wake:"};
+
+/// A lock on `resources` with value v1 and a 2 s TTL (lock_state is not copyable).
+void make_plain(lock_state& s, std::vector<std::string> resources) {
+    s.resources = std::move(resources);
+    s.value = "v1";
+    s.ttl = std::chrono::milliseconds{2000};
+}
+
+auto integer_reply(long long n) -> reply {
+    return reply{reply_kind::integer, n, {}, {}};
+}
+
+auto answered(const reply& r) -> reply_event {
+    return reply_event{request_status::reply, &r, {}};
+}
+
+}  // namespace
+
+TEST_SUITE("grant commands") {
+    TEST_CASE("a plain lock is one SET NX PX, and its answers are OK or nil") {
+        lock_state lock;
+        make_plain(lock, {"orders"});
+        const grant_commands cmds{keys, lock, {}, nullptr};
+        CHECK(cmds.plain_set());
+        CHECK(cmds.grant(false, 0).bytes() ==
+              encoded({"SET", "lock:orders", "v1", "NX", "PX", "2000"}));
+        const reply ok{reply_kind::status, 0, "OK", {}};
+        const reply nil{};
+        CHECK(cmds.grant_answer_of(answered(ok)).outcome.status == redlock::node_status::ok);
+        CHECK(cmds.grant_answer_of(answered(nil)).outcome.status == redlock::node_status::refused);
+        const reply_event late{request_status::timeout, nullptr, "no reply within 50 ms"};
+        CHECK(cmds.grant_answer_of(late).outcome.status == redlock::node_status::timeout);
+    }
+
+    TEST_CASE("several resources run the acquire script, and a refusal names the resource held") {
+        lock_state lock;
+        make_plain(lock, {"a", "b", "c"});
+        const grant_commands cmds{keys, lock, {.scripted = true}, nullptr};
+        CHECK_FALSE(cmds.plain_set());
+        const std::string sha{cmds.grant(false, 0).bytes()};
+        CHECK(sha.find("EVALSHA") != std::string::npos);
+        CHECK(std::string{cmds.grant(true, 0).bytes()}.find("EVAL\r\n") != std::string::npos);
+        const reply zero = integer_reply(0);
+        const reply counter = integer_reply(7);
+        const reply index = integer_reply(1);
+        const std::array<const reply*, 3> refusal_items{&zero, &counter, &index};
+        const reply refusal{reply_kind::array, 0, {}, refusal_items};
+        CHECK(cmds.held_resource(answered(refusal)) == 1U);
+        const grant_answer a = cmds.grant_answer_of(answered(refusal));
+        CHECK(a.outcome.status == redlock::node_status::refused);
+        CHECK(a.counter == 7);
+    }
+
+    TEST_CASE("a release's answer to the hand-off: 2 granted us, 1 or 0 left us queued") {
+        const reply two = integer_reply(2);
+        const reply one = integer_reply(1);
+        const reply zero = integer_reply(0);
+        const reply odd = integer_reply(5);
+        CHECK(grant_commands::handoff_answer_of(answered(two)).outcome.status ==
+              redlock::node_status::ok);
+        for (const reply* r : {&one, &zero}) {
+            const grant_answer a = grant_commands::handoff_answer_of(answered(*r));
+            CHECK(a.outcome.status == redlock::node_status::refused);
+            CHECK(a.queued);
+        }
+        CHECK(grant_commands::handoff_answer_of(answered(odd)).outcome.status ==
+              redlock::node_status::error);
+    }
+
+    TEST_CASE("a semaphore's keys: the count, the queue apart, and the strays' permits") {
+        lock_state lock;
+        make_plain(lock, {"pool"});
+        lock.kind = redlock::lock_kind::permit;
+        lock.permits = 3;
+        lock.slot = 1;
+        CHECK(permit_count_key(keys, lock) == "lock:pool|permits");
+        CHECK(queue_key(keys, lock).view() == "queue:pool|permits");
+        CHECK(permit_keys(keys, lock, permit_scope::held) ==
+              std::vector<std::string>{"lock:pool|permit|1"});
+        CHECK(permit_keys(keys, lock, permit_scope::all_but_held) ==
+              std::vector<std::string>{"lock:pool|permit|0", "lock:pool|permit|2"});
+    }
+}
+
+TEST_SUITE("request numbers") {
+    TEST_CASE("every node's number is kept, whatever the node count") {
+        for (const std::size_t nodes : {1U, 3U, 8U, 9U, 15U, 255U}) {
+            request_numbers numbers{nodes};
+            for (std::size_t i = 0; i < nodes; ++i)
+                numbers.set(i, static_cast<std::uint32_t>(1000 + i));
+            for (std::size_t i = 0; i < nodes; ++i) {
+                INFO("nodes=" << nodes << " node=" << i);
+                CHECK(numbers[i] == 1000 + i);
+            }
+        }
+    }
+}
