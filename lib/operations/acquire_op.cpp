@@ -5,6 +5,7 @@
 #include "operations/op_context.hpp"
 #include "sansio/command.hpp"
 #include "sansio/reply.hpp"
+#include "sansio/script_fallback.hpp"
 
 #include <optional>
 #include <string>
@@ -111,15 +112,19 @@ void acquire_op::handle(std::uint32_t tag, const reply_event& event) {
 }
 
 auto acquire_op::resend_as_eval(std::uint32_t tag, const reply_event& event) -> bool {
-    // The one place this shell falls back from EVALSHA to EVAL (the rule
-    // extend_op and release_op follow too). A release's or a stray release's
+    // The one NOSCRIPT rule (sansio/script_fallback.hpp), which extend_op and
+    // release_op ask too, says whether to resend; this says what to resend. A release's or a stray release's
     // replacement is the same clean-up to the decision; a grant or confirm is
     // asked again only while its attempt's question is open. A dequeue goes as
     // EVAL already, and a plain SET has no script.
-    if (event.status != request_status::reply || !is_noscript(event.answer)) return false;
+    const auto k = static_cast<kind>(tag_kind(tag));
+    const bool sent_as_sha = k == script_sha_kind || k == confirm_sha_kind ||
+                             k == release_sha_kind || k == stray_sha_kind;
+    if (after_script_reply(script_form_of(!sent_as_sha), event) != script_reply::resend_as_eval)
+        return false;
     const std::size_t node = tag_node(tag);
     const bool current = tag_attempt(tag) == decision_.attempt();
-    switch (static_cast<kind>(tag_kind(tag))) {
+    switch (k) {
         case script_sha_kind:
             if (!current || !decision_.open_for_grants()) return false;
             send_grant_by_eval(node);
