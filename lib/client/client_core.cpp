@@ -167,12 +167,13 @@ void client_core::start_acquire(acquisition_request& request) {
         refuse_stopped(std::move(request.done));
         return;
     }
-    const reentry_route route = reentries_.route(request);
+    reentry_route route = reentries_.route(request);
     if (route.held) {
         counters_.acquired.fetch_add(1, std::memory_order_relaxed);
-        deliver_later(loop_, [done = std::move(request.done), held = route.held]() mutable {
-            call_guarded([&] { done(lock_state::handle(std::move(held))); });
-        });
+        deliver_later(loop_,
+                      [done = std::move(request.done), held = std::move(route.held)]() mutable {
+                          call_guarded([&] { done(lock_state::handle(std::move(held))); });
+                      });
         return;
     }
     if (route.waits) return;

@@ -53,7 +53,7 @@ auto reentry_registry::route_owned(acquisition_request& request) -> reentry_rout
         wait(key, ticket, [this, waiting = std::move(request)](bool cancelled) mutable {
             if (resume_) resume_(std::move(waiting), cancelled);
         });
-        return {.waits = true};
+        return {.held = nullptr, .waits = true};
     }
     begin(key);
     request.done = [this, key = std::move(key),
