@@ -44,11 +44,10 @@ struct runs {
     std::vector<std::thread::id> threads;
 
     void add(int which) {
-        {
-            const std::lock_guard lock{mutex};
-            order.push_back(which);
-            threads.push_back(std::this_thread::get_id());
-        }
+        // Notified under the lock: the test may destroy this as soon as it sees the run.
+        const std::lock_guard lock{mutex};
+        order.push_back(which);
+        threads.push_back(std::this_thread::get_id());
         changed.notify_all();
     }
     auto count() -> std::size_t {
@@ -86,9 +85,23 @@ TEST_CASE("with no thread to be had, run_detached runs the callback later, once,
 
     gate_opened.set_value();
     REQUIRE(seen.await(2));
+
+    // A callback on the fallback thread that waits for one it starts itself:
+    // queued behind it, that one would never run.
+    std::promise<bool> third_saw_fourth;
+    starts_to_refuse = 2;  // the third's own thread, then the fourth's first try
+    run_detached([&] {
+        seen.add(3);
+        run_detached([&] { seen.add(4); });
+        third_saw_fourth.set_value(seen.await(4));
+    });
+    CHECK(third_saw_fourth.get_future().get());
     detached_thread_starter = previous;
+
     const std::lock_guard lock{seen.mutex};
-    CHECK(seen.order == std::vector<int>{1, 2});  // exactly once each, in their order
+    CHECK(seen.order == std::vector<int>{1, 2, 3, 4});  // exactly once each, in their order
     CHECK(seen.threads[0] != std::this_thread::get_id());
     CHECK(seen.threads[1] == seen.threads[0]);  // both on the fallback thread
+    CHECK(seen.threads[2] == seen.threads[0]);
+    CHECK(seen.threads[3] != seen.threads[0]);  // a thread of its own, made on a retry
 }
