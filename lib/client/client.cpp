@@ -3,6 +3,7 @@
 // its callback. What status and check parse is in diagnostics.cpp.
 
 #include "redlock/client.hpp"
+#include "redlock/coro.hpp"
 
 #include "client/client_core.hpp"
 #include "client/diagnostics_parse.hpp"
@@ -362,6 +363,29 @@ auto guard::release() -> result<release_report> {
     return wait_for<release_report>([&](client::release_callback cb) {
         core->release(detail::lock_state::of(held), std::move(cb));
     });
+}
+
+// The coroutine factories (redlock/coro.hpp has the awaiters; client.hpp only names them,
+// so that it needs no <coroutine>).
+
+auto client::async_acquire(std::string resource, lock_options options, std::stop_token stop)
+    -> acquire_awaiter {
+    std::vector<std::string> resources;
+    resources.push_back(std::move(resource));
+    return acquire_awaiter{*this, std::move(resources), std::move(options), std::move(stop)};
+}
+
+auto client::async_acquire_all(std::vector<std::string> resources, lock_options options,
+                               std::stop_token stop) -> acquire_awaiter {
+    return acquire_awaiter{*this, std::move(resources), std::move(options), std::move(stop)};
+}
+
+auto client::async_extend(const lock& held, std::chrono::milliseconds ttl) -> extend_awaiter {
+    return extend_awaiter{*this, held, ttl};
+}
+
+auto client::async_release(const lock& held) -> release_awaiter {
+    return release_awaiter{*this, held};
 }
 
 }  // namespace redlock

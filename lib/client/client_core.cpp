@@ -1,20 +1,21 @@
 #include "client/client_core.hpp"
 
+#include "client/client_setup.hpp"
+#include "client/counter_snapshots.hpp"
+#include "client/loop_delivery.hpp"
 #include "operations/acquire_op.hpp"
 #include "operations/extend_op.hpp"
-#include "transport/callback_guard.hpp"
 #include "operations/lock_state.hpp"
 #include "operations/probe_op.hpp"
 #include "operations/release_op.hpp"
+#include "sansio/cluster_shape.hpp"
+#include "transport/callback_guard.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <utility>
 
 namespace redlock::detail {
 namespace {
-
-constexpr std::size_t max_nodes = 255;  // a node index must fit in a request tag
 
 auto stopped_error() -> error {
     return error{make_error_code(errc::client_stopped), "the client has been shut down", {}, 0};
@@ -24,36 +25,13 @@ auto stopped_error() -> error {
 
 auto client_core::create(client_config config, uv_loop_t* external)
     -> result<std::shared_ptr<client_core>> {
-    if (auto problem = validate_config(config)) {
-        return failure{error{make_error_code(errc::invalid_config), problem->what(), {}, 0}};
-    }
-    if (config.nodes.size() > max_nodes) {
-        return failure{error{make_error_code(errc::invalid_config),
-                             "<config>: /nodes: at most 255 nodes are supported",
-                             {},
-                             0}};
-    }
-    std::shared_ptr<const tls_context> tls;
-    if (config.tls) {
-        // Files that exist but hold no certificate (or a key of another
-        // certificate) only show here, when OpenSSL reads them.
-        auto [context, problem] = tls_context::create(*config.tls);
-        if (problem) {
-            problem->file = "<config>";
-            return failure{error{make_error_code(errc::invalid_config), problem->what(), {}, 0}};
-        }
-        tls = std::move(context);
-    }
-    auto core = std::make_shared<client_core>(std::move(config), external, std::move(tls));
-    if (core->nodes_.size() % 2 == 0) {
+    auto tls = checked_setup(config);
+    if (!tls) return failure{std::move(tls).error()};
+    auto core = std::make_shared<client_core>(std::move(config), external, std::move(*tls));
+    if (auto even = even_node_count_warning(core->nodes_.size()); !even.empty()) {
         // Logged on the loop thread, as every log line is (config.hpp): posted
         // now, it runs once the loop does.
-        core->loop_.post([raw = core.get()] {
-            const std::size_t n = raw->nodes_.size();
-            raw->warn(std::to_string(n) + " nodes is an even number: a majority needs " +
-                      std::to_string(n / 2 + 1) +
-                      ", so one more node would add fault tolerance at no cost");
-        });
+        core->loop_.post([raw = core.get(), even = std::move(even)] { raw->warn(even); });
     }
     if (core->loop_.owned()) {
         // If the client is destroyed on its own loop thread, the thread cannot be
@@ -90,18 +68,9 @@ client_core::client_core(client_config config, uv_loop_t* external,
 }
 
 void client_core::check_identity(std::size_t node) {
-    const std::string& id = nodes_[node]->run_id();
-    if (id.empty()) return;
-    for (std::size_t other = 0; other < nodes_.size(); ++other) {
-        if (other == node || nodes_[other]->run_id() != id) continue;
-        const auto pair = std::minmax(node, other);
-        if (!same_server_warned_.insert(pair.first * nodes_.size() + pair.second).second) continue;
-        // Validation catches the aliases it can see (config_validate); two names
-        // of one server that it cannot (a DNS alias, a Unix socket and a TCP
-        // port) show here. Acquisition stays safe (SET NX), but a majority of
-        // the configured nodes is not a majority of independent servers.
-        warn("nodes " + nodes_[pair.first]->name() + " and " + nodes_[pair.second]->name() +
-             " are one server (run_id " + id +
+    for (const auto& [a, b] : same_servers_.identified(node, nodes_[node]->run_id())) {
+        warn("nodes " + nodes_[a]->name() + " and " + nodes_[b]->name() +
+             " are one server (run_id " + nodes_[node]->run_id() +
              "): the cluster tolerates fewer failures than its node count suggests");
     }
 }
@@ -111,12 +80,7 @@ void client_core::warn(const std::string& what) const {
 }
 
 client_core::~client_core() {
-    delete_ops();
-}
-
-void client_core::delete_ops() noexcept {
-    ops_.delete_all();
-    operation_gauge_.store(0, std::memory_order_relaxed);
+    ops_.delete_all();  // before the parts they refer to go
 }
 
 // ---- entering the loop --------------------------------------------------------------------
@@ -129,23 +93,24 @@ void client_core::call_on_loop(Callback done, Start start) {
     }
     class call final : public loop_task {
     public:
-        call(client_core& core, Callback done, Start start)
-            : core_{core}, done_{std::move(done)}, start_{std::move(start)} {}
+        call(client_core& core, Callback callback, Start starter)
+            : done{std::move(callback)}, core_{core}, start_{std::move(starter)} {}
         void run(std::unique_ptr<loop_task> /*self*/) override {
-            if (!start_(done_)) core_.refuse_stopped(std::move(done_));
+            if (!start_(done)) core_.refuse_stopped(std::move(done));
         }
+        Callback done;
+
+    private:
         client_core& core_;
-        Callback done_;
         Start start_;
     };
-    std::unique_ptr<loop_task> task =
-        std::make_unique<call>(*this, std::move(done), std::move(start));
-    if (!loop_.post(task)) refuse_stopped(std::move(static_cast<call&>(*task).done_));
+    auto task = std::make_unique<call>(*this, std::move(done), std::move(start));
+    if (!post_typed(loop_, task)) refuse_stopped(std::move(task->done));
 }
 
 template <typename Callback>
 void client_core::refuse_stopped(Callback done) {
-    complete_later([done = std::move(done)] {
+    deliver_later(loop_, [done = std::move(done)] {
         if (done) done(failure{stopped_error()});
     });
 }
@@ -159,45 +124,24 @@ auto client_core::run_on_loop(std::function<void()> task) -> bool {
     return loop_.post(std::move(task));
 }
 
-void client_core::complete_later(std::function<void()> completion) {
-    if (loop_.post(completion)) return;
-    if (!loop_.owned()) {
-        // Our handles are closed, but the caller's loop lives on: a one-shot
-        // timer of its own delivers on a later turn, never inside the call.
-        struct deferred {
-            uv_timer_t timer{};
-            std::function<void()> fn;
-        };
-        auto* d = new deferred{{}, std::move(completion)};
-        uv_timer_init(loop_.loop(), &d->timer);
-        d->timer.data = d;
-        uv_timer_start(
-            &d->timer,
-            [](uv_timer_t* t) {
-                auto* self = static_cast<deferred*>(t->data);
-                call_guarded(self->fn);
-                uv_close(reinterpret_cast<uv_handle_t*>(t),
-                         [](uv_handle_t* h) { delete static_cast<deferred*>(h->data); });
-            },
-            0, 0);
-        return;
-    }
-    // An owned loop that has ended: no loop thread is left, and the completion
-    // must still not run inside the call that asked for it.
-    run_detached(std::move(completion));
-}
-
-void client_core::start_op(std::unique_ptr<operation> op) {
-    operation& started = ops_.adopt(std::move(op));
-    operation_gauge_.fetch_add(1, std::memory_order_relaxed);
-    started.start();
-}
-
 void client_core::retire(operation* op) noexcept {
-    ops_.destroy(op);
-    operation_gauge_.fetch_sub(1, std::memory_order_relaxed);
+    ops_.retire(op);
     if (stopping_ && ops_.empty()) close_everything();
 }
+
+// ---- acquisitions -------------------------------------------------------------------------
+
+class client_core::acquisition_task final : public loop_task {
+public:
+    acquisition_task(client_core& core, acquisition_request carried) noexcept
+        : request{std::move(carried)}, core_{core} {}
+    void run(std::unique_ptr<loop_task> /*self*/) override { core_.start_acquire(request); }
+
+    acquisition_request request;
+
+private:
+    client_core& core_;
+};
 
 auto client_core::acquire(std::vector<std::string> resources, lock_options options,
                           client::acquire_callback done) -> client::acquire_ticket {
@@ -205,77 +149,71 @@ auto client_core::acquire(std::vector<std::string> resources, lock_options optio
     const client::acquire_ticket ticket = next_ticket_.fetch_add(1, std::memory_order_relaxed) + 1;
     if (on_loop_thread() && !stopping_) {
         // From a completion callback: no hop, and nothing to allocate for one.
-        start_acquire(ticket, std::move(resources), std::move(options), std::move(done));
+        acquisition_request request{ticket, std::move(resources), std::move(options),
+                                    std::move(done)};
+        start_acquire(request);
         return ticket;
     }
-    std::unique_ptr<loop_task> task = std::make_unique<pending_acquire>(
-        *this, ticket, std::move(resources), std::move(options), std::move(done));
-    if (!loop_.post(task)) refuse_stopped(std::move(static_cast<pending_acquire&>(*task).done));
+    auto task = std::make_unique<acquisition_task>(
+        *this,
+        acquisition_request{ticket, std::move(resources), std::move(options), std::move(done)});
+    if (!post_typed(loop_, task)) refuse_stopped(std::move(task->request.done));
     return ticket;
 }
 
-void pending_acquire::run(std::unique_ptr<loop_task> self) {
-    core.admit(std::unique_ptr<pending_acquire>{static_cast<pending_acquire*>(self.release())});
-}
-
-void client_core::start_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
-                                lock_options options, client::acquire_callback done) {
-    if (reenter(ticket, resources, options, done)) return;
-    if (admission_.must_wait(options)) {
-        admission_.hold(std::make_unique<pending_acquire>(*this, ticket, std::move(resources),
-                                                          std::move(options), std::move(done)));
-        return;
-    }
-    const bool counted = admission_.counted(options);
-    launch_acquire(ticket, std::move(resources), std::move(options), std::move(done), counted);
-}
-
-void client_core::admit(std::unique_ptr<pending_acquire> pending) {
+void client_core::start_acquire(acquisition_request& request) {
     if (stopping_) {
-        refuse_stopped(std::move(pending->done));
+        refuse_stopped(std::move(request.done));
         return;
     }
-    if (reenter(pending->ticket, pending->resources, pending->options, pending->done)) return;
-    if (admission_.must_wait(pending->options)) {
-        admission_.hold(std::move(pending));  // the task itself waits its turn
+    reentry_route route = reentries_.route(request);
+    if (route.held) {
+        counters_.acquired.fetch_add(1, std::memory_order_relaxed);
+        deliver_later(loop_,
+                      [done = std::move(request.done), held = std::move(route.held)]() mutable {
+                          call_guarded([&] { done(lock_state::handle(std::move(held))); });
+                      });
         return;
     }
-    pending_acquire& p = *pending;
-    const bool counted = admission_.counted(p.options);
-    launch_acquire(p.ticket, std::move(p.resources), std::move(p.options), std::move(p.done),
-                   counted);
-}
-
-void client_core::launch_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
-                                 lock_options options, client::acquire_callback done,
-                                 bool counted) {
-    auto op = std::make_unique<acquire_op>(ctx_, std::move(resources), std::move(options),
-                                           std::move(done), ticket);
-    if (counted) {
-        op->count_against_limit();
-        admission_.started();
+    if (route.waits) return;
+    switch (admission_.arrive(request.ticket, request.options.max_wait.has_value(), request)) {
+        case admission::start:
+            launch(request, false);
+            return;
+        case admission::start_counted:
+            launch(request, true);
+            return;
+        case admission::wait:
+            return;  // the queue keeps it
     }
-    start_op(std::move(op));
 }
 
-void client_core::start_counted(std::unique_ptr<pending_acquire> next) {
-    // Already counted as started by the queue.
+void client_core::resume(acquisition_request request, bool cancelled) {
+    if (cancelled) {
+        refuse(std::move(request.done), errc::cancelled,
+               "for its owner's acquisition in flight (lock_options::owner)");
+        return;
+    }
+    start_acquire(request);  // stopped meanwhile: refused there
+}
+
+void client_core::launch(acquisition_request& request, bool counted) {
     auto op =
-        std::make_unique<acquire_op>(ctx_, std::move(next->resources), std::move(next->options),
-                                     std::move(next->done), next->ticket);
-    op->count_against_limit();
-    start_op(std::move(op));
+        std::make_unique<acquire_op>(ctx_, std::move(request.resources), std::move(request.options),
+                                     std::move(request.done), request.ticket);
+    if (counted) op->count_against_limit();
+    ops_.start(std::move(op));
 }
 
 void client_core::acquisition_finished() {
     admission_.finished();
     if (stopping_) return;
-    while (auto next = admission_.next()) start_counted(std::move(next));
+    while (auto next = admission_.next()) launch(*next, true);
 }
 
 void client_core::refuse(client::acquire_callback done, errc why, const char* waiting_for) {
     // Delivered on a later turn, like every completion.
-    complete_later([done = std::move(done), why, waiting_for]() mutable {
+    deliver_later(loop_, [done = std::move(done), why, waiting_for]() mutable {
         if (!done) return;
         const char* what =
             why == errc::cancelled ? "the acquisition was cancelled" : "the client was shut down";
@@ -289,23 +227,22 @@ void client_core::refuse(client::acquire_callback done, errc why, const char* wa
     });
 }
 
-void client_core::start_release(std::shared_ptr<lock_state> state, client::release_callback done) {
-    watchdog_.forget(state.get());
-    start_op(std::make_unique<release_op>(ctx_, std::move(state), std::move(done)));
-}
-
 void client_core::cancel(client::acquire_ticket ticket) {
     run_on_loop([this, ticket] {
-        if (operation* op = ops_.find(ticket)) {
-            op->cancel(errc::cancelled);
-            return;
-        }
-        if (auto held = admission_.take(ticket)) {
-            refuse(std::move(held->done), errc::cancelled);
+        if (ops_.cancel(ticket)) return;
+        if (auto waiting = admission_.take(ticket)) {
+            refuse(std::move(waiting->done), errc::cancelled);
             return;
         }
         (void)reentries_.cancel(ticket);  // waiting for its owner's acquisition in flight
     });
+}
+
+// ---- releases, extensions, probes ---------------------------------------------------------
+
+void client_core::start_release(std::shared_ptr<lock_state> state, client::release_callback done) {
+    watchdog_.forget(state.get());
+    ops_.start(std::make_unique<release_op>(ctx_, std::move(state), std::move(done)));
 }
 
 void client_core::release(std::shared_ptr<lock_state> state, client::release_callback done) {
@@ -319,7 +256,7 @@ void client_core::release(std::shared_ptr<lock_state> state, client::release_cal
             report.holds_left = left;
             call_on_loop(std::move(done), [this, report = std::move(report)](
                                               client::release_callback& d) mutable {
-                complete_later([d = std::move(d), report = std::move(report)]() mutable {
+                deliver_later(loop_, [d = std::move(d), report = std::move(report)]() mutable {
                     call_guarded([&] { d(std::move(report)); });
                 });
                 return true;
@@ -344,7 +281,7 @@ void client_core::release_lost(std::shared_ptr<lock_state> state) {
     // No callback: nobody waits for it. The script deletes only where the key
     // still holds this lock's value, so another holder's key is never touched.
     if (stopping_) return;
-    start_op(std::make_unique<release_op>(ctx_, std::move(state), nullptr));
+    ops_.start(std::make_unique<release_op>(ctx_, std::move(state), nullptr));
 }
 
 void client_core::extend(std::shared_ptr<lock_state> state, std::chrono::milliseconds ttl,
@@ -352,7 +289,7 @@ void client_core::extend(std::shared_ptr<lock_state> state, std::chrono::millise
     call_on_loop(
         std::move(done), [this, state = std::move(state), ttl](client::extend_callback& d) mutable {
             if (stopping_) return false;
-            start_op(std::make_unique<extend_op>(ctx_, std::move(state), ttl, std::move(d)));
+            ops_.start(std::make_unique<extend_op>(ctx_, std::move(state), ttl, std::move(d)));
             return true;
         });
 }
@@ -361,7 +298,7 @@ void client_core::probe(std::vector<std::vector<std::string>> commands,
                         std::function<void(result<std::vector<node_probe>>)> done) {
     call_on_loop(std::move(done), [this, commands = std::move(commands)](auto& d) mutable {
         if (stopping_) return false;
-        start_op(std::make_unique<probe_op>(
+        ops_.start(std::make_unique<probe_op>(
             ctx_, std::move(commands),
             [d = std::move(d)](std::vector<node_probe> probes) { d(std::move(probes)); }));
         return true;
@@ -369,28 +306,12 @@ void client_core::probe(std::vector<std::vector<std::string>> commands,
 }
 
 auto client_core::stats() const -> client_stats {
-    client_stats s;
-    s.acquire_calls = counters_.acquire_calls.load(std::memory_order_relaxed);
-    s.acquired = counters_.acquired.load(std::memory_order_relaxed);
-    s.acquire_failures = counters_.acquire_failures.load(std::memory_order_relaxed);
-    s.attempts = counters_.attempts.load(std::memory_order_relaxed);
-    s.releases = counters_.releases.load(std::memory_order_relaxed);
-    s.extends = counters_.extends.load(std::memory_order_relaxed);
-    s.renewals = counters_.renewals.load(std::memory_order_relaxed);
-    s.locks_lost = counters_.locks_lost.load(std::memory_order_relaxed);
-    s.release_late_deleted = counters_.release_late_deleted.load(std::memory_order_relaxed);
-    s.handoffs = counters_.handoffs.load(std::memory_order_relaxed);
-    s.release_late_failed = counters_.release_late_failed.load(std::memory_order_relaxed);
-    s.requests = connection_counters_.requests.load(std::memory_order_relaxed);
-    s.timeouts = connection_counters_.timeouts.load(std::memory_order_relaxed);
-    s.writes = connection_counters_.writes.load(std::memory_order_relaxed);
-    s.node_restarts = connection_counters_.restarts.load(std::memory_order_relaxed);
-    s.waiters = waiters_.waiter_count();
-    s.subscriber_connections = waiters_.connection_count();
-    s.operations = operation_gauge_.load(std::memory_order_relaxed) + admission_.held_back();
-    s.connects = connection_counters_.connects.load(std::memory_order_relaxed);
-    s.nodes_connected = connection_counters_.connected.load(std::memory_order_relaxed);
-    return s;
+    return read_stats(counters_, connection_counters_, waiters_,
+                      ops_.size() + admission_.held_back());
+}
+
+auto client_core::metrics() const -> metrics_snapshot {
+    return read_metrics(counters_, nodes_, waiters_);
 }
 
 // ---- shutdown -----------------------------------------------------------------------------
@@ -425,8 +346,8 @@ void client_core::begin_shutdown() {
     if (stopping_) return;
     stopping_ = true;
     watchdog_.forget_all();  // renewals stop with the client; the keys expire by TTL
-    for (auto& h : admission_.drain()) refuse(std::move(h->done), errc::client_stopped);
-    for (operation* op : ops_.snapshot()) op->cancel(errc::client_stopped);  // may retire ops
+    for (auto& waiting : admission_.drain()) refuse(std::move(waiting.done), errc::client_stopped);
+    ops_.cancel_all(errc::client_stopped);  // may retire some
     if (ops_.empty()) {
         close_everything();
         return;
@@ -450,7 +371,7 @@ void client_core::close_everything() {
     on_handle_closed();  // the extra one above, held while the registry's were counted
     timers_.close([this] { on_handle_closed(); });
     hooks_.close([this] { on_handle_closed(); });
-    delete_ops();
+    ops_.delete_all();
     loop_.close([this] { on_handle_closed(); });
 }
 

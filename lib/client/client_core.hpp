@@ -1,29 +1,26 @@
 #pragma once
 
-#include "client/admission_queue.hpp"
-#include "transport/event_loop.hpp"
-#include "transport/write_batcher.hpp"
-#include "transport/node_connection.hpp"
+#include "client/acquisition_request.hpp"
+#include "client/operation_registry.hpp"
+#include "client/reentry_registry.hpp"
 #include "operations/op_context.hpp"
 #include "operations/operation.hpp"
-#include "operations/operation_list.hpp"
 #include "operations/probe_op.hpp"
-#include "transport/os_random.hpp"
-#include "client/reentry_registry.hpp"
-#include "transport/timer_queue.hpp"
 #include "operations/waiter_registry.hpp"
 #include "operations/watchdog.hpp"
 #include "redlock/client.hpp"
+#include "sansio/admission_queue.hpp"
+#include "sansio/cluster_shape.hpp"
+#include "transport/event_loop.hpp"
+#include "transport/node_connection.hpp"
+#include "transport/os_random.hpp"
+#include "transport/timer_queue.hpp"
+#include "transport/write_batcher.hpp"
 
 #include <atomic>
-#include <deque>
 #include <functional>
-#include <list>
 #include <memory>
-#include <optional>
-#include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace redlock::detail {
@@ -32,7 +29,8 @@ struct lock_state;
 
 /// Everything behind a redlock::client: the loop, the node connections, the
 /// operations in flight, and the shutdown order.
-class client_core final : public std::enable_shared_from_this<client_core>, private op_host {
+class client_core final : public std::enable_shared_from_this<client_core>,
+                          private operation_owner {
 public:
     /// Validates, builds and starts. `external` null: own a loop thread.
     [[nodiscard]] static auto create(client_config config, uv_loop_t* external)
@@ -58,9 +56,10 @@ public:
     void shutdown();
     [[nodiscard]] auto on_loop_thread() const noexcept -> bool { return loop_.on_loop_thread(); }
     [[nodiscard]] auto stats() const -> client_stats;
-    [[nodiscard]] auto metrics() const -> metrics_snapshot;  // client_core_metrics.cpp
+    [[nodiscard]] auto metrics() const -> metrics_snapshot;
 
-    // ---- op_host: what operations call back, on the loop thread ---------------------------
+    // ---- operation_owner: what operations call back, on the loop thread
+    // ---------------------------
     void retire(operation* op) noexcept override;
     void acquisition_finished() override;
     void watch(std::shared_ptr<lock_state> state) override { watchdog_.watch(std::move(state)); }
@@ -70,6 +69,9 @@ public:
     [[nodiscard]] auto node_count() const noexcept -> std::size_t { return nodes_.size(); }
 
 private:
+    /// An acquire call carried from another thread to the loop in one allocation.
+    class acquisition_task;
+
     /// Runs `start(done)` on the loop thread: at once if called there, else
     /// carried over with its callback in one task. `start` returns false when
     /// the client no longer takes the call; `done` then hears stopped_error on
@@ -82,34 +84,23 @@ private:
     /// Runs `task` on the loop thread: now if already there, else posted. False
     /// if the client has stopped (the task did not run and never will).
     auto run_on_loop(std::function<void()> task) -> bool;
-    /// Delivers a completion later on the loop thread, never inside the caller.
-    void complete_later(std::function<void()> completion);
-    void start_op(std::unique_ptr<operation> op);
-    /// On the loop thread: starts an acquisition, or holds it back.
-    void start_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
-                       lock_options options, client::acquire_callback done);
-    /// A reentrant acquisition (lock_options::owner): another hold of the lock
-    /// held for its owner, or a wait for the owner's acquisition in flight.
-    /// False: acquire as usual (with an owner, `done` now also records what it
-    /// gets; without one, nothing changed).
-    auto reenter(client::acquire_ticket ticket, std::vector<std::string>& resources,
-                 lock_options& options, client::acquire_callback& done) -> bool;
-    friend struct pending_acquire;
-    void admit(std::unique_ptr<pending_acquire> pending);
-    void start_release(std::shared_ptr<lock_state> state, client::release_callback done);
-    void delete_ops() noexcept;
-    void launch_acquire(client::acquire_ticket ticket, std::vector<std::string> resources,
-                        lock_options options, client::acquire_callback done, bool counted);
-    /// Starts an acquisition the admission queue let through (counted already).
-    void start_counted(std::unique_ptr<pending_acquire> next);
+    /// On the loop thread: another hold of a reentrant lock, a wait behind its
+    /// owner's acquisition or back-pressure, or an acquire_op started. What it
+    /// keeps is moved out of `request`.
+    void start_acquire(acquisition_request& request);
+    /// An acquisition that waited for its owner's acquisition in flight is back.
+    void resume(acquisition_request request, bool cancelled);
+    /// `counted`: against max_concurrent_acquisitions (admission_ counted it already).
+    void launch(acquisition_request& request, bool counted);
     void refuse(client::acquire_callback done, errc why,
                 const char* waiting_for = "for its turn to start (max_concurrent_acquisitions)");
+    void start_release(std::shared_ptr<lock_state> state, client::release_callback done);
     void begin_shutdown();
     void close_everything();
     void on_handle_closed();
     /// Logs "redlock: warning: <what>" (loop thread), to the logger or stderr.
     void warn(const std::string& what) const;
-    /// Node `node` answered a handshake: warns if another node reported the same run_id.
+    /// Node `node` answered a handshake: warns of nodes that are the same server.
     void check_identity(std::size_t node);
 
     client_config config_;
@@ -121,18 +112,20 @@ private:
     timer_queue timers_;
     flush_hooks hooks_;  // shared by every connection; declared before them
     std::vector<std::unique_ptr<node_connection>> nodes_;
-    operation_list ops_;  // live operations, owned
-    admission_queue admission_{config_.max_concurrent_acquisitions};
+    operation_registry ops_;  // live operations, owned
+    admission_queue<acquisition_request> admission_{config_.max_concurrent_acquisitions};
     std::atomic<client::acquire_ticket> next_ticket_{0};
     std::string client_id_;
     waiter_registry waiters_{loop_.loop(), hooks_, config_, rng_, timers_};
     op_context ctx_{{config_, nodes_, timers_, rng_, counters_, waiters_, client_id_, *this}};
     watchdog watchdog_{ctx_};
-    std::atomic<std::size_t> operation_gauge_{0};  // live operations (ops_)
-    reentry_registry reentries_;                   // lock_options::owner (loop thread)
-    std::set<std::size_t> same_server_warned_;     // node pairs (i * n + j) already reported
-    bool stopping_ = false;                        // loop thread: no new operations
-    bool closing_ = false;                         // loop thread: handles are being closed
+    reentry_registry reentries_{// lock_options::owner (loop thread)
+                                [this](acquisition_request request, bool cancelled) {
+                                    resume(std::move(request), cancelled);
+                                }};
+    shared_server_check same_servers_{config_.nodes.size()};  // run_ids seen, pairs reported
+    bool stopping_ = false;                                   // loop thread: no new operations
+    bool closing_ = false;  // loop thread: handles are being closed
     int closes_pending_ = 0;
     std::atomic<bool> shutdown_requested_{false};
     std::shared_ptr<client_core> self_;  // attached loop: alive until every handle closed

@@ -118,26 +118,4 @@ void release_awaiter::await_suspend(std::coroutine_handle<> waiting) {
     });
 }
 
-// The factories of client.hpp, here so that client.hpp needs no <coroutine>.
-
-auto client::async_acquire(std::string resource, lock_options options, std::stop_token stop)
-    -> acquire_awaiter {
-    std::vector<std::string> resources;
-    resources.push_back(std::move(resource));
-    return acquire_awaiter{*this, std::move(resources), std::move(options), std::move(stop)};
-}
-
-auto client::async_acquire_all(std::vector<std::string> resources, lock_options options,
-                               std::stop_token stop) -> acquire_awaiter {
-    return acquire_awaiter{*this, std::move(resources), std::move(options), std::move(stop)};
-}
-
-auto client::async_extend(const lock& held, std::chrono::milliseconds ttl) -> extend_awaiter {
-    return extend_awaiter{*this, held, ttl};
-}
-
-auto client::async_release(const lock& held) -> release_awaiter {
-    return release_awaiter{*this, held};
-}
-
 }  // namespace redlock

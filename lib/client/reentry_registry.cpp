@@ -43,6 +43,27 @@ auto reentry_registry::reenter(const std::string& key) -> std::shared_ptr<lock_s
     return held;
 }
 
+auto reentry_registry::route_owned(acquisition_request& request) -> reentry_route {
+    std::string key = key_of(request.resources, request.options);
+    if (auto held = reenter(key)) return {.held = std::move(held)};
+    if (in_flight(key)) {
+        // The owner's first acquisition decides: held, this one re-enters it;
+        // failed, this one tries on its own.
+        const auto ticket = request.ticket;
+        wait(key, ticket, [this, waiting = std::move(request)](bool cancelled) mutable {
+            if (resume_) resume_(std::move(waiting), cancelled);
+        });
+        return {.held = nullptr, .waits = true};
+    }
+    begin(key);
+    request.done = [this, key = std::move(key),
+                    done = std::move(request.done)](result<lock> outcome) mutable {
+        end(key, outcome ? lock_state::of(*outcome) : nullptr);
+        done(std::move(outcome));
+    };
+    return {};
+}
+
 auto reentry_registry::in_flight(const std::string& key) const -> bool {
     const auto it = entries_.find(key);
     return it != entries_.end() && it->second.in_flight;

@@ -113,10 +113,10 @@ void acquire_op::handle(std::uint32_t tag, const reply_event& event) {
 
 auto acquire_op::resend_as_eval(std::uint32_t tag, const reply_event& event) -> bool {
     // The one NOSCRIPT rule (sansio/script_fallback.hpp), which extend_op and
-    // release_op ask too, says whether to resend; this says what to resend. A release's or a stray release's
-    // replacement is the same clean-up to the decision; a grant or confirm is
-    // asked again only while its attempt's question is open. A dequeue goes as
-    // EVAL already, and a plain SET has no script.
+    // release_op ask too, says whether to resend; this says what to resend. A release's or a stray
+    // release's replacement is the same clean-up to the decision; a grant or confirm is asked again
+    // only while its attempt's question is open. A dequeue goes as EVAL already, and a plain SET
+    // has no script.
     const auto k = static_cast<kind>(tag_kind(tag));
     const bool sent_as_sha = k == script_sha_kind || k == confirm_sha_kind ||
                              k == release_sha_kind || k == stray_sha_kind;

@@ -50,7 +50,7 @@ struct op_counters {
 };
 
 /// The few calls an operation makes back into the client that runs it.
-class op_host {
+class operation_owner {
 public:
     /// `op` has finished and nothing refers to it: delete it.
     virtual void retire(operation* op) noexcept = 0;
@@ -67,10 +67,10 @@ public:
     virtual void release_lost(std::shared_ptr<lock_state> state) = 0;
 
 protected:
-    op_host() = default;
-    op_host(const op_host&) = default;
-    auto operator=(const op_host&) -> op_host& = default;
-    ~op_host() = default;
+    operation_owner() = default;
+    operation_owner(const operation_owner&) = default;
+    auto operator=(const operation_owner&) -> operation_owner& = default;
+    ~operation_owner() = default;
 };
 
 class op_context {
@@ -83,7 +83,7 @@ public:
         op_counters& counters;
         waiter_registry& waiters;
         const std::string& client_id;
-        op_host& host;
+        operation_owner& host;
     };
     explicit op_context(parts p)
         : p_{p},

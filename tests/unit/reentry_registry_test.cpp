@@ -114,3 +114,48 @@ TEST_CASE("waiting acquisitions run once the owner's acquisition ends, or once c
     CHECK(ran[1] == "7");
     CHECK_FALSE(reg.in_flight(key));
 }
+
+TEST_CASE(
+    "route: an owner's acquisition goes ahead, waits behind the one in flight, or re-enters") {
+    using redlock::detail::acquisition_request;
+    std::vector<std::pair<acquisition_request, bool>> resumed;
+    reentry_registry reg{[&](acquisition_request r, bool cancelled) {
+        resumed.emplace_back(std::move(r), cancelled);
+    }};
+    auto request = [](std::uint64_t ticket, lock_options options) {
+        return acquisition_request{ticket, {"r"}, std::move(options), nullptr};
+    };
+
+    // Without an owner: untouched, not even its callback.
+    auto plain = request(1, {});
+    CHECK(reg.route(plain).goes_ahead());
+    CHECK_FALSE(plain.done);
+
+    // The owner's first: goes ahead, its callback now also records the outcome.
+    int first_heard = 0;
+    auto first = request(2, owned("o"));
+    first.done = [&](redlock::result<redlock::lock>) { ++first_heard; };
+    CHECK(reg.route(first).goes_ahead());
+    CHECK(reg.in_flight(reentry_registry::key_of({"r"}, owned("o"))));
+
+    // A second while it is in flight waits, and a third is cancelled while waiting.
+    auto second = request(3, owned("o"));
+    CHECK(reg.route(second).waits);
+    auto third = request(4, owned("o"));
+    CHECK(reg.route(third).waits);
+    CHECK(reg.cancel(4));
+    REQUIRE(resumed.size() == 1);
+    CHECK(resumed[0].first.ticket == 4);
+    CHECK(resumed[0].second);
+
+    // The first is granted: the second is resumed, and routed again re-enters it.
+    auto s = held_state();
+    first.done(lock_state::handle(s));
+    CHECK(first_heard == 1);
+    REQUIRE(resumed.size() == 2);
+    CHECK(resumed[1].first.ticket == 3);
+    CHECK_FALSE(resumed[1].second);
+    const auto again = reg.route(resumed[1].first);
+    CHECK(again.held == s);
+    CHECK(s->holds.load() == 2);
+}
