@@ -118,7 +118,7 @@ private:
     connection_counters connection_counters_;
     op_counters counters_;
     timer_queue timers_;
-    flush_hooks hooks_;  // shared by every connection; declared before them
+    write_batcher hooks_;  // shared by every connection; declared before them
     std::vector<std::unique_ptr<node_connection>> nodes_;
     operation* ops_ = nullptr;  // live operations, owned: an intrusive list (operation::next_)
     admission_queue admission_{config_.max_concurrent_acquisitions};
