@@ -193,6 +193,7 @@ void connection_fsm::stop(actions& a) {
     resolve_wanted_ = false;
     a.stop_connect_timer = true;
     a.close_timers = true;
+    deadline_armed_ = no_deadline;  // closed with the others: it never fires again
     if (resolver_ == resolver_state::busy) {
         resolver_ = resolver_state::cancelling;
         a.cancel_resolve = true;

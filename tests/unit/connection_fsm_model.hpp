@@ -70,6 +70,7 @@ public:
             CHECK_MESSAGE((timers != timer::closing && timers != timer::closed),
                           "timers closed twice: " << where);
             timers = timer::closing;
+            deadline_due = connection_fsm::no_deadline;  // closed with them: never fires
         }
         if (a.fail_pending) {
             written.clear();
