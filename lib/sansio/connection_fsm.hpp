@@ -150,10 +150,12 @@ public:
         // answer by then, the request fails as unreachable, never written.
         const std::uint64_t deadline =
             r.now + settings_.request_timeout_ms + (is_ready ? 0 : settings_.connect_timeout_ms);
+        const bool arm = deadline < deadline_armed_;  // not closing: no stopping() check
+        if (arm) deadline_armed_ = deadline;
         return {is_ready ? request_route::write : request_route::hold,
                 is_ready && r.writer_idle && r.buffered_bytes > 0 &&
                     r.buffered_bytes + r.request_bytes > eager_write_bytes,
-                arm_deadline_timer(deadline), deadline};
+                arm, deadline};
     }
     /// The deadline timer fired: it is no longer armed. The shell expires
     /// each request whose deadline has passed, then asks after_expiry().

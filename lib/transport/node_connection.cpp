@@ -283,8 +283,11 @@ void node_connection::on_flush() {
 void node_connection::flush() {
     const auto s = fsm_.current();
     if (s != connection_fsm::state::ready && s != connection_fsm::state::handshaking) return;
-    std::string failure = writer_.flush(stream(), s == connection_fsm::state::ready);
-    if (!failure.empty()) fail_transport(std::move(failure));
+    if (!writer_.flush(stream(), s == connection_fsm::state::ready)) write_failed();
+}
+
+void node_connection::write_failed() {
+    fail_transport(writer_.failure());
 }
 
 void node_connection::on_written(int status) {
@@ -324,11 +327,6 @@ void node_connection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t
         }
         self.fail_transport(std::move(cause));
     }
-}
-
-void node_connection::feed(const char* data, std::size_t len) {
-    std::string failure = replies_.feed(data, len);
-    if (!failure.empty()) fail_transport(std::move(failure));
 }
 
 void node_connection::feed_tls(const char* data, std::size_t len) {

@@ -108,7 +108,9 @@ public:
     /// The read path: parses `len` bytes received from the node and completes
     /// the requests they answer. Public so that fuzz targets can drive reply
     /// handling without a socket; the connection calls it for every read.
-    void feed(const char* data, std::size_t len);
+    void feed(const char* data, std::size_t len) {
+        if (!replies_.feed(data, len)) fail_transport(replies_.failure());
+    }
 
     /// Called by the write batcher: writes what was queued this turn, then
     /// delivers the failures that were deferred.
@@ -169,6 +171,8 @@ private:
 
     void mark_dirty();
     void flush();
+    /// Out of line: flush() stays small enough to inline into on_flush().
+    void write_failed();
     void start_deadline_timer(std::uint64_t deadline, std::uint64_t now);
     void on_deadline();
     void on_connect_timeout();

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <deque>
 #include <string>
-#include <string_view>
 
 namespace redlock::detail {
 
@@ -20,22 +19,14 @@ public:
 
     /// Fails every refused request: a stopped one as "client stopped", the
     /// others with `cause`, read at each failure (a sink may change it).
+    /// Inline: every flush asks, and there is seldom anything to deliver.
     void deliver(const std::string& cause) {
-        // A sink may refuse more while we deliver: take a batch at a time.
-        while (!queue_.empty()) {
-            std::deque<refusal> batch;
-            batch.swap(queue_);
-            for (const refusal& r : batch) {
-                if (r.sink == nullptr) continue;
-                const std::string_view why = r.status == request_status::stopped
-                                                 ? "client stopped"
-                                                 : std::string_view{cause};
-                r.sink->on_reply(r.tag, reply_event{r.status, nullptr, why});
-            }
-        }
+        if (!queue_.empty()) deliver_all(cause);
     }
 
 private:
+    void deliver_all(const std::string& cause);
+
     struct refusal {
         reply_sink* sink;
         std::uint32_t tag;

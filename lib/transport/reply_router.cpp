@@ -21,19 +21,22 @@ void reply_router::subscribe(std::string channel,
     on_message_ = std::move(on_message);
 }
 
-auto reply_router::feed(const char* data, std::size_t len) -> std::string {
-    if (!reader_.feed(data, len)) return "protocol error: " + reader_.error();
+auto reply_router::feed(const char* data, std::size_t len) -> bool {
+    if (!reader_.feed(data, len)) return protocol_error(reader_.error());
     // No reply of ours comes anywhere near this; a node that sends more in one
     // reply is broken or hostile, and must not make us buffer without bound
     // (hiredis 0.14's reader has no limit of its own).
     if (reader_.unparsed() > reply_reader::max_bytes) {
-        return "protocol error: a reply larger than 16 MiB";
+        return protocol_error("a reply larger than 16 MiB");
     }
-    const std::uint64_t generation = pending_.generation();
-    while (generation == pending_.generation()) {
+    // The references loaded once, not once per reply.
+    request_fifo& pending = pending_;
+    node_counters& metrics = metrics_;
+    const std::uint64_t generation = pending.generation();
+    while (generation == pending.generation()) {
         reply_ptr answer;
-        if (!reader_.next(answer)) return "protocol error: " + reader_.error();
-        if (answer == nullptr) return {};  // need more bytes
+        if (!reader_.next(answer)) return protocol_error(reader_.error());
+        if (answer == nullptr) return true;  // need more bytes
         if (!channel_.empty()) {
             if (const reply* payload = pushed_message(answer.get())) {
                 // Pushed, not a reply: it takes no slot in the FIFO.
@@ -43,17 +46,23 @@ auto reply_router::feed(const char* data, std::size_t len) -> std::string {
                 continue;
             }
         }
-        if (pending_.empty()) return "protocol error: a reply nobody asked for";
+        if (pending.empty()) return protocol_error("a reply nobody asked for");
         if (is_error(answer.get()) && !is_noscript(answer.get()))
-            metrics_.error_replies.fetch_add(1, std::memory_order_relaxed);
-        const std::uint32_t number = pending_.front_number();
-        const request_fifo::request req = pending_.pop_front();
-        metrics_.on_answered(number, !req.expired);
+            metrics.error_replies.fetch_add(1, std::memory_order_relaxed);
+        const std::uint32_t number = pending.front_number();
+        const request_fifo::request req = pending.pop_front();
+        metrics.on_answered(number, !req.expired);
         if (!req.expired && req.sink != nullptr) {
             req.sink->on_reply(req.tag, reply_event{request_status::reply, answer.get(), {}});
         }
     }
-    return {};
+    return true;
+}
+
+auto reply_router::protocol_error(std::string_view what) -> bool {
+    failure_ = "protocol error: ";
+    failure_ += what;
+    return false;
 }
 
 }  // namespace redlock::detail

@@ -26,19 +26,25 @@ public:
     void subscribe(std::string channel, std::function<void(std::string_view)> on_message);
     [[nodiscard]] auto channel() const noexcept -> const std::string& { return channel_; }
 
-    /// Parses `len` bytes and completes the requests they answer. Returns why
-    /// the connection must drop (a protocol error), or empty. Stops early when
-    /// a request's callback failed the connection (the FIFO was emptied).
-    auto feed(const char* data, std::size_t len) -> std::string;
+    /// Parses `len` bytes and completes the requests they answer. False on a
+    /// protocol error, which must drop the connection: failure() says what.
+    /// Stops early when a request's callback failed the connection (the FIFO
+    /// was emptied).
+    [[nodiscard]] auto feed(const char* data, std::size_t len) -> bool;
+    [[nodiscard]] auto failure() const noexcept -> const std::string& { return failure_; }
     /// Drops what was read and not parsed: the stream it came from is gone.
     void reset() { reader_.reset(); }
 
 private:
+    /// Records "protocol error: <what>" as the failure; false.
+    auto protocol_error(std::string_view what) -> bool;
+
     request_fifo& pending_;
     node_counters& metrics_;
     reply_reader reader_;
     std::string channel_;
     std::function<void(std::string_view)> on_message_;
+    std::string failure_;
 };
 
 }  // namespace redlock::detail

@@ -1,7 +1,5 @@
 #include "transport/stream_writer.hpp"
 
-#include "sansio/connection_fsm.hpp"
-
 #include <string>
 #include <utility>
 
@@ -11,14 +9,6 @@ namespace {
 constexpr std::size_t batch_bytes = connection_fsm::eager_write_bytes;
 
 }  // namespace
-
-void stream_writer::queue(std::string_view encoded) {
-    if (commands_.size() + encoded.size() > commands_.capacity() &&
-        commands_.capacity() < batch_bytes) {
-        commands_.reserve(batch_bytes);  // not doubled past it on the way up
-    }
-    commands_.append(encoded);
-}
 
 void stream_writer::write_eagerly(uv_stream_t* stream) {
     // A kernel that took less than all has no room: no more tries this turn
@@ -32,23 +22,22 @@ void stream_writer::write_eagerly(uv_stream_t* stream) {
     if (written < static_cast<int>(buf.len)) kernel_full_ = true;
 }
 
-auto stream_writer::flush(uv_stream_t* stream, bool commands) -> std::string {
+auto stream_writer::flush(uv_stream_t* stream, bool commands) -> bool {
     std::string& plain = commands ? commands_ : handshake_;
     if (tls_.active()) {
-        std::string failure = tls_.encrypt_pending(plain);
-        if (!failure.empty()) return failure;
+        failure_ = tls_.encrypt_pending(plain);
+        if (!failure_.empty()) return false;
     }
     std::string& out = tls_.active() ? tls_.wire() : plain;
-    if (in_flight_ || out.empty()) return {};
+    if (in_flight_ || out.empty()) return true;
     uv_buf_t buf = uv_buf_init(out.data(), static_cast<unsigned>(out.size()));
     writes_.fetch_add(1, std::memory_order_relaxed);
     const int written = uv_try_write(stream, &buf, 1);
     if (written == static_cast<int>(out.size())) {
         out.clear();
-        return {};
+        return true;
     }
-    if (written < 0 && written != UV_EAGAIN)
-        return std::string{"write failed: "} + uv_strerror(written);
+    if (written < 0 && written != UV_EAGAIN) return failed("write failed: ", written);
     // The kernel took part of it (or nothing): hand the rest to libuv.
     writing_.swap(out);
     if (written > 0) writing_.erase(0, static_cast<std::size_t>(written));
@@ -59,9 +48,14 @@ auto stream_writer::flush(uv_stream_t* stream, bool commands) -> std::string {
     const int rc = uv_write(write_.get(), stream, &buf, 1, &stream_writer::on_write);
     if (rc != 0) {
         in_flight_ = false;
-        return std::string{"write failed: "} + uv_strerror(rc);
+        return failed("write failed: ", rc);
     }
-    return {};
+    return true;
+}
+
+auto stream_writer::failed(const char* what, int error) -> bool {
+    failure_ = std::string{what} + uv_strerror(error);
+    return false;
 }
 
 void stream_writer::on_write(uv_write_t* req, int status) {

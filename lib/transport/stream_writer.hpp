@@ -1,5 +1,6 @@
 #pragma once
 
+#include "sansio/connection_fsm.hpp"
 #include "transport/tls_channel.hpp"
 #include "transport/uv_handle.hpp"
 
@@ -32,7 +33,7 @@ protected:
 /// The handshake goes first, on its own, until it is answered; commands wait
 /// in their own buffer meanwhile. The kernel takes what it can at once
 /// (uv_try_write); the rest goes to one uv_write, the only write in flight.
-/// Failures come back as causes for the connection to report.
+/// Failures come back as values for the connection to report.
 class stream_writer {
 public:
     /// `tls` and `writes` (the write system calls counter) outlive this.
@@ -42,8 +43,15 @@ public:
     auto operator=(const stream_writer&) -> stream_writer& = delete;
     ~stream_writer() = default;
 
-    /// Appends one encoded command.
-    void queue(std::string_view encoded);
+    /// Appends one encoded command (every request: inline).
+    void queue(std::string_view encoded) {
+        constexpr std::size_t batch = connection_fsm::eager_write_bytes;
+        if (commands_.size() + encoded.size() > commands_.capacity() &&
+            commands_.capacity() < batch) {
+            commands_.reserve(batch);  // not doubled past it on the way up
+        }
+        commands_.append(encoded);
+    }
     /// The handshake's bytes, written before any command.
     [[nodiscard]] auto handshake() noexcept -> std::string& { return handshake_; }
     /// Commands queued and not yet handed to the kernel.
@@ -55,8 +63,10 @@ public:
     /// burst). An error is left for the next flush, which meets it again.
     void write_eagerly(uv_stream_t* stream);
     /// Writes the handshake, or once `commands` (it was answered) the
-    /// commands. Returns the failure cause, or empty.
-    auto flush(uv_stream_t* stream, bool commands) -> std::string;
+    /// commands. False on a failure: failure() says why.
+    [[nodiscard]] auto flush(uv_stream_t* stream, bool commands) -> bool;
+    /// Why the last flush() failed.
+    [[nodiscard]] auto failure() const noexcept -> const std::string& { return failure_; }
     /// A new loop turn: the kernel may have room again.
     void new_turn() noexcept { kernel_full_ = false; }
 
@@ -68,6 +78,8 @@ public:
 private:
     using write_request = uv_request<uv_write_t, stream_writer>;
     static void on_write(uv_write_t* req, int status);
+    /// Records `what` and libuv's `error` as the failure; false.
+    auto failed(const char* what, int error) -> bool;
 
     write_request write_;
     write_listener& listener_;
@@ -76,6 +88,7 @@ private:
     std::string handshake_;  // the handshake, written before anything else
     std::string commands_;   // encoded commands not yet handed to the kernel
     std::string writing_;    // bytes of the uv_write in flight
+    std::string failure_;
     bool in_flight_ = false;
     bool kernel_full_ = false;  // an eager write this turn found the kernel full
 };

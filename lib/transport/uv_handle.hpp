@@ -45,6 +45,7 @@ public:
             return rc;
         }
         reinterpret_cast<uv_handle_t*>(&b->handle)->data = b;
+        b->owner = owner_;
         b->holder = this;
         box_ = b;
         return 0;
@@ -73,14 +74,15 @@ public:
     template <class H>
     [[nodiscard]] static auto owner_of(H* handle) noexcept -> Owner& {
         const box* b = static_cast<const box*>(handle->data);
-        assert(b->holder != nullptr);  // libuv calls nothing but the close callback once closed
-        return *b->holder->owner_;
+        assert(b->owner != nullptr);  // libuv calls nothing but the close callback once closed
+        return *b->owner;
     }
 
 private:
     struct box {
         T handle;
-        uv_handle* holder = nullptr;  // null once the owner is gone
+        Owner* owner = nullptr;       // null once the owner is gone
+        uv_handle* holder = nullptr;  // likewise
         closed_callback done = nullptr;
     };
 
@@ -90,14 +92,16 @@ private:
         const closed_callback done = b->done;
         delete b;
         if (holder == nullptr) return;  // abandoned by its owner
+        Owner* owner = holder->owner_;
         holder->box_ = nullptr;
         holder->closing_ = false;
-        if (done != nullptr) done(*holder->owner_);  // last: it may destroy the owner
+        if (done != nullptr) done(*owner);  // last: it may destroy the owner
     }
 
     /// The owner is going: the handle is closed without it and freed later.
     void abandon() noexcept {
         if (box_ == nullptr) return;
+        box_->owner = nullptr;
         box_->holder = nullptr;
         if (!closing_) uv_close(base(), &on_closed);
         box_ = nullptr;
