@@ -21,7 +21,9 @@ namespace redlock::detail {
 /// stream, the two timers, the resolver request), so that it never asks for a
 /// handle to be closed twice, used while closing, or a request to be reused
 /// while in flight. tests/unit/connection_fsm_test.cpp checks every event in
-/// every state, and a random interleaving of 100,000s of them.
+/// every state, connection_fsm_random_test.cpp a timed random interleaving of
+/// 100,000s of them, and connection_fsm_request_test.cpp every request path
+/// decision.
 ///
 /// Lock commands are written only once the node has answered its whole
 /// handshake: a command queued behind a handshake that is never answered (a
@@ -150,7 +152,7 @@ public:
         // answer by then, the request fails as unreachable, never written.
         const std::uint64_t deadline =
             r.now + settings_.request_timeout_ms + (is_ready ? 0 : settings_.connect_timeout_ms);
-        const bool arm = deadline < deadline_armed_;  // not closing: no stopping() check
+        const bool arm = deadline < deadline_armed_;  // up to ready: the timers are open
         if (arm) deadline_armed_ = deadline;
         return {is_ready ? request_route::write : request_route::hold,
                 is_ready && r.writer_idle && r.buffered_bytes > 0 &&

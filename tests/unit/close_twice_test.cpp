@@ -4,8 +4,8 @@
 // Each case fails on a second uv_close with libuv's assertion.
 
 #include "transport/event_loop.hpp"
-#include "transport/write_batcher.hpp"
 #include "transport/timer_queue.hpp"
+#include "transport/write_batcher.hpp"
 
 #include <doctest/doctest.h>
 #include <uv.h>

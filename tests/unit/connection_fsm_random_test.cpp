@@ -193,7 +193,7 @@ TEST_CASE("connection_fsm: random interleavings close every handle once and lose
                         << " connections, " << totals.requests << " requests, " << totals.readies
                         << " handshakes answered, " << totals.timeouts << " timeouts, "
                         << totals.recycles << " stale connections recycled");
-        CHECK(totals.readies > 100);   // the interleaving does reach the ready state
+        CHECK(totals.readies > 100);  // the interleaving does reach the ready state
         CHECK(totals.timeouts > 40);  // requests do time out (64 to 102 with these seeds)
         CHECK(totals.recycles > 0);
     }
