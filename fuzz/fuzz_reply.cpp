@@ -25,10 +25,10 @@
 
 #include "sansio/command.hpp"
 #include "sansio/reply.hpp"
-#include "transport/write_batcher.hpp"
+#include "sansio/scripts.hpp"
 #include "transport/node_connection.hpp"
 #include "transport/os_random.hpp"
-#include "sansio/scripts.hpp"
+#include "transport/write_batcher.hpp"
 
 #include <uv.h>
 
@@ -186,9 +186,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     connection_counters counters;
     recorder sink{4};
     {
-        redlock::detail::flush_hooks hooks{&loop};
-        auto connection =
-            std::make_unique<node_connection>(&loop, hooks, config.nodes[0], config, rng, counters);
+        redlock::detail::write_batcher batcher{&loop};
+        auto connection = std::make_unique<node_connection>(&loop, batcher, config.nodes[0], config,
+                                                            rng, counters);
         std::size_t messages = 0;
         if (subscriber) {
             connection->subscribe("redlock:wake:fuzz", [&messages](std::string_view payload) {
@@ -227,7 +227,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         uv_run(&loop, UV_RUN_DEFAULT);
         if (!closed) __builtin_trap();
         connection.reset();
-        hooks.close(nullptr);
+        batcher.close(nullptr);
         uv_run(&loop, UV_RUN_DEFAULT);
         if (!sink.each_completed_once()) __builtin_trap();
         if (counters.connected.load() != 0) __builtin_trap();

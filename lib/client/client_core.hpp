@@ -110,7 +110,7 @@ private:
     connection_counters connection_counters_;
     op_counters counters_;
     timer_queue timers_;
-    flush_hooks hooks_;  // shared by every connection; declared before them
+    write_batcher hooks_;  // shared by every connection; declared before them
     std::vector<std::unique_ptr<node_connection>> nodes_;
     operation_registry ops_;  // live operations, owned
     admission_queue<acquisition_request> admission_{config_.max_concurrent_acquisitions};

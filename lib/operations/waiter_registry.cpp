@@ -6,9 +6,10 @@
 
 namespace redlock::detail {
 
-waiter_registry::waiter_registry(uv_loop_t* loop, flush_hooks& hooks, const client_config& config,
-                                 random_source& rng, timer_queue& timers)
-    : loop_{loop}, hooks_{hooks}, config_{config}, rng_{rng}, timers_{timers} {}
+waiter_registry::waiter_registry(uv_loop_t* loop, write_batcher& batcher,
+                                 const client_config& config, random_source& rng,
+                                 timer_queue& timers)
+    : loop_{loop}, batcher_{batcher}, config_{config}, rng_{rng}, timers_{timers} {}
 
 void waiter_registry::add(const std::string& id, waiter* w, const std::string& lock_key,
                           std::uint64_t arrival, std::uint64_t ticket) {
@@ -67,8 +68,8 @@ auto waiter_registry::subscribed() const noexcept -> bool {
 
 void waiter_registry::open_connections() {
     for (const auto& address : config_.nodes) {
-        auto c = std::make_unique<node_connection>(loop_, hooks_, address, config_, rng_, counters_,
-                                                   tls_);
+        auto c = std::make_unique<node_connection>(loop_, batcher_, address, config_, rng_,
+                                                   counters_, tls_);
         c->subscribe(channel_, [this](std::string_view message) { on_message(message); });
         c->start();
         connections_.push_back(std::move(c));

@@ -71,7 +71,7 @@ protected:
 
 class waiter_registry {
 public:
-    waiter_registry(uv_loop_t* loop, flush_hooks& hooks, const client_config& config,
+    waiter_registry(uv_loop_t* loop, write_batcher& batcher, const client_config& config,
                     random_source& rng, timer_queue& timers);
     waiter_registry(const waiter_registry&) = delete;
     auto operator=(const waiter_registry&) -> waiter_registry& = delete;
@@ -120,7 +120,7 @@ private:
     void on_message(std::string_view message);
 
     uv_loop_t* loop_;
-    flush_hooks& hooks_;
+    write_batcher& batcher_;
     const client_config& config_;
     random_source& rng_;
     timer_queue& timers_;

@@ -193,6 +193,7 @@ void connection_fsm::stop(actions& a) {
     resolve_wanted_ = false;
     a.stop_connect_timer = true;
     a.close_timers = true;
+    deadline_armed_ = no_deadline;  // closed with the others: it never fires again
     if (resolver_ == resolver_state::busy) {
         resolver_ = resolver_state::cancelling;
         a.cancel_resolve = true;
@@ -210,6 +211,33 @@ void connection_fsm::maybe_stopped(actions& a) {
     }
     state_ = state::stopped;
     a.notify_closed = true;
+}
+
+auto connection_fsm::after_expiry(std::uint64_t now, const request_fifo& pending) noexcept
+    -> expiry_actions {
+    if (stopping()) return {false, 0, false, no_deadline};
+    const bool owing = !pending.empty() && pending.front().expired;
+    if (owing && now >= pending.front().deadline + stale_after_ms()) {
+        return {true, now - pending.front().deadline, false, no_deadline};
+    }
+    std::uint64_t next = owing ? now + stale_after_ms() : no_deadline;
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+        if (!pending[i].expired) next = std::min(next, pending[i].deadline);
+    }
+    const bool arm = next != no_deadline && arm_deadline_timer(next);
+    return {false, 0, arm, next};
+}
+
+auto connection_fsm::connect_timeout_cause(bool tls_handshake_pending) const -> std::string {
+    const std::string limit = std::to_string(settings_.connect_timeout_ms);
+    if (state_ == state::handshaking && tls_handshake_pending) {
+        return "TLS handshake timeout: not done within the connect timeout (" + limit +
+               " ms; a stalled server, or a plain port that does not speak TLS)";
+    }
+    if (state_ == state::handshaking) {
+        return "no answer to the handshake within the connect timeout (" + limit + " ms)";
+    }
+    return "connect timeout after " + limit + " ms";
 }
 
 auto to_string(connection_fsm::state s) noexcept -> const char* {

@@ -3,6 +3,7 @@
 #include "sansio/delay_policy.hpp"
 #include "sansio/request_fifo.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -20,14 +21,28 @@ namespace redlock::detail {
 /// stream, the two timers, the resolver request), so that it never asks for a
 /// handle to be closed twice, used while closing, or a request to be reused
 /// while in flight. tests/unit/connection_fsm_test.cpp checks every event in
-/// every state, and a random interleaving of 100,000s of them.
+/// every state, connection_fsm_random_test.cpp a timed random interleaving of
+/// 100,000s of them, and connection_fsm_request_test.cpp every request path
+/// decision.
 ///
 /// Lock commands are written only once the node has answered its whole
 /// handshake: a command queued behind a handshake that is never answered (a
 /// hung or SIGSTOPped node that the kernel still accepts) is failed unsent,
 /// so it cannot reach the node after the client gave up on it.
+///
+/// The request path is its decision too (on_request): whether a request is
+/// written, held for the handshake or failed at once, the deadline it gets,
+/// and when the one deadline timer must be armed. on_request is the hot path
+/// (every command): inline, no allocation, the time passed in.
 class connection_fsm {
 public:
+    // Commands queued in one loop turn leave together, in one write per this
+    // many bytes: at 8 KiB a write still carries 50 to 100 lock commands, and
+    // the bytes waiting stay small with a thousand locks in flight (32 KiB
+    // cost about 150 bytes per lock in flight; docs/benchmarks.md).
+    static constexpr std::size_t eager_write_bytes = 8 * 1024;
+    static constexpr std::uint64_t no_deadline = UINT64_MAX;
+
     enum class state : std::uint8_t {
         idle,         ///< not started
         resolving,    ///< the resolver is looking up the host name
@@ -60,6 +75,7 @@ public:
         std::uint64_t reconnect_min_ms = 0;
         std::uint64_t reconnect_max_ms = 0;
         bool needs_resolver = false;  ///< a host name (not an address, not a socket path)
+        std::uint64_t request_timeout_ms = 0;
     };
 
     struct input {
@@ -92,15 +108,87 @@ public:
         bool notify_closed = false;
     };
 
+    /// What becomes of a request the owner queues (on_request).
+    enum class request_route : std::uint8_t {
+        write,  ///< queued, written this loop turn: the node answered its handshake
+        hold,   ///< queued, written once the handshake is answered (failed unsent if not)
+        fail_unreachable,  ///< not queued: the node is down; failed on the next loop turn
+        fail_stopped,      ///< not queued: the connection is closing; failed on the next turn
+    };
+
+    /// A request about to be queued, and the state of the writer.
+    struct request_input {
+        std::uint64_t now = 0;           ///< loop milliseconds
+        std::size_t buffered_bytes = 0;  ///< commands queued and not yet handed to the kernel
+        std::size_t request_bytes = 0;   ///< this request, encoded
+        bool writer_idle = false;  ///< no write in flight, and the kernel took this turn's last
+    };
+
+    /// What the shell does with it, in this order.
+    struct request_actions {
+        request_route route;
+        /// Hand what is buffered to the kernel before queueing this one: a
+        /// burst leaves as it grows, so the bytes waiting stay within a write.
+        bool write_buffered_first;
+        bool arm_deadline_timer;  ///< (re)arm the deadline timer for `deadline`
+        std::uint64_t deadline;   ///< when the request times out, loop ms (queued routes)
+    };
+
     explicit connection_fsm(settings s) noexcept : settings_{s} {}
 
     [[nodiscard]] auto on(const input& in) -> actions;
 
+    /// The owner queues a request (see request_route).
+    [[nodiscard]] auto on_request(const request_input& r) noexcept -> request_actions {
+        if (state_ > state::ready) {
+            return {stopping() ? request_route::fail_stopped : request_route::fail_unreachable,
+                    false, false, 0};
+        }
+        const bool is_ready = state_ == state::ready;
+        // Queued while connecting, a request also waits for the connection
+        // (and its handshake): a fresh client's first attempt is not lost to
+        // the connect time. Its deadline allows for a whole connect timeout,
+        // which bounds connect and handshake together: if the node does not
+        // answer by then, the request fails as unreachable, never written.
+        const std::uint64_t deadline =
+            r.now + settings_.request_timeout_ms + (is_ready ? 0 : settings_.connect_timeout_ms);
+        const bool arm = deadline < deadline_armed_;  // up to ready: the timers are open
+        if (arm) deadline_armed_ = deadline;
+        return {is_ready ? request_route::write : request_route::hold,
+                is_ready && r.writer_idle && r.buffered_bytes > 0 &&
+                    r.buffered_bytes + r.request_bytes > eager_write_bytes,
+                arm, deadline};
+    }
+    /// The deadline timer fired: it is no longer armed. The shell expires
+    /// each request whose deadline has passed, then asks after_expiry().
+    void on_deadline_timer() noexcept { deadline_armed_ = no_deadline; }
+
+    /// What follows the expiries of a deadline timer.
+    struct expiry_actions {
+        /// The oldest request has owed its reply for stale_after_ms() past its
+        /// deadline: the node is not coming back on this connection, drop it.
+        bool recycle;
+        std::uint64_t owed_ms;    ///< how long past its deadline it is (recycle)
+        bool arm_deadline_timer;  ///< (re)arm the deadline timer for `next`
+        std::uint64_t next;       ///< the next deadline to watch, or no_deadline
+    };
+    /// `pending` after the expiries, at loop time `now`.
+    [[nodiscard]] auto after_expiry(std::uint64_t now, const request_fifo& pending) noexcept
+        -> expiry_actions;
+    /// Why the connect timer fired, for connect_timeout's cause: the TLS
+    /// handshake, the node's handshake, or the connect did not finish in time.
+    [[nodiscard]] auto connect_timeout_cause(bool tls_handshake_pending) const -> std::string;
+    /// When the deadline timer is due (no_deadline: idle).
+    [[nodiscard]] auto deadline_armed() const noexcept -> std::uint64_t { return deadline_armed_; }
+    /// How long past its deadline a reply may be owed before after_expiry()
+    /// recycles the connection: much longer than any lock lives.
+    [[nodiscard]] auto stale_after_ms() const noexcept -> std::uint64_t {
+        return std::max<std::uint64_t>(2000, 20 * settings_.request_timeout_ms);
+    }
+
     [[nodiscard]] auto current() const noexcept -> state { return state_; }
     /// Commands may be written (the node answered its handshake).
     [[nodiscard]] auto ready() const noexcept -> bool { return state_ == state::ready; }
-    /// A request queued now waits for the connection instead of failing at once.
-    [[nodiscard]] auto accepts_requests() const noexcept -> bool { return state_ <= state::ready; }
     [[nodiscard]] auto stopping() const noexcept -> bool { return state_ >= state::stopping; }
     [[nodiscard]] auto address_index() const noexcept -> std::size_t { return address_; }
     /// Consecutive failed connection attempts (for the back-off).
@@ -117,8 +205,15 @@ private:
     enum class stream_state : std::uint8_t { none, open, closing };
     enum class resolver_state : std::uint8_t { idle, busy, cancelling };
 
+    /// The earliest deadline left to watch is `deadline`: true if the timer
+    /// must be (re)armed for it (it is idle, or armed for later). Never while
+    /// the timers close.
+    [[nodiscard]] auto arm_deadline_timer(std::uint64_t deadline) noexcept -> bool {
+        if (deadline >= deadline_armed_ || stopping()) return false;
+        deadline_armed_ = deadline;
+        return true;
+    }
     void begin_connect(actions& a);
-    void connect_next(actions& a);
     void fail(actions& a, std::string_view cause, std::uint64_t random);
     void stop(actions& a);
     void maybe_stopped(actions& a);
@@ -137,6 +232,7 @@ private:
     std::size_t addresses_ = 1;
     unsigned failures_ = 0;
     bool outage_reported_ = false;  // "unreachable" was logged; "connected again" is due
+    std::uint64_t deadline_armed_ = no_deadline;  // when the deadline timer is due
 };
 
 [[nodiscard]] auto to_string(connection_fsm::state s) noexcept -> const char*;

@@ -43,8 +43,8 @@ public:
         ++front_number_;
         return r;
     }
-    /// `sink` no longer wants the reply to request `number`: true if that
-    /// request was still waiting and still `sink`'s (it is then discarded).
+    /// Disown: `sink` gives up request `number`'s reply, which is then read and dropped.
+    /// True if that request was still waiting and still `sink`'s.
     auto disown(std::uint32_t number, const reply_sink* sink) noexcept -> bool {
         const std::uint32_t index = number - front_number_;
         if (sink == nullptr || index >= queue_.size()) return false;
@@ -58,12 +58,19 @@ public:
         std::deque<request> all;
         all.swap(queue_);
         front_number_ += static_cast<std::uint32_t>(all.size());
+        ++generation_;
         return all;
     }
+    /// How many times take_all() emptied the queue: a loop over requests whose
+    /// callbacks may fail the connection stops when it changes.
+    [[nodiscard]] auto generation() const noexcept -> std::uint64_t { return generation_; }
 
     [[nodiscard]] auto empty() const noexcept -> bool { return queue_.empty(); }
     [[nodiscard]] auto size() const noexcept -> std::size_t { return queue_.size(); }
     [[nodiscard]] auto operator[](std::size_t i) noexcept -> request& { return queue_[i]; }
+    [[nodiscard]] auto operator[](std::size_t i) const noexcept -> const request& {
+        return queue_[i];
+    }
     [[nodiscard]] auto front() const noexcept -> const request& { return queue_.front(); }
     /// The number of the oldest request (the next to be answered).
     [[nodiscard]] auto front_number() const noexcept -> std::uint32_t { return front_number_; }
@@ -71,6 +78,7 @@ public:
 private:
     std::deque<request> queue_;
     std::uint32_t front_number_ = 0;
+    std::uint64_t generation_ = 0;
 };
 
 }  // namespace redlock::detail

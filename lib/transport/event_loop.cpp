@@ -15,12 +15,12 @@ event_loop::event_loop(uv_loop_t* external)
     : loop_{external != nullptr ? external : &own_loop_}, owned_{external == nullptr} {
     // uv_loop_init only fails when the process is out of file descriptors.
     if (owned_ && uv_loop_init(loop_) != 0) std::terminate();
-    if (uv_async_init(loop_, &wakeup_, &event_loop::on_wakeup) != 0) std::terminate();
-    wakeup_.data = this;
+    const auto init = [this](uv_async_t* a) { return uv_async_init(loop_, a, &on_wakeup); };
+    if (wakeup_.open(init) != 0) std::terminate();
     if (!owned_) {
         loop_thread_id_ = std::this_thread::get_id();
         // The caller's loop must not be kept alive by us alone.
-        uv_unref(reinterpret_cast<uv_handle_t*>(&wakeup_));
+        uv_unref(wakeup_.base());
     }
 }
 
@@ -63,8 +63,10 @@ auto event_loop::post(std::unique_ptr<loop_task>& t) -> bool {
         loop_task* queued = t.release();
         (queue_tail_ != nullptr ? queue_tail_->next_ : queue_head_) = queued;
         queue_tail_ = queued;
+        // Under the lock: once close() has seen closing_, the handle may be
+        // freed by its close callback, and no other thread may still send.
+        uv_async_send(wakeup_.get());
     }
-    uv_async_send(&wakeup_);
     return true;
 }
 
@@ -87,7 +89,7 @@ auto event_loop::post(task t) -> bool {
 }
 
 void event_loop::on_wakeup(uv_async_t* handle) {
-    static_cast<event_loop*>(handle->data)->drain();
+    wakeup_handle::owner_of(handle).drain();
 }
 
 void event_loop::drain() {
@@ -113,8 +115,7 @@ void event_loop::close(std::function<void()> done) {
     }
     drain();  // tasks queued before close() still run, exactly once
     if (!on_closed_.add(std::move(done))) return;
-    uv_close(reinterpret_cast<uv_handle_t*>(&wakeup_),
-             [](uv_handle_t* h) { static_cast<event_loop*>(h->data)->on_closed_.closed(); });
+    wakeup_.close([](event_loop& self) { self.on_closed_.closed(); });
 }
 
 void event_loop::join() {

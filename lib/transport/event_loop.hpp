@@ -1,6 +1,7 @@
 #pragma once
 
 #include "transport/close_callbacks.hpp"
+#include "transport/uv_handle.hpp"
 
 #include <uv.h>
 
@@ -79,13 +80,14 @@ public:
     void close_loop() noexcept;
 
 private:
+    using wakeup_handle = uv_handle<uv_async_t, event_loop>;
     static void on_wakeup(uv_async_t* handle);
     void drain();
 
     uv_loop_t own_loop_{};
     uv_loop_t* loop_;
     bool owned_;
-    uv_async_t wakeup_{};
+    wakeup_handle wakeup_{*this};
     std::mutex mutex_;
     loop_task* queue_head_ = nullptr;  // owned: a FIFO linked through loop_task::next_
     loop_task* queue_tail_ = nullptr;

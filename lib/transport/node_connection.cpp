@@ -2,63 +2,37 @@
 
 #include "sansio/command.hpp"
 #include "sansio/reply.hpp"
-#include "transport/write_batcher.hpp"
 #include "transport/os_random.hpp"
+#include "transport/write_batcher.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstring>
+#include <new>
 #include <utility>
 
 namespace redlock::detail {
-namespace {
 
-/// A host given as an address (or a Unix socket path) needs no resolver.
-auto numeric_address(const node_address& a, sockaddr_storage& out) -> bool {
-    return uv_ip4_addr(a.host.c_str(), a.port, reinterpret_cast<sockaddr_in*>(&out)) == 0 ||
-           uv_ip6_addr(a.host.c_str(), a.port, reinterpret_cast<sockaddr_in6*>(&out)) == 0;
-}
-
-auto fsm_settings(const node_address& address, const client_config& config)
-    -> connection_fsm::settings {
-    sockaddr_storage numeric{};
-    return connection_fsm::settings{loop_ms(config.connect_timeout),
-                                    loop_ms(config.reconnect.min_delay),
-                                    loop_ms(config.reconnect.max_delay),
-                                    !address.is_unix() && !numeric_address(address, numeric)};
-}
-
-}  // namespace
-
-node_connection::node_connection(uv_loop_t* loop, flush_hooks& hooks, node_address address,
+node_connection::node_connection(uv_loop_t* loop, write_batcher& batcher, node_address address,
                                  const client_config& config, random_source& rng,
                                  connection_counters& counters,
                                  std::shared_ptr<const tls_context> tls)
     : loop_{loop},
-      hooks_{hooks},
+      batcher_{batcher},
       address_{std::move(address)},
       name_{address_.to_string()},
       config_{config},
       rng_{rng},
       counters_{counters},
-      fsm_{fsm_settings(address_, config_)},
+      dialer_{loop, address_, *this},
+      fsm_{{loop_ms(config.connect_timeout), loop_ms(config.reconnect.min_delay),
+            loop_ms(config.reconnect.max_delay), dialer_.needs_resolver(),
+            loop_ms(config.request_timeout)}},
       tls_context_{!address_.is_unix() && address_.tls ? std::move(tls) : nullptr} {
-    uv_timer_init(loop_, &connect_timer_);
-    uv_timer_init(loop_, &deadline_timer_);
-    connect_timer_.data = this;
-    deadline_timer_.data = this;
-    if (!address_.is_unix()) {
-        sockaddr_storage numeric{};
-        if (numeric_address(address_, numeric)) addresses_.push_back(numeric);
-    }
+    const auto init = [loop](uv_timer_t* t) { return uv_timer_init(loop, t); };
+    if (connect_timer_.open(init) != 0 || deadline_timer_.open(init) != 0) throw std::bad_alloc{};
 }
 
 node_connection::~node_connection() {
-    hooks_.forget(*this);
-}
-
-auto node_connection::stream() noexcept -> uv_stream_t* {
-    return reinterpret_cast<uv_stream_t*>(&stream_);
+    batcher_.forget(*this);
 }
 
 void node_connection::warn(std::string_view message) {
@@ -67,8 +41,7 @@ void node_connection::warn(std::string_view message) {
 
 void node_connection::subscribe(std::string channel,
                                 std::function<void(std::string_view)> on_message) {
-    channel_ = std::move(channel);
-    on_message_ = std::move(on_message);
+    replies_.subscribe(std::move(channel), std::move(on_message));
 }
 
 void node_connection::start() {
@@ -83,11 +56,11 @@ void node_connection::close(std::function<void()> done) {
 // ---- the state machine's actions ---------------------------------------------------------
 
 void node_connection::dispatch(connection_fsm::input in) {
-    events_.push_back(in);
+    events_.push_back(std::move(in));
     if (dispatching_) return;  // performed once the current actions are done
     dispatching_ = true;
     while (!events_.empty()) {
-        const connection_fsm::input next = events_.front();
+        const connection_fsm::input next = std::move(events_.front());
         events_.pop_front();
         connection_fsm::actions a = fsm_.on(next);
         if (perform(a)) return;  // closed: the owner may have destroyed us
@@ -96,67 +69,45 @@ void node_connection::dispatch(connection_fsm::input in) {
 }
 
 auto node_connection::perform(connection_fsm::actions& a) -> bool {
-    if (a.stop_connect_timer) uv_timer_stop(&connect_timer_);
-    if (a.cancel_resolve) uv_cancel(reinterpret_cast<uv_req_t*>(&resolve_req_));
+    if (a.stop_connect_timer && connect_timer_.is_open()) uv_timer_stop(connect_timer_.get());
+    if (a.cancel_resolve) dialer_.cancel_resolve();
     if (a.close_stream) {
-        uv_close(as_uv_handle(stream()), [](uv_handle_t* h) {
-            auto& self = *static_cast<node_connection*>(h->data);
-            self.writing_ = false;
-            self.writing_buf_.clear();
+        const bool closing = stream_.close([](node_connection& self) {
+            self.writer_.stream_closed();
             self.dispatch({connection_fsm::event::stream_closed});
         });
-        // The session dies with its stream (callers of dispatch touch it no more).
-        tls_.reset();
-        tls_wire_.clear();
+        // A stream that could not be opened has nothing to close (queued event).
+        if (!closing) dispatch({connection_fsm::event::stream_closed});
+        tls_.stop();  // the session dies with its stream
     }
     if (a.close_timers) {
-        const auto closed = [](uv_handle_t* h) {
-            auto& self = *static_cast<node_connection*>(h->data);
+        const auto closed = [](node_connection& self) {
             if (--self.timers_open_ == 0) self.dispatch({connection_fsm::event::timers_closed});
         };
-        uv_close(as_uv_handle(&connect_timer_), closed);
-        uv_close(as_uv_handle(&deadline_timer_), closed);
+        connect_timer_.close(closed);
+        deadline_timer_.close(closed);
     }
     if (a.fail_pending) {
         // Nothing queued for this connection may reach the node any more: what
-        // was not written is dropped, and fails below with the others.
-        ++epoch_;
-        // Kept for the requests sent while down; a stop keeps the cause of the
-        // outage before it, which failures still to be delivered name.
+        // was not written is dropped, and fails below with the others. A stop
+        // keeps the cause of the outage before it, which refused requests name.
         if (*a.fail_pending != request_status::stopped) last_error_ = a.cause;
-        out_.clear();
-        handshake_out_.clear();
-        reader_.reset();
+        writer_.drop();
+        replies_.reset();
     }
-    if (a.resolve) resolve();
+    if (a.resolve) dialer_.resolve();
     if (a.connect_to) connect_to(*a.connect_to);
     if (a.arm_connect_timer_ms) {
         uv_timer_start(
-            &connect_timer_,
-            [](uv_timer_t* t) {
-                auto& self = *static_cast<node_connection*>(t->data);
-                const auto limit = std::to_string(self.config_.connect_timeout.count());
-                const bool handshaking = self.fsm_.current() == connection_fsm::state::handshaking;
-                std::string cause;
-                if (handshaking && self.tls_ && !self.tls_->established()) {
-                    cause = "TLS handshake timeout: not done within the connect timeout (" + limit +
-                            " ms; a stalled server, or a plain port that does not speak TLS)";
-                } else if (handshaking) {
-                    cause =
-                        "no answer to the handshake within the connect timeout (" + limit + " ms)";
-                } else {
-                    cause = "connect timeout after " + limit + " ms";
-                }
-                self.dispatch({connection_fsm::event::connect_timeout, cause});
-            },
+            connect_timer_.get(),
+            [](uv_timer_t* t) { timer_handle::owner_of(t).on_connect_timeout(); },
             *a.arm_connect_timer_ms, 0);
     }
     if (a.arm_reconnect_timer_ms) {
         uv_timer_start(
-            &connect_timer_,
+            connect_timer_.get(),
             [](uv_timer_t* t) {
-                static_cast<node_connection*>(t->data)->dispatch(
-                    {connection_fsm::event::backoff_elapsed});
+                timer_handle::owner_of(t).dispatch({connection_fsm::event::backoff_elapsed});
             },
             *a.arm_reconnect_timer_ms, 0);
     }
@@ -174,78 +125,25 @@ auto node_connection::perform(connection_fsm::actions& a) -> bool {
     return false;
 }
 
-void node_connection::resolve() {
-    resolve_req_.data = this;
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    const std::string port = std::to_string(address_.port);
-    const int rc = uv_getaddrinfo(loop_, &resolve_req_, &node_connection::on_resolved,
-                                  address_.host.c_str(), port.c_str(), &hints);
-    if (rc != 0) {
-        dispatch({connection_fsm::event::resolve_failed,
-                  std::string{"cannot resolve '"} + address_.host + "': " + uv_strerror(rc), 0,
-                  rng_.next()});
-    }
+void node_connection::on_connect_timeout() {
+    const bool tls_pending = tls_.active() && !tls_.established();
+    dispatch({connection_fsm::event::connect_timeout, fsm_.connect_timeout_cause(tls_pending), 0,
+              rng_.next()});
 }
 
-void node_connection::on_resolved(uv_getaddrinfo_t* req, int status, addrinfo* result) {
-    auto& self = *static_cast<node_connection*>(req->data);
-    std::string cause;
-    if (status == 0 && result != nullptr) {
-        self.addresses_.clear();
-        for (const addrinfo* ai = result; ai != nullptr; ai = ai->ai_next) {
-            if (ai->ai_addrlen > sizeof(sockaddr_storage)) continue;
-            sockaddr_storage a{};
-            std::memcpy(&a, ai->ai_addr, ai->ai_addrlen);
-            self.addresses_.push_back(a);
-        }
-    } else {
-        cause = std::string{"cannot resolve '"} + self.address_.host + "': " + uv_strerror(status);
-    }
-    uv_freeaddrinfo(result);
-    if (self.addresses_.empty() && cause.empty()) {
-        cause = "cannot resolve '" + self.address_.host + "': no address";
-    }
-    if (!cause.empty()) {
-        self.dispatch({connection_fsm::event::resolve_failed, cause, 0, self.rng_.next()});
-    } else {
-        self.dispatch({connection_fsm::event::resolved, {}, self.addresses_.size()});
-    }
+void node_connection::on_dialed(connection_fsm::input in) {
+    in.random = rng_.next();  // jitters the back-off, should it be a failure
+    dispatch(std::move(in));
 }
 
 void node_connection::connect_to(std::size_t address) {
-    connect_req_.data = this;
-    int rc = 0;
-    if (address_.is_unix()) {
-        uv_pipe_init(loop_, &stream_.pipe, 0);
-        stream_.pipe.data = this;
-        uv_pipe_connect(&connect_req_, &stream_.pipe, address_.unix_path.c_str(),
-                        &node_connection::on_connect);
-    } else {
-        uv_tcp_init(loop_, &stream_.tcp);
-        stream_.tcp.data = this;
-        uv_tcp_nodelay(&stream_.tcp, 1);
-        rc = uv_tcp_connect(&connect_req_, &stream_.tcp,
-                            reinterpret_cast<const sockaddr*>(&addresses_.at(address)),
-                            &node_connection::on_connect);
-    }
-    // Queued: it is performed once the actions that asked for this connect are done.
+    const int rc = stream_.open([this](stream_storage* s) { return dialer_.init_stream(s); });
     if (rc != 0) {
-        dispatch({connection_fsm::event::connect_failed,
-                  std::string{"cannot connect: "} + uv_strerror(rc), 0, rng_.next()});
-    }
-}
-
-void node_connection::on_connect(uv_connect_t* req, int status) {
-    auto& self = *static_cast<node_connection*>(req->data);
-    if (status == UV_ECANCELED) return;  // the stream is closing: the machine knows
-    if (status != 0) {
-        self.dispatch({connection_fsm::event::connect_failed,
-                       std::string{"cannot connect: "} + uv_strerror(status), 0, self.rng_.next()});
+        on_dialed({connection_fsm::event::connect_failed,
+                   std::string{"cannot connect: "} + uv_strerror(rc)});
         return;
     }
-    self.dispatch({connection_fsm::event::connect_ok});
+    dialer_.connect(stream_.get(), address);
 }
 
 void node_connection::start_handshake() {
@@ -253,20 +151,19 @@ void node_connection::start_handshake() {
     heard_from_server_ = false;
     if (tls_context_) {
         // The ClientHello goes out now; the Redis handshake queued below waits
-        // (in handshake_out_) until the TLS handshake is done: seal().
-        tls_ = std::make_unique<tls_session>(*tls_context_, address_.host);
-        tls_wire_.clear();
-        if (!tls_->handshake()) {
-            fail_transport("TLS handshake failed: " + tls_->error());
+        // (in the writer) until the TLS handshake is done.
+        std::string failure = tls_.start(*tls_context_, address_.host);
+        if (!failure.empty()) {
+            fail_transport(std::move(failure));
             return;
         }
     }
     // The handshake goes before everything queued while we were connecting;
-    // those commands are written only once it is answered (see writable()).
+    // those commands are written only once it is answered (see flush()).
     // Its requests never expire: the connect timer bounds the handshake.
     std::deque<request_fifo::request> requests;
-    handshake_out_.clear();
-    handshake_.begin(config_, channel_, handshake_out_, requests, this, UINT64_MAX);
+    writer_.handshake().clear();
+    handshake_.begin(config_, replies_.channel(), writer_.handshake(), requests, this, UINT64_MAX);
     pending_.push_front(requests);
     mark_dirty();
 }
@@ -278,12 +175,12 @@ void node_connection::on_reply(std::uint32_t tag, const reply_event& event) noex
         if (!s.tags.empty()) {
             // The handshake's second round. Its first is answered whole, so
             // these go first in the FIFO, before the lock commands held behind
-            // the handshake (their bytes wait in out_ until it is done).
+            // the handshake (their bytes wait in the writer until it is done).
             std::deque<request_fifo::request> requests;
             for (const std::uint32_t t : s.tags) {
                 requests.push_back(request_fifo::request{this, t, false, UINT64_MAX});
             }
-            handshake_out_.append(s.send);
+            writer_.handshake().append(s.send);
             pending_.push_front(requests);
             mark_dirty();
         }
@@ -300,8 +197,7 @@ void node_connection::on_reply(std::uint32_t tag, const reply_event& event) noex
         }
     } catch (...) {
         // Out of memory while reading the handshake: this connection cannot be trusted.
-        dispatch({connection_fsm::event::transport_error, "out of memory in the handshake", 0,
-                  rng_.next()});
+        fail_transport("out of memory in the handshake");
     }
 }
 
@@ -328,7 +224,158 @@ void node_connection::fail_requests(request_status status, std::string_view caus
         if (!req.expired && req.sink != nullptr)
             req.sink->on_reply(req.tag, reply_event{status, nullptr, reason});
     }
-    if (status == request_status::stopped) deliver_deferred();
+    if (status == request_status::stopped) refused_.deliver(last_error_);
+}
+
+void node_connection::fail_transport(std::string cause) {
+    dispatch({connection_fsm::event::transport_error, std::move(cause), 0, rng_.next()});
+}
+
+// ---- requests -----------------------------------------------------------------------------
+
+void node_connection::send(std::span<const std::string_view> argv, reply_sink* sink,
+                           std::uint32_t tag) {
+    send(encoded_command{argv}.bytes(), sink, tag);
+}
+
+auto node_connection::send(std::string_view encoded, reply_sink* sink, std::uint32_t tag)
+    -> std::uint32_t {
+    using route = connection_fsm::request_route;
+    counters_.requests.fetch_add(1, std::memory_order_relaxed);
+    const std::uint64_t now = uv_now(loop_);
+    const connection_fsm::request_actions a =
+        fsm_.on_request({now, writer_.buffered(), encoded.size(), writer_.idle()});
+    if (a.route == route::fail_unreachable || a.route == route::fail_stopped) {
+        const bool stopped = a.route == route::fail_stopped;
+        refused_.add(sink, tag, stopped ? request_status::stopped : request_status::unreachable);
+        if (!stopped) metrics_.unreachable.fetch_add(1, std::memory_order_relaxed);
+        mark_dirty();  // failures are delivered on the next flush, never inside send()
+        return no_request;
+    }
+    if (a.write_buffered_first) writer_.write_eagerly(stream());
+    writer_.queue(encoded);
+    const auto number = pending_.push(sink, tag, a.deadline);
+    if (a.arm_deadline_timer) start_deadline_timer(a.deadline, now);
+    if (a.route == route::write) {
+        metrics_.on_sent(number, now);  // not while held: the round trip has no connect in it
+        mark_dirty();
+    }
+    return number;
+}
+
+auto node_connection::disown(std::uint32_t number, const reply_sink* sink) noexcept -> bool {
+    return number != no_request && pending_.disown(number, sink);
+}
+
+void node_connection::mark_dirty() {
+    if (dirty_ || fsm_.current() == connection_fsm::state::stopped) return;
+    dirty_ = true;
+    batcher_.request(*this);  // everything queued this turn leaves in one write
+}
+
+void node_connection::on_flush() {
+    dirty_ = false;
+    writer_.new_turn();
+    flush();
+    refused_.deliver(last_error_);
+}
+
+void node_connection::flush() {
+    const auto s = fsm_.current();
+    if (s != connection_fsm::state::ready && s != connection_fsm::state::handshaking) return;
+    if (!writer_.flush(stream(), s == connection_fsm::state::ready)) write_failed();
+}
+
+void node_connection::write_failed() {
+    fail_transport(writer_.failure());
+}
+
+void node_connection::on_written(int status) {
+    if (status == UV_ECANCELED) return;  // the stream is closing
+    if (status != 0) {
+        fail_transport(std::string{"write failed: "} + uv_strerror(status));
+        return;
+    }
+    flush();
+}
+
+// ---- replies ------------------------------------------------------------------------------
+
+void node_connection::on_alloc(uv_handle_t* handle, std::size_t, uv_buf_t* buf) {
+    node_connection& self = stream_handle::owner_of(handle);
+    *buf = uv_buf_init(self.read_buf_, sizeof self.read_buf_);
+}
+
+void node_connection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t*) {
+    node_connection& self = stream_handle::owner_of(stream);
+    if (nread > 0) {
+        self.heard_from_server_ = true;
+        if (self.tls_.active()) {
+            self.feed_tls(self.read_buf_, static_cast<std::size_t>(nread));
+        } else {
+            self.feed(self.read_buf_, static_cast<std::size_t>(nread));
+        }
+    } else if (nread < 0) {
+        std::string cause =
+            nread == UV_EOF ? std::string{"connection closed by the server"}
+                            : std::string{"read failed: "} + uv_strerror(static_cast<int>(nread));
+        // A TLS port drops a plain client at its first command, without a word.
+        if (!self.tls_.active() && !self.heard_from_server_ &&
+            self.fsm_.current() == connection_fsm::state::handshaking) {
+            cause +=
+                " before any answer (a TLS port? then give the node TLS: \"tls\" in the config)";
+        }
+        self.fail_transport(std::move(cause));
+    }
+}
+
+void node_connection::feed_tls(const char* data, std::size_t len) {
+    const std::uint64_t generation = pending_.generation();
+    tls_channel::decrypted d = tls_.decrypt(data, len);
+    if (!d.plain.empty()) {
+        feed(d.plain.data(), d.plain.size());  // copied by the reader at once
+        if (generation != pending_.generation() || !tls_.active()) return;  // failed meanwhile
+    }
+    if (!d.failure.empty()) {
+        fail_transport(std::move(d.failure));
+    } else if (d.flush) {
+        mark_dirty();  // records to send; no flush else: replies' requests ask for theirs
+    }
+}
+
+// ---- deadlines ----------------------------------------------------------------------------
+
+void node_connection::start_deadline_timer(std::uint64_t deadline, std::uint64_t now) {
+    uv_timer_start(
+        deadline_timer_.get(), [](uv_timer_t* t) { timer_handle::owner_of(t).on_deadline(); },
+        deadline > now ? deadline - now : 0, 0);
+}
+
+void node_connection::on_deadline() {
+    fsm_.on_deadline_timer();
+    const std::uint64_t now = uv_now(loop_);
+    const std::uint64_t generation = pending_.generation();
+    // Indexes, not iterators: a sink may queue new requests while we walk.
+    const std::size_t n = pending_.size();
+    for (std::size_t i = 0; i < n && generation == pending_.generation(); ++i) {
+        request_fifo::request& req = pending_[i];
+        if (req.expired || req.deadline > now) continue;
+        req.expired = true;
+        counters_.timeouts.fetch_add(1, std::memory_order_relaxed);
+        metrics_.timeouts.fetch_add(1, std::memory_order_relaxed);
+        if (req.sink != nullptr) {
+            const std::string cause =
+                "no reply within " + std::to_string(config_.request_timeout.count()) + " ms";
+            req.sink->on_reply(req.tag, reply_event{request_status::timeout, nullptr, cause});
+        }
+    }
+    if (generation != pending_.generation()) return;  // failed meanwhile: nothing to watch
+    const connection_fsm::expiry_actions a = fsm_.after_expiry(now, pending_);
+    if (a.recycle) {
+        fail_transport("no reply for " + std::to_string(a.owed_ms) + " ms");
+    } else if (a.arm_deadline_timer) {
+        start_deadline_timer(a.next, now);
+    }
 }
 
 }  // namespace redlock::detail

@@ -8,8 +8,9 @@
 namespace redlock::detail {
 
 timer_queue::timer_queue(uv_loop_t* loop) : loop_{loop} {
-    if (uv_timer_init(loop_, &timer_) != 0) std::terminate();
-    timer_.data = this;
+    if (timer_.open([loop](uv_timer_t* t) { return uv_timer_init(loop, t); }) != 0) {
+        std::terminate();  // out of memory before the client could start
+    }
 }
 
 auto timer_queue::schedule(std::chrono::milliseconds delay, std::function<void()> fn) -> key {
@@ -27,14 +28,14 @@ auto timer_queue::cancel(const key& k) -> bool {
 void timer_queue::arm() {
     if (closed_ || entries_.empty()) return;
     const std::uint64_t first = entries_.begin()->first.first;
-    if (uv_is_active(reinterpret_cast<uv_handle_t*>(&timer_)) != 0 && armed_for_ <= first) return;
+    if (uv_is_active(timer_.base()) != 0 && armed_for_ <= first) return;
     armed_for_ = first;
     const std::uint64_t now = uv_now(loop_);
-    uv_timer_start(&timer_, &timer_queue::on_timer, first > now ? first - now : 0, 0);
+    uv_timer_start(timer_.get(), &timer_queue::on_timer, first > now ? first - now : 0, 0);
 }
 
 void timer_queue::on_timer(uv_timer_t* handle) {
-    auto& self = *static_cast<timer_queue*>(handle->data);
+    timer_queue& self = timer_handle::owner_of(handle);
     const std::uint64_t now = uv_now(self.loop_);
     // One entry at a time: a callback may schedule or cancel others.
     while (!self.entries_.empty() && self.entries_.begin()->first.first <= now) {
@@ -48,8 +49,7 @@ void timer_queue::close(std::function<void()> done) {
     entries_.clear();
     if (!on_closed_.add(std::move(done))) return;
     closed_ = true;
-    uv_close(reinterpret_cast<uv_handle_t*>(&timer_),
-             [](uv_handle_t* h) { static_cast<timer_queue*>(h->data)->on_closed_.closed(); });
+    timer_.close([](timer_queue& self) { self.on_closed_.closed(); });
 }
 
 }  // namespace redlock::detail

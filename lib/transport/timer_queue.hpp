@@ -1,6 +1,7 @@
 #pragma once
 
 #include "transport/close_callbacks.hpp"
+#include "transport/uv_handle.hpp"
 
 #include <uv.h>
 
@@ -36,11 +37,12 @@ public:
     void close(std::function<void()> done);
 
 private:
+    using timer_handle = uv_handle<uv_timer_t, timer_queue>;
     static void on_timer(uv_timer_t* handle);
     void arm();
 
     uv_loop_t* loop_;
-    uv_timer_t timer_{};
+    timer_handle timer_{*this};
     std::map<key, std::function<void()>> entries_;
     std::uint64_t sequence_ = 0;
     std::uint64_t armed_for_ = 0;

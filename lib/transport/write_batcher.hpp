@@ -1,6 +1,7 @@
 #pragma once
 
 #include "transport/close_callbacks.hpp"
+#include "transport/uv_handle.hpp"
 
 #include <uv.h>
 
@@ -16,12 +17,12 @@ class node_connection;
 /// started only in turns where some connection has something to do. Prepare
 /// runs before the loop blocks for I/O, check right after the I/O callbacks:
 /// whichever comes first runs the connections that asked.
-class flush_hooks {
+class write_batcher {
 public:
-    explicit flush_hooks(uv_loop_t* loop);
-    flush_hooks(const flush_hooks&) = delete;
-    auto operator=(const flush_hooks&) -> flush_hooks& = delete;
-    ~flush_hooks() = default;
+    explicit write_batcher(uv_loop_t* loop);
+    write_batcher(const write_batcher&) = delete;
+    auto operator=(const write_batcher&) -> write_batcher& = delete;
+    ~write_batcher() = default;
 
     /// `connection` has commands to write or failures to deliver this turn:
     /// its on_flush() runs once, before the loop next blocks.
@@ -33,11 +34,15 @@ public:
     void close(std::function<void()> done);
 
 private:
+    using prepare_handle = uv_handle<uv_prepare_t, write_batcher>;
+    using check_handle = uv_handle<uv_check_t, write_batcher>;
+
     void run();
     void stop();
+    void handle_closed();
 
-    uv_prepare_t prepare_{};
-    uv_check_t check_{};
+    prepare_handle prepare_{*this};
+    check_handle check_{*this};
     std::vector<node_connection*> due_;
     std::vector<node_connection*> running_;
     bool started_ = false;

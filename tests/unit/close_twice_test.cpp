@@ -4,8 +4,8 @@
 // Each case fails on a second uv_close with libuv's assertion.
 
 #include "transport/event_loop.hpp"
-#include "transport/write_batcher.hpp"
 #include "transport/timer_queue.hpp"
+#include "transport/write_batcher.hpp"
 
 #include <doctest/doctest.h>
 #include <uv.h>
@@ -28,7 +28,7 @@ struct loop_fixture {
 TEST_CASE_TEMPLATE(
     "close() twice closes the handles once and calls both callbacks, and one "
     "after the close at once",
-    owner, redlock::detail::timer_queue, redlock::detail::flush_hooks,
+    owner, redlock::detail::timer_queue, redlock::detail::write_batcher,
     redlock::detail::event_loop) {
     loop_fixture f;
     owner handles{&f.loop};

@@ -1,13 +1,15 @@
 // A seeded random interleaving of everything that can happen to a node
 // connection — connects that succeed or fail, resolver answers, handshakes,
 // resets, timers, close callbacks, requests, replies, timeouts, and the owner
-// closing it at any moment — checked against the handle model. At least
-// 100,000 steps per seed; the seed of a failing run is printed.
+// closing it at any moment — checked against the handle model. Time passes in
+// steps, and the timers fire in the order they are due, as libuv fires them.
+// At least 100,000 steps per seed; the seed of a failing run is printed.
 
 #include "connection_fsm_model.hpp"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <random>
@@ -16,8 +18,6 @@
 namespace {
 
 using redlock::detail::connection_fsm;
-using redlock::detail::reply_event;
-using redlock::detail::request_status;
 using redlock_test::shell_model;
 using ev = connection_fsm::event;
 using st = connection_fsm::state;
@@ -27,12 +27,40 @@ struct run_totals {
     long lives = 0;
     long requests = 0;
     long readies = 0;
+    long timeouts = 0;
+    long recycles = 0;
 };
+
+/// Lets time pass until `until`, firing every timer due by then in the order
+/// they are due. On a tie the connect timer goes first: it was started first
+/// (a request held behind a connect is queued after it).
+void pass_time(shell_model& m, std::uint64_t until, std::mt19937_64& rng) {
+    for (;;) {
+        const bool connect_timer =
+            m.timers == shell_model::timer::connect || m.timers == shell_model::timer::reconnect;
+        const std::uint64_t timer = connect_timer ? m.timer_due : connection_fsm::no_deadline;
+        const std::uint64_t due = std::min(timer, m.deadline_due);
+        if (due > until) break;
+        m.now = std::max(m.now, due);
+        if (timer == due) {
+            const bool reconnect = m.timers == shell_model::timer::reconnect;
+            m.timers = shell_model::timer::idle;
+            if (reconnect) {
+                m.feed({ev::backoff_elapsed});
+            } else {
+                m.feed({ev::connect_timeout, "timeout", 0, rng()});
+            }
+        } else {
+            m.deadline_timer_fires();
+        }
+    }
+    m.now = std::max(m.now, until);
+}
 
 /// One connection's life, from start to its close notification.
 void live_once(std::mt19937_64& rng, run_totals& totals, long max_steps) {
     const bool needs_resolver = (rng() & 1) != 0;
-    shell_model m{connection_fsm::settings{100, 20, 200, needs_resolver}};
+    shell_model m{connection_fsm::settings{100, 20, 200, needs_resolver, 50}};
     std::uint32_t next_tag = 0;
     bool close_asked = false;
     m.feed({ev::start});
@@ -78,13 +106,8 @@ void live_once(std::mt19937_64& rng, run_totals& totals, long max_steps) {
                 }
                 break;
             case 5:
-                if (m.timers == shell_model::timer::connect) {
-                    m.timers = shell_model::timer::idle;
-                    m.feed({ev::connect_timeout, "timeout", 0, rng()});
-                } else if (m.timers == shell_model::timer::reconnect) {
-                    m.timers = shell_model::timer::idle;
-                    m.feed({ev::backoff_elapsed});
-                }
+                // Mostly a few milliseconds, sometimes past every timer.
+                pass_time(m, m.now + (pick(4) == 0 ? 3000 : pick(40)), rng);
                 break;
             case 6:
                 if (m.handshake_sent && m.fsm.current() == st::handshaking) {
@@ -103,15 +126,8 @@ void live_once(std::mt19937_64& rng, run_totals& totals, long max_steps) {
                 m.reply();
                 break;
             case 10:
-                if (!m.fifo.empty()) {
-                    // A request's deadline passes: reported once, its slot kept.
-                    auto& r = m.fifo[pick(static_cast<unsigned>(m.fifo.size()))];
-                    if (!r.expired) {
-                        r.expired = true;
-                        r.sink->on_reply(r.tag,
-                                         reply_event{request_status::timeout, nullptr, "late"});
-                    }
-                }
+                // Just to the next timer (or a little on).
+                pass_time(m, std::min(m.deadline_due, m.timer_due) + pick(2), rng);
                 break;
             default: {
                 // Stale or duplicate events the shell may pass on: they must change nothing
@@ -145,6 +161,8 @@ void live_once(std::mt19937_64& rng, run_totals& totals, long max_steps) {
             m.feed({ev::timers_closed});
         }
     }
+    totals.timeouts += m.timeouts;
+    totals.recycles += m.recycles;
     REQUIRE(m.closed_notified);
     CHECK(m.close_notifications == 1);
     CHECK(m.fsm.current() == st::stopped);
@@ -173,7 +191,10 @@ TEST_CASE("connection_fsm: random interleavings close every handle once and lose
         while (totals.steps < 100'000) live_once(rng, totals, 50 + static_cast<long>(rng() % 3000));
         MESSAGE("seed " << seed << ": " << totals.steps << " steps, " << totals.lives
                         << " connections, " << totals.requests << " requests, " << totals.readies
-                        << " handshakes answered");
+                        << " handshakes answered, " << totals.timeouts << " timeouts, "
+                        << totals.recycles << " stale connections recycled");
         CHECK(totals.readies > 100);  // the interleaving does reach the ready state
+        CHECK(totals.timeouts > 40);  // requests do time out (64 to 102 with these seeds)
+        CHECK(totals.recycles > 0);
     }
 }

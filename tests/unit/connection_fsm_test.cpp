@@ -24,50 +24,6 @@ using st = connection_fsm::state;
 constexpr connection_fsm::settings numeric{100, 20, 200, false};
 constexpr connection_fsm::settings named{100, 20, 200, true};
 
-/// The world's side of the events: clears what the shell would clear before
-/// telling the machine (a close callback means the handle is gone).
-void stream_closed(shell_model& m) {
-    REQUIRE(m.stream == shell_model::handle::closing);
-    m.stream = shell_model::handle::none;
-    m.connecting = false;
-    m.feed({ev::stream_closed});
-}
-void connect_result(shell_model& m, bool ok) {
-    REQUIRE(m.connecting);
-    m.connecting = false;
-    m.feed({ok ? ev::connect_ok : ev::connect_failed, ok ? "" : "cannot connect: refused"});
-}
-void resolver_returns(shell_model& m, std::size_t addresses) {
-    REQUIRE(m.resolver_busy);
-    m.resolver_busy = false;
-    m.feed({addresses > 0 ? ev::resolved : ev::resolve_failed, "no such host", addresses});
-}
-void timers_closed(shell_model& m) {
-    REQUIRE(m.timers == shell_model::timer::closing);
-    m.timers = shell_model::timer::closed;
-    m.feed({ev::timers_closed});
-}
-/// Drives a fresh model to `target` by the shortest path.
-void drive_to(shell_model& m, st target) {
-    if (target == st::idle) return;
-    if (target == st::stopping || target == st::stopped) {
-        m.feed({ev::close_requested});
-        if (target == st::stopped) timers_closed(m);
-        return;
-    }
-    m.feed({ev::start});
-    if (target == st::resolving) return;
-    if (m.fsm.current() == st::resolving) resolver_returns(m, 2);
-    if (target == st::connecting) return;
-    if (target == st::backoff) {
-        m.feed({ev::connect_timeout, "connect timeout"});
-        return;
-    }
-    connect_result(m, true);
-    if (target == st::handshaking) return;
-    m.feed({ev::handshake_ok});
-}
-
 }  // namespace
 
 TEST_CASE("connection_fsm: a connection is ready only once the node answered its handshake") {

@@ -3,9 +3,9 @@
 // is never started, so requests wait in its queue for the bytes fed here.
 //
 
-#include "transport/write_batcher.hpp"
 #include "transport/node_connection.hpp"
 #include "transport/os_random.hpp"
+#include "transport/write_batcher.hpp"
 
 #include <doctest/doctest.h>
 #include <uv.h>
@@ -37,9 +37,9 @@ public:
         config_.request_timeout = 10s;
         config_.logger = [](redlock::log_level, std::string_view) {};
         REQUIRE(uv_loop_init(&loop_) == 0);
-        hooks_ = std::make_unique<redlock::detail::flush_hooks>(&loop_);
+        batcher_ = std::make_unique<redlock::detail::write_batcher>(&loop_);
         connection_ = std::make_unique<redlock::detail::node_connection>(
-            &loop_, *hooks_, config_.nodes[0], config_, rng_, counters_);
+            &loop_, *batcher_, config_.nodes[0], config_, rng_, counters_);
         for (std::size_t i = 0; i < requests; ++i) send_get(i);
     }
     queued_requests(const queued_requests&) = delete;
@@ -66,7 +66,7 @@ public:
             uv_run(&loop_, UV_RUN_DEFAULT);
             CHECK(closed);
             connection_.reset();
-            hooks_->close(nullptr);
+            batcher_->close(nullptr);
             uv_run(&loop_, UV_RUN_DEFAULT);
         }
         return outcomes_;
@@ -92,7 +92,7 @@ private:
     uv_loop_t loop_{};
     redlock::detail::random_source rng_;
     redlock::detail::connection_counters counters_;
-    std::unique_ptr<redlock::detail::flush_hooks> hooks_;
+    std::unique_ptr<redlock::detail::write_batcher> batcher_;
     std::unique_ptr<redlock::detail::node_connection> connection_;
     std::vector<std::optional<outcome>> outcomes_;
 };
