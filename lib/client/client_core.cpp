@@ -52,10 +52,10 @@ client_core::client_core(client_config config, uv_loop_t* external,
       tls_{std::move(tls)},
       loop_{external},
       timers_{loop_.loop()},
-      hooks_{loop_.loop()} {
+      batcher_{loop_.loop()} {
     nodes_.reserve(config_.nodes.size());
     for (const auto& address : config_.nodes) {
-        nodes_.push_back(std::make_unique<node_connection>(loop_.loop(), hooks_, address, config_,
+        nodes_.push_back(std::make_unique<node_connection>(loop_.loop(), batcher_, address, config_,
                                                            rng_, connection_counters_, tls_));
     }
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
@@ -370,7 +370,7 @@ void client_core::close_everything() {
     closes_pending_ += static_cast<int>(waiters_.close([this] { on_handle_closed(); }));
     on_handle_closed();  // the extra one above, held while the registry's were counted
     timers_.close([this] { on_handle_closed(); });
-    hooks_.close([this] { on_handle_closed(); });
+    batcher_.close([this] { on_handle_closed(); });
     ops_.delete_all();
     loop_.close([this] { on_handle_closed(); });
 }

@@ -110,13 +110,13 @@ private:
     connection_counters connection_counters_;
     op_counters counters_;
     timer_queue timers_;
-    write_batcher hooks_;  // shared by every connection; declared before them
+    write_batcher batcher_;  // shared by every connection; declared before them
     std::vector<std::unique_ptr<node_connection>> nodes_;
     operation_registry ops_;  // live operations, owned
     admission_queue<acquisition_request> admission_{config_.max_concurrent_acquisitions};
     std::atomic<client::acquire_ticket> next_ticket_{0};
     std::string client_id_;
-    waiter_registry waiters_{loop_.loop(), hooks_, config_, rng_, timers_};
+    waiter_registry waiters_{loop_.loop(), batcher_, config_, rng_, timers_};
     op_context ctx_{{config_, nodes_, timers_, rng_, counters_, waiters_, client_id_, *this}};
     watchdog watchdog_{ctx_};
     reentry_registry reentries_{// lock_options::owner (loop thread)
