@@ -77,7 +77,7 @@ TEST_CASE("a reader whose nodes were taken over by a writer is reported lost") {
     CHECK(nodes.count_holding(key, "a-writer") == 3);
 }
 
-TEST_CASE("a renewed permit holds past its TTL; one taken over on a majority is reported lost") {
+TEST_CASE("a renewed permit holds past its TTL, one taken over on a majority is reported lost") {
     cluster nodes;
     auto c = nodes.make_client();
     std::atomic<int> lost_calls{0};

@@ -32,7 +32,7 @@ auto writer() -> redlock::lock_options {
 }
 }  // namespace
 
-TEST_CASE("readers share a resource; a writer is refused while any reader holds, and holds after") {
+TEST_CASE("readers share a resource, a writer is refused while any reader holds, and holds after") {
     cluster nodes;
     auto a = nodes.make_client();
     auto b = nodes.make_client();

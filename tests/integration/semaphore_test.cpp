@@ -130,7 +130,7 @@ TEST_CASE("users that disagree on the permit count get invalid_argument naming b
 }
 
 TEST_CASE(
-    "a reentrant owner gets the lock it holds again; the nodes release it with the last hold") {
+    "a reentrant owner gets the lock it holds again, the nodes release it with the last hold") {
     cluster nodes;
     auto a = nodes.make_client();
     auto b = nodes.make_client();

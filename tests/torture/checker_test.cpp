@@ -174,7 +174,7 @@ TEST_SUITE("torture checker: lock kinds") {
         CHECK(check_holds({late, hold(1, "rw", 2, 150, 400, 1300)}).overlaps.size() == 1);
     }
 
-    TEST_CASE("tokens: writers strictly increase among writers; a reader keeps up") {
+    TEST_CASE("tokens: writers strictly increase among writers, a reader keeps up") {
         // A reader shares the last writer's token; the next writer goes above it.
         CHECK(check_holds({hold(0, "rw", 5, 0, 100, 900), reader(1, "rw", 5, 200, 300, 1200),
                            reader(2, "rw", 7, 250, 350, 1200), hold(3, "rw", 6, 400, 500, 1300)})
@@ -193,7 +193,7 @@ TEST_SUITE("torture checker: lock kinds") {
         CHECK(report.overlaps.empty());
     }
 
-    TEST_CASE("K permits held at once pass; K + 1 is an excess, with every holder named") {
+    TEST_CASE("K permits held at once pass, K + 1 is an excess, with every holder named") {
         auto report =
             check_holds({permit(0, "sem", 2, 0, 0, 500, 900), permit(1, "sem", 2, 1, 100, 600, 900),
                          permit(2, "sem", 2, 0, 500, 800, 1400)});

@@ -100,7 +100,7 @@ TEST_SUITE("cli stress checks") {
                   .empty());
     }
 
-    TEST_CASE("section records of every kind are read back; a bad kind is unreadable") {
+    TEST_CASE("section records of every kind are read back, a bad kind is unreadable") {
         const auto file = std::filesystem::temp_directory_path() /
                           ("cli-stress-check-" + std::to_string(::getpid()) + ".sections");
         std::ofstream{file} << "begin 1 reader 7 100\nbegin 2 permit - 110\nend 1 reader 7 150\n"

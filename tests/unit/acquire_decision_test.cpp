@@ -318,7 +318,7 @@ TEST_SUITE("acquire decision: retries, wake-ups, cancellation") {
         }
     }
 
-    TEST_CASE("a wake-up mid-attempt retries at once; while sleeping it cancels the timer") {
+    TEST_CASE("a wake-up mid-attempt retries at once, while sleeping it cancels the timer") {
         fake_env env;
         auto s = plain_settings(3);
         s.max_attempts = 0;

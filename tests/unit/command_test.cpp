@@ -71,7 +71,7 @@ TEST_SUITE("encoded_command") {
         CHECK(many.bytes() == expected);
     }
 
-    TEST_CASE("a moved-from command is empty; a large one's bytes move without a copy") {
+    TEST_CASE("a moved-from command is empty, a large one's bytes move without a copy") {
         encoded_command small{"PING"};
         encoded_command moved_small{std::move(small)};
         CHECK(moved_small.bytes() == "*1\r\n$4\r\nPING\r\n");

@@ -170,7 +170,7 @@ TEST_SUITE("delays: retry, renewal, next attempt") {
     }
 
     TEST_CASE(
-        "renewal cadence: a fraction of the ttl, at least 1 ms; retries within the validity") {
+        "renewal cadence: a fraction of the ttl, at least 1 ms, retries within the validity") {
         CHECK(renew_interval(30'000ms, 1.0 / 3.0) == 10'000ms);
         CHECK(renew_interval(1ms, 1.0 / 3.0) == 1ms);
         CHECK(renew_interval(10ms, 0.25) == 3ms);  // rounded up, never 0

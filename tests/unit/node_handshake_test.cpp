@@ -228,7 +228,7 @@ TEST_SUITE("node_handshake") {
         });
     }
 
-    TEST_CASE("INFO: Redis 7 answers two sections; older servers get plain INFO next") {
+    TEST_CASE("INFO: Redis 7 answers two sections, older servers get plain INFO next") {
         const auto config = config_with(false);
         SUBCASE("Redis 7: one INFO, no CONFIG GET without AOF, nothing loaded") {
             node_handshake hs;
@@ -335,7 +335,7 @@ TEST_SUITE("node_handshake") {
         CHECK(s.cause.find(password) == std::string::npos);
     }
 
-    TEST_CASE("a dropped connection fails the handshake; what comes after is ignored") {
+    TEST_CASE("a dropped connection fails the handshake, what comes after is ignored") {
         const auto config = config_with(false);
         node_handshake hs;
         std::string out;

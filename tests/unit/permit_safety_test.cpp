@@ -248,7 +248,7 @@ auto most_granted_together(const column_table& t, int clients) -> joint_result {
 }  // namespace
 
 TEST_CASE(
-    "permit_tally: a permit is won only by a majority for that permit; votes for others never add "
+    "permit_tally: a permit is won only by a majority for that permit, votes for others never add "
     "up") {
     redlock::detail::permit_tally t{5, 3};
     t.answer(0);

@@ -33,7 +33,7 @@ void for_each_sequence(std::size_t length, std::size_t kinds, Visit&& visit) {
 
 TEST_SUITE("release decision") {
     TEST_CASE(
-        "grace starts once, when a majority deleted or none can; the report when all answered") {
+        "grace starts once, when a majority deleted or none can, the report when all answered") {
         for (const std::size_t n : {1U, 3U, 5U, 7U}) {
             const std::size_t needed = n / 2 + 1;
             for_each_sequence(n, 2, [&](const std::vector<std::size_t>& seq) {
