@@ -42,6 +42,11 @@ auto flatten(const reply* r) -> flat_reply {
 probe_op::probe_op(op_context& ctx, std::vector<std::vector<std::string>> commands, callback done)
     : operation{ctx}, commands_{std::move(commands)}, done_{std::move(done)} {}
 
+// The one place this shell reads the clock.
+auto probe_op::now() noexcept -> std::chrono::steady_clock::time_point {
+    return std::chrono::steady_clock::now();
+}
+
 void probe_op::start() {
     const std::size_t n = ctx_.node_count();
     probes_.resize(n);
@@ -50,7 +55,7 @@ void probe_op::start() {
         probes_[i].node = ctx_.node(i).name();
         probes_[i].replies.resize(commands_.size());
     }
-    start_ = std::chrono::steady_clock::now();
+    start_ = now();
     if (commands_.empty()) {
         // Nothing to ask: report on a later loop turn, never inside the caller.
         finished_ = true;
@@ -75,8 +80,7 @@ void probe_op::handle(std::uint32_t tag, const reply_event& event) {
     const std::size_t index = tag_kind(tag);
     node_probe& p = probes_[node];
     if (answers_[node] == 0) {
-        p.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(
-            std::chrono::steady_clock::now() - start_);
+        p.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(now() - start_);
     }
     if (event.status == request_status::reply) {
         p.replies[index] = flatten(event.answer);

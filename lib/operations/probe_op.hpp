@@ -41,6 +41,7 @@ public:
 
 private:
     void handle(std::uint32_t tag, const reply_event& event) override;
+    [[nodiscard]] static auto now() noexcept -> std::chrono::steady_clock::time_point;
 
     std::vector<std::vector<std::string>> commands_;
     callback done_;

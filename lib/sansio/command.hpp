@@ -13,11 +13,11 @@ namespace redlock::detail {
 /// One command in RESP (an array of bulk strings), encoded once and then sent as
 /// is to any number of nodes: a fan-out to N nodes costs one encoding, not N.
 ///
-/// The encoding is written here rather than by hiredis's formatter: RESP's
-/// request side is a length prefix per argument, and hiredis's sdscatfmt spent
+/// The encoding is written here rather than by the C client's formatter: RESP's
+/// request side is a length prefix per argument, and that formatter's sdscatfmt spent
 /// about 4 500 instructions per command on it, a quarter of a lock cycle's
-/// client cost (docs/benchmarks.md). Replies are still parsed by hiredis, and
-/// the unit tests check these bytes against hiredis's formatter.
+/// client cost (docs/benchmarks.md). Replies are parsed in transport/, and the
+/// unit tests check these bytes against the C client's formatter.
 class encoded_command {
 public:
     explicit encoded_command(std::span<const std::string_view> argv);

@@ -53,7 +53,7 @@ auto connection_fsm::on(const input& in) -> actions {
         case event::connect_failed:
             if (state_ != state::connecting || stream_ != stream_state::open) break;
             if (address_ + 1 < addresses_) {
-                // The next address, as hiredis and redis-cli do ("localhost" is ::1 first on
+                // The next address, as redis-cli does ("localhost" is ::1 first on
                 // Debian, and a server may listen on 127.0.0.1 only), within the same timer.
                 ++address_;
                 connect_after_close_ = true;

@@ -1,7 +1,7 @@
 #pragma once
 // What a node answered, as the decisions see it: a RESP value in a type of our own. The
-// transport parses the bytes (transport/reply_reader builds these through hiredis's reader);
-// nothing here knows hiredis, so a decision can be fed a reply built by hand in a test.
+// transport parses the bytes (transport/reply_reader builds these with the C client's parser);
+// nothing here knows that library, so a decision can be fed a reply built by hand in a test.
 
 #include <cstddef>
 #include <cstdint>
