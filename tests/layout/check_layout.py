@@ -5,6 +5,8 @@
 - No class spreads over more than its header and one .cpp: the out-of-line member
   definitions of a class (lines that start with `Class::member(`, after a return type)
   live in one .cpp at most.
+- No declaration without a definition: a function a lib header declares (and does not make
+  pure virtual, defaulted or deleted) is defined, inline or in some .cpp.
 - Each layer includes only the layers above it (sansio < transport < operations < client;
   config stands apart and includes sansio only).
 
@@ -65,12 +67,42 @@ def main() -> int:
         if len(where) > 1:
             problems.append(f"class {name} is defined across {len(where)} .cpp files: {', '.join(sorted(where))}")
 
+    problems += undefined_declarations(lib, files)
+
     for p in problems:
         print(f"layout: {p}")
     if not problems:
         print(f"layout: {len(files)} files under {lib}: each under {MAX_LINES} lines, "
               f"{len(spans)} classes each in one .cpp, every include follows the layers")
     return 1 if problems else 0
+
+
+# A member or free function declared on one line of a header, ending in ';' (a return type
+# before its name, or a constructor's or destructor's own name).
+DECLARATION = re.compile(
+    r"^\s+(?:\[\[nodiscard\]\]\s+)?(?:(?:virtual|static|explicit|inline|constexpr|friend)\s+)*"
+    r"(?P<type>[\w:<>,\s*&]+?\s+[*&]?)?(?P<name>~?[a-z_][a-z0-9_]*)\s*\((?P<args>[^;{}]*)\)\s*"
+    r"(?:const)?\s*(?:noexcept(?:\([^)]*\))?)?\s*(?:override|final)?\s*(?:->\s*[^;{=]+)?;\s*(?://.*)?$")
+
+
+def undefined_declarations(lib, files):
+    sources = "\n".join(p.read_text() for p in files if p.suffix == ".cpp")
+    found = []
+    for header in (p for p in files if p.suffix == ".hpp"):
+        text = header.read_text()
+        classes = set(re.findall(r"^\s*(?:class|struct)\s+([a-z_][a-z0-9_]*)\b[^;]*$", text, re.M))
+        for number, line in enumerate(text.splitlines(), 1):
+            m = DECLARATION.match(line)
+            if not m or re.search(r"=\s*(0|default|delete)\s*;", line):
+                continue
+            name, kind = m.group("name"), (m.group("type") or "").strip()
+            if kind.split()[:1] in (["return"], ["delete"], ["throw"]) or (not kind and name.lstrip("~") not in classes):
+                continue  # a statement inside an inline body, not a declaration
+            body = re.escape(name) + r"\s*\([^;]*\)[^;]*\{"
+            defined = re.search(r"(?:\b[a-z_][a-z0-9_]*::)?" + body, sources) or re.search(body, text)
+            if not defined:
+                found.append(f"{header.relative_to(lib)}:{number}: declared, never defined: {line.strip()}")
+    return found
 
 
 if __name__ == "__main__":
