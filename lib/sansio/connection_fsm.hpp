@@ -194,7 +194,7 @@ public:
     /// Consecutive failed connection attempts (for the back-off).
     [[nodiscard]] auto failures() const noexcept -> unsigned { return failures_; }
 
-    /// The reconnect delay after `failures` consecutive failures (delays.hpp).
+    /// The reconnect delay after `failures` consecutive failures (delay_policy.hpp).
     [[nodiscard]] static auto reconnect_delay(unsigned failures, std::uint64_t min_ms,
                                               std::uint64_t max_ms, std::uint64_t random) noexcept
         -> std::uint64_t {
