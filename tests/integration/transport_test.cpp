@@ -87,11 +87,16 @@ TEST_SUITE("transport") {
         CHECK(reached_local);
         REQUIRE(report);
         CHECK(report->deleted + report->pending == 3);  // a slow node may be pending
+        // The release is decided at a majority and waits for the rest only as long again as
+        // that took: on a loaded machine the Unix socket node may be the one still pending
+        // (3 runs in 120 with three copies and a busy loop beside them). Its delete still
+        // arrives, and the report names it either way.
         auto socket_name = "unix:" + local.unix_socket().string();
         CHECK(std::ranges::any_of(report->nodes, [&](const redlock::node_report& r) {
-            return r.node == socket_name && r.status == redlock::node_status::ok;
+            return r.node == socket_name && (r.status == redlock::node_status::ok ||
+                                             r.status == redlock::node_status::pending);
         }));
-        CHECK_FALSE(local.exists(key));
+        CHECK(redlock_test::wait_until(1s, [&] { return !local.exists(key); }));
         CHECK(tcp.count_holding(key) == 0);
     }
 
