@@ -4,13 +4,13 @@
 // counted by alloc_counter.cpp: C++ new and C malloc alike (hiredis uses
 // malloc).
 #include "alloc_counter.hpp"
-#include "sansio/command.hpp"
-#include "sansio/quorum_tally.hpp"
-#include "transport/os_random.hpp"
-#include "sansio/scripts.hpp"
-#include "sansio/timing.hpp"
 #include "histogram.hpp"
 #include "redlock/config.hpp"
+#include "sansio/command.hpp"
+#include "sansio/quorum_tally.hpp"
+#include "sansio/scripts.hpp"
+#include "sansio/timing.hpp"
+#include "transport/os_random.hpp"
 
 #include <benchmark/benchmark.h>
 #include <hiredis/hiredis.h>

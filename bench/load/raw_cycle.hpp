@@ -1,9 +1,9 @@
 #pragma once
 
-#include "sansio/command.hpp"
-#include "sansio/scripts.hpp"
 #include "load/phase.hpp"
 #include "redlock/config.hpp"
+#include "sansio/command.hpp"
+#include "sansio/scripts.hpp"
 
 #include <hiredis/hiredis.h>
 

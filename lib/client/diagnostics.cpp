@@ -8,9 +8,9 @@
 #include "redlock/diagnostics.hpp"
 
 #include "client/diagnostics_parse.hpp"
-#include "sansio/node_handshake.hpp"
 #include "operations/probe_op.hpp"
 #include "redlock/config.hpp"
+#include "sansio/node_handshake.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -3,9 +3,9 @@
 // runs it). Fields are named by the JSON pointers of the schema in
 // configs/README.md, so a message reads the same whichever way the value came.
 
-#include "sansio/timing.hpp"
 #include "config/node_alias.hpp"
 #include "redlock/config.hpp"
+#include "sansio/timing.hpp"
 
 #include <array>
 #include <cctype>

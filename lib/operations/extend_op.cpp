@@ -121,8 +121,7 @@ void extend_op::send_extend(std::size_t node, bool eval) {
 void extend_op::send_repair(std::size_t node) {
     if (state_->kind == lock_kind::permit) {
         if (state_->slot < 0) return;  // adopted by value: which permit is not known
-        const std::vector<std::string> keys =
-            permit_keys(ctx_.keys(), *state_, permit_scope::held);
+        const std::vector<std::string> keys = permit_keys(ctx_.keys(), *state_, permit_scope::held);
         send(node, {"SET", keys.front(), state_->value, "NX", "PX", ttl_text_},
              make_tag(0, repair_kind, node));
         return;

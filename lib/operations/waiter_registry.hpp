@@ -5,11 +5,11 @@
 // a grace period after). A notification names a waiter; the registry wakes it
 // through the waiter interface.
 
-#include "transport/write_batcher.hpp"
+#include "redlock/config.hpp"
 #include "transport/node_connection.hpp"
 #include "transport/os_random.hpp"
 #include "transport/timer_queue.hpp"
-#include "redlock/config.hpp"
+#include "transport/write_batcher.hpp"
 
 #include <atomic>
 #include <cstddef>

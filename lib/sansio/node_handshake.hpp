@@ -1,7 +1,7 @@
 #pragma once
 
-#include "sansio/request_fifo.hpp"
 #include "redlock/config.hpp"
+#include "sansio/request_fifo.hpp"
 
 #include <chrono>
 #include <cstdint>

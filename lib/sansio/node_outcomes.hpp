@@ -1,9 +1,8 @@
 #pragma once
 
+#include "redlock/error.hpp"
 #include "sansio/command.hpp"
 #include "sansio/reply.hpp"
-#include "sansio/reply.hpp"
-#include "redlock/error.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "sansio/timing.hpp"
 #include "redlock/error.hpp"
+#include "sansio/timing.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -3,6 +3,7 @@
 // shared by every node.
 
 #include "sansio/command.hpp"
+
 #include "sansio/reply.hpp"
 
 #include <doctest/doctest.h>

@@ -4,7 +4,6 @@
 // 959e947, fixed in 3279b6d): here every combination of node answers on five
 // nodes is checked against the rule "sleep until a majority could be free".
 #include "sansio/delay_policy.hpp"
-
 #include "sansio/node_outcomes.hpp"
 
 #include <doctest/doctest.h>

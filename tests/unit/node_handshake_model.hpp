@@ -5,10 +5,10 @@
 // on_reply. Used by node_handshake_test.cpp.
 
 #include "sansio/command.hpp"
-#include "sansio/reply.hpp"
 #include "sansio/node_handshake.hpp"
-#include "transport/reply_reader.hpp"
+#include "sansio/reply.hpp"
 #include "sansio/scripts.hpp"
+#include "transport/reply_reader.hpp"
 
 #include <doctest/doctest.h>
 

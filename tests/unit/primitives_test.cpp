@@ -1,7 +1,7 @@
-#include "transport/os_random.hpp"
+#include "redlock/error.hpp"
 #include "sansio/scripts.hpp"
 #include "sansio/sha1.hpp"
-#include "redlock/error.hpp"
+#include "transport/os_random.hpp"
 
 #include <doctest/doctest.h>
 
