@@ -44,7 +44,8 @@ public:
             delete b;  // never initialised: libuv does not know it
             return rc;
         }
-        reinterpret_cast<uv_handle_t*>(&b->handle)->data = b;
+        // Through libuv's setter: T may be a union of handle types (a TCP or pipe stream).
+        uv_handle_set_data(reinterpret_cast<uv_handle_t*>(&b->handle), b);
         b->owner = owner_;
         b->holder = this;
         box_ = b;
