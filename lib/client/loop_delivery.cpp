@@ -1,34 +1,12 @@
 #include "client/loop_delivery.hpp"
 
 #include "transport/callback_guard.hpp"
-#include "transport/timer_queue.hpp"
+#include "transport/uv_handle.hpp"
 
-#include <chrono>
 #include <utility>
 
 namespace redlock::detail {
 namespace {
-
-/// A completion on a timer of its own, for a loop the client no longer has a
-/// handle on. It owns itself: it outlives the client, and deletes itself once
-/// its timer's handle is closed, so the caller's loop can still close.
-class late_delivery {
-public:
-    static void start(uv_loop_t* loop, std::function<void()> completion) {
-        auto* self = new late_delivery{loop, std::move(completion)};  // NOLINT: owns itself
-        self->timers_.schedule(std::chrono::milliseconds{0}, [self] {
-            call_guarded(self->completion_);  // a throw must not skip the close
-            self->timers_.close([self] { delete self; });
-        });
-    }
-
-private:
-    late_delivery(uv_loop_t* loop, std::function<void()> completion)
-        : timers_{loop}, completion_{std::move(completion)} {}
-
-    timer_queue timers_;
-    std::function<void()> completion_;
-};
 
 /// A completion carried to the loop thread, given back if the loop refuses it.
 class completion_task final : public loop_task {
@@ -46,11 +24,11 @@ void deliver_later(event_loop& loop, std::function<void()> completion) {
     auto task = std::make_unique<completion_task>(std::move(completion));
     if (post_typed(loop, task)) return;
     completion = std::move(task->fn);
-    if (!loop.owned()) {
-        late_delivery::start(loop.loop(), std::move(completion));
-        return;
-    }
-    // An owned loop that has ended: no loop thread is left.
+    // An attached loop the client closed its handles on lives on: a one-shot timer of
+    // its own delivers there (it outlives the client, and the caller's loop can still
+    // close). An owned loop that has ended leaves no loop thread: another thread, then
+    // (so too if no timer could be had).
+    if (!loop.owned() && run_later(loop.loop(), completion)) return;
     run_detached(std::move(completion));
 }
 
