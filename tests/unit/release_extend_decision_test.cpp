@@ -1,5 +1,6 @@
 // release_decision and extend_decision, exhaustively: every order of answers
 // on 1, 3, 5 and 7 nodes, and the extension's deadline at its bounds.
+#include "canned_reply.hpp"
 #include "sansio/extend_decision.hpp"
 #include "sansio/release_decision.hpp"
 
@@ -12,53 +13,36 @@ using namespace std::chrono_literals;
 using redlock::errc;
 using namespace redlock::detail;
 
-namespace {
-
-template <class Visit>
-void for_each_sequence(std::size_t length, std::size_t kinds, Visit&& visit) {
-    std::vector<std::size_t> seq(length, 0);
-    std::size_t total = 1;
-    for (std::size_t i = 0; i < length; ++i) total *= kinds;
-    for (std::size_t code = 0; code < total; ++code) {
-        std::size_t c = code;
-        for (auto& s : seq) {
-            s = c % kinds;
-            c /= kinds;
-        }
-        visit(seq);
-    }
-}
-
-}  // namespace
-
 TEST_SUITE("release decision") {
     TEST_CASE(
         "grace starts once, when a majority deleted or none can, the report when all answered") {
         for (const std::size_t n : {1U, 3U, 5U, 7U}) {
             const std::size_t needed = n / 2 + 1;
-            for_each_sequence(n, 2, [&](const std::vector<std::size_t>& seq) {
-                release_decision d{n};
-                std::size_t deleted = 0;
-                std::size_t graces = 0;
-                for (std::size_t k = 0; k < n; ++k) {
-                    deleted += seq[k];
-                    const std::size_t answered = k + 1;
-                    const bool decided_now = deleted >= needed || deleted + (n - answered) < needed;
-                    const auto step = d.on_answer(seq[k] == 1);
-                    if (answered == n) {
-                        CHECK(step == release_decision::step::finish);
-                    } else if (decided_now && graces == 0) {
-                        CHECK(step == release_decision::step::start_grace);
-                    } else {
-                        CHECK(step == release_decision::step::wait);
+            redlock_test::for_each_answers(
+                n, 2, [&](const std::vector<std::size_t>& seq, std::size_t) {
+                    release_decision d{n};
+                    std::size_t deleted = 0;
+                    std::size_t graces = 0;
+                    for (std::size_t k = 0; k < n; ++k) {
+                        deleted += seq[k];
+                        const std::size_t answered = k + 1;
+                        const bool decided_now =
+                            deleted >= needed || deleted + (n - answered) < needed;
+                        const auto step = d.on_answer(seq[k] == 1);
+                        if (answered == n) {
+                            CHECK(step == release_decision::step::finish);
+                        } else if (decided_now && graces == 0) {
+                            CHECK(step == release_decision::step::start_grace);
+                        } else {
+                            CHECK(step == release_decision::step::wait);
+                        }
+                        if (step == release_decision::step::start_grace) ++graces;
                     }
-                    if (step == release_decision::step::start_grace) ++graces;
-                }
-                CHECK(graces <= 1);
-                CHECK(d.deleted() == deleted);
-                CHECK(d.pending() == 0);
-                CHECK(d.needed() == needed);
-            });
+                    CHECK(graces <= 1);
+                    CHECK(d.deleted() == deleted);
+                    CHECK(d.pending() == 0);
+                    CHECK(d.needed() == needed);
+                });
         }
     }
 
@@ -75,43 +59,44 @@ TEST_SUITE("extend decision") {
                                        extend_answer::missing, extend_answer::failed};
         for (const std::size_t n : {1U, 3U, 5U, 7U}) {
             const std::size_t needed = n / 2 + 1;
-            for_each_sequence(n, 4, [&](const std::vector<std::size_t>& seq) {
-                extend_decision d{n};
-                std::size_t yes = 0;
-                std::size_t refused = 0;
-                bool decided = false;
-                for (std::size_t k = 0; k < n; ++k) {
-                    const extend_answer a = kinds[seq[k]];
-                    const auto v = d.on_answer(k, a);
-                    if (decided) {
-                        // Closed: a late answer is not counted, and a late
-                        // "missing" is repaired only after a success.
-                        CHECK(v == quorum_tally::verdict::pending);
-                        CHECK_FALSE(d.missing(k));
-                        continue;
+            redlock_test::for_each_answers(
+                n, 4, [&](const std::vector<std::size_t>& seq, std::size_t) {
+                    extend_decision d{n};
+                    std::size_t yes = 0;
+                    std::size_t refused = 0;
+                    bool decided = false;
+                    for (std::size_t k = 0; k < n; ++k) {
+                        const extend_answer a = kinds[seq[k]];
+                        const auto v = d.on_answer(k, a);
+                        if (decided) {
+                            // Closed: a late answer is not counted, and a late
+                            // "missing" is repaired only after a success.
+                            CHECK(v == quorum_tally::verdict::pending);
+                            CHECK_FALSE(d.missing(k));
+                            continue;
+                        }
+                        yes += a == extend_answer::extended ? 1 : 0;
+                        refused += a == extend_answer::other_value || a == extend_answer::missing;
+                        CHECK(d.missing(k) == (a == extend_answer::missing));
+                        const std::size_t answered = k + 1;
+                        if (yes >= needed) {
+                            CHECK(v == quorum_tally::verdict::won);
+                        } else if (yes + (n - answered) < needed) {
+                            CHECK(v == quorum_tally::verdict::lost);
+                            // "Not ours" from a majority is definite; anything less is not.
+                            CHECK(d.failure() == (refused > n - needed ? errc::not_held
+                                                                       : errc::quorum_unreachable));
+                        } else {
+                            CHECK(v == quorum_tally::verdict::pending);
+                        }
+                        decided = v != quorum_tally::verdict::pending;
+                        CHECK(d.open() == !decided);
                     }
-                    yes += a == extend_answer::extended ? 1 : 0;
-                    refused += a == extend_answer::other_value || a == extend_answer::missing;
-                    CHECK(d.missing(k) == (a == extend_answer::missing));
-                    const std::size_t answered = k + 1;
-                    if (yes >= needed) {
-                        CHECK(v == quorum_tally::verdict::won);
-                    } else if (yes + (n - answered) < needed) {
-                        CHECK(v == quorum_tally::verdict::lost);
-                        // "Not ours" from a majority is definite; anything less is not.
-                        CHECK(d.failure() ==
-                              (refused > n - needed ? errc::not_held : errc::quorum_unreachable));
-                    } else {
-                        CHECK(v == quorum_tally::verdict::pending);
-                    }
-                    decided = v != quorum_tally::verdict::pending;
-                    CHECK(d.open() == !decided);
-                }
-                CHECK_FALSE(d.repairs_late(extend_answer::missing));
-                d.mark_extended();
-                CHECK(d.repairs_late(extend_answer::missing));
-                CHECK_FALSE(d.repairs_late(extend_answer::other_value));
-            });
+                    CHECK_FALSE(d.repairs_late(extend_answer::missing));
+                    d.mark_extended();
+                    CHECK(d.repairs_late(extend_answer::missing));
+                    CHECK_FALSE(d.repairs_late(extend_answer::other_value));
+                });
         }
     }
 
