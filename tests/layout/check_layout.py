@@ -17,6 +17,8 @@ import re
 import sys
 
 MAX_LINES = 400
+# A class or struct declared (not just named) on a line: its name.
+CLASS_DECLARATION = re.compile(r"^\s*(?:class|struct)\s+(?:REDLOCK_API\s+)?([a-z_][a-z0-9_]*)\b[^;]*$")
 # What each layer may include of lib/ (its own folder always).
 ALLOWED = {
     "sansio": set(),
@@ -35,11 +37,10 @@ def main() -> int:
         problems.append(f"no sources under {lib}")
 
     classes = set()
-    declared = re.compile(r"^\s*(?:class|struct)\s+(?:REDLOCK_API\s+)?([a-z_][a-z0-9_]*)\b[^;]*$")
     headers = files + sorted(pathlib.Path(sys.argv[2]).rglob("*.hpp")) if len(sys.argv) > 2 else files
     for path in headers:
         for line in path.read_text().splitlines():
-            m = declared.match(line)
+            m = CLASS_DECLARATION.match(line)
             if m:
                 classes.add(m.group(1))
 
@@ -90,7 +91,7 @@ def undefined_declarations(lib, files):
     found = []
     for header in (p for p in files if p.suffix == ".hpp"):
         text = header.read_text()
-        classes = set(re.findall(r"^\s*(?:class|struct)\s+([a-z_][a-z0-9_]*)\b[^;]*$", text, re.M))
+        classes = {m.group(1) for line in text.splitlines() if (m := CLASS_DECLARATION.match(line))}
         for number, line in enumerate(text.splitlines(), 1):
             m = DECLARATION.match(line)
             if not m or re.search(r"=\s*(0|default|delete)\s*;", line):
