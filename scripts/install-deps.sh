@@ -9,7 +9,8 @@ packages=(
   libhiredis-dev libuv1-dev nlohmann-json3-dev
   libssl-dev openssl  # TLS to the nodes; openssl(1) makes the TLS tests' certificates
   doctest-dev libbenchmark-dev libcli11-dev
-  redis-server
+  redis-server redis-tools   # redis-cli builds the tests' clusters (--cluster create)
+  redis-sentinel             # Sentinel-managed members, in the tests
   python3 python3-prometheus-client          # tests: the metrics test parses with a real parser
   help2man man-db groff-base bash-completion  # redlock(1) and the completion, and their tests
   dpkg-dev file                               # cpack -G DEB: dpkg-shlibdeps finds the Depends
