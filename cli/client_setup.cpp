@@ -77,7 +77,7 @@ auto open_client(const global_options& global, const reporter& out)
     } else {
         config->logger = [](log_level, std::string_view) {};
     }
-    const std::size_t nodes = config->nodes.size();
+    const std::size_t nodes = config->member_count();
     auto made = client::create(std::move(*config));
     if (!made) {
         failure_report report = classify(made.error());
@@ -88,7 +88,7 @@ auto open_client(const global_options& global, const reporter& out)
     out.detail("config " + choice->path + " (" +
                (choice->source == "search" ? std::string{"found by the search"}
                                            : "from " + choice->source) +
-               "): " + std::to_string(nodes) + " nodes, quorum " + std::to_string(nodes / 2 + 1));
+               "): " + std::to_string(nodes) + " members, quorum " + std::to_string(nodes / 2 + 1));
     return std::move(*made);
 }
 

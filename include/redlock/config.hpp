@@ -45,6 +45,40 @@ private:
     std::string value_;
 };
 
+/// A quorum member that is a Redis Cluster (README, "Cluster and Sentinel
+/// members"). The client reads the slot map from the seeds and sends each
+/// lock's commands to the master of its slot; every key of one lock shares a
+/// hash tag, so one lock is one slot.
+struct cluster_member {
+    /// Where to ask for the slot map first (any nodes of the cluster; at least one).
+    std::vector<node_address> seeds;
+    /// 0: a failover's new master does not count for restart_quarantine (the
+    /// quarantine rule). N > 0: a grant (and a fence counter's write, and an
+    /// extend) counts only once WAIT confirms that N replicas have it; set N to
+    /// the replicas per master for the guarantee (README).
+    int wait_replicas = 0;
+    /// The slot map is read again at least this often (and at once after a
+    /// MOVED, a failed request or CLUSTERDOWN).
+    std::chrono::milliseconds refresh_interval{10'000};
+};
+
+/// A quorum member that is a master managed by Redis Sentinel: the client asks
+/// the sentinels where it is (SENTINEL GET-MASTER-ADDR-BY-NAME), follows
+/// +switch-master, and checks on every connect that the node is a master.
+struct sentinel_member {
+    std::vector<node_address> sentinels;  ///< at least one
+    std::string master_name;              ///< the name the sentinels monitor it under
+    /// As cluster_member::wait_replicas.
+    int wait_replicas = 0;
+    /// The sentinels are asked again at least this often.
+    std::chrono::milliseconds refresh_interval{10'000};
+    /// AUTH for the sentinels themselves (a sentinel's requirepass is its own);
+    /// empty password: none. The master gets client_config's credentials.
+    std::string sentinel_username;
+    std::string sentinel_password_env;  ///< the variable it came from (JSON)
+    secret sentinel_password;
+};
+
 /// TLS to the nodes (the "tls" object of the JSON schema). Verification is on
 /// by default: a node must show a certificate from a trusted CA, for the name
 /// it was reached by.
@@ -63,7 +97,15 @@ enum class log_level { debug, info, warning, error };
 
 /// Everything a client needs. Defaults match the JSON schema in the README.
 struct client_config {
+    /// The quorum's members: these standalone masters, then `clusters`, then
+    /// `sentinel_masters`. A majority of all of them must grant a lock.
     std::vector<node_address> nodes;
+    std::vector<cluster_member> clusters;
+    std::vector<sentinel_member> sentinel_masters;
+    /// How many members the quorum counts: every node, cluster and Sentinel-managed master.
+    [[nodiscard]] auto member_count() const noexcept -> std::size_t {
+        return nodes.size() + clusters.size() + sentinel_masters.size();
+    }
     std::string key_prefix = "redlock:";
     /// Prefix of the fencing counters (keys that never expire). Neither prefix
     /// may start with the other, so no resource name can make a lock key and a

@@ -3,6 +3,7 @@
 // its callback. What status and check parse is in diagnostics.cpp.
 
 #include "redlock/client.hpp"
+#include "sansio/hash_slot.hpp"
 
 #include "client/client_core.hpp"
 #include "client/diagnostics_parse.hpp"
@@ -86,7 +87,7 @@ auto wait_for(Start&& start) -> result<T> {
 template <class T, class Parse>
 void probe_then(detail::client_core& core, std::string invalid,
                 std::vector<std::vector<std::string>> commands, std::function<void(result<T>)> done,
-                Parse parse) {
+                Parse parse, std::uint16_t slot) {
     if (!invalid.empty()) {
         core.probe({}, [invalid = std::move(invalid),
                         done = std::move(done)](result<std::vector<detail::node_probe>>) {
@@ -94,14 +95,17 @@ void probe_then(detail::client_core& core, std::string invalid,
         });
         return;
     }
-    core.probe(std::move(commands), [parse = std::move(parse), done = std::move(done)](
-                                        result<std::vector<detail::node_probe>> probes) mutable {
-        if (!probes) {
-            done(failure{std::move(probes).error()});
-            return;
-        }
-        done(parse(std::move(*probes)));
-    });
+    core.probe(
+        std::move(commands),
+        [parse = std::move(parse),
+         done = std::move(done)](result<std::vector<detail::node_probe>> probes) mutable {
+            if (!probes) {
+                done(failure{std::move(probes).error()});
+                return;
+            }
+            done(parse(std::move(*probes)));
+        },
+        slot);
 }
 
 }  // namespace
@@ -232,10 +236,13 @@ void client::status_async(std::string resource, std::function<void(result<lock_s
     auto commands = invalid.empty() ? detail::status_commands(core_->config(), resource)
                                     : std::vector<std::vector<std::string>>{};
     const std::size_t quorum = detail::quorum(core_->node_count());
-    probe_then(*core_, std::move(invalid), std::move(commands), std::move(done),
-               [resource = std::move(resource), quorum](auto probes) mutable {
-                   return detail::parse_status(std::move(resource), quorum, std::move(probes));
-               });
+    const std::uint16_t slot = detail::resource_slot(resource);
+    probe_then(
+        *core_, std::move(invalid), std::move(commands), std::move(done),
+        [resource = std::move(resource), quorum](auto probes) mutable {
+            return detail::parse_status(std::move(resource), quorum, std::move(probes));
+        },
+        slot);
 }
 
 auto client::status(std::string resource) -> result<lock_status> {
@@ -261,11 +268,13 @@ void client::status_async(std::string resource, int permits,
     auto commands = invalid.empty() ? detail::semaphore_commands(core_->config(), resource, permits)
                                     : std::vector<std::vector<std::string>>{};
     const std::size_t quorum = detail::quorum(core_->node_count());
-    probe_then(*core_, std::move(invalid), std::move(commands), std::move(done),
-               [resource = std::move(resource), permits, quorum](auto probes) mutable {
-                   return detail::parse_semaphore(std::move(resource), permits, quorum,
-                                                  std::move(probes));
-               });
+    const std::uint16_t slot = detail::resource_slot(resource);
+    probe_then(
+        *core_, std::move(invalid), std::move(commands), std::move(done),
+        [resource = std::move(resource), permits, quorum](auto probes) mutable {
+            return detail::parse_semaphore(std::move(resource), permits, quorum, std::move(probes));
+        },
+        slot);
 }
 
 auto client::status(std::string resource, int permits) -> result<semaphore_status> {

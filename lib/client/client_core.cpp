@@ -53,13 +53,28 @@ client_core::client_core(client_config config, uv_loop_t* external,
       loop_{external},
       timers_{loop_.loop()},
       batcher_{loop_.loop()} {
-    nodes_.reserve(config_.nodes.size());
+    nodes_.reserve(config_.member_count());
     for (const auto& address : config_.nodes) {
-        nodes_.push_back(std::make_unique<node_connection>(loop_.loop(), batcher_, address, config_,
-                                                           rng_, connection_counters_, tls_));
+        nodes_.push_back(std::make_unique<quorum_member>(std::make_unique<node_connection>(
+            loop_.loop(), batcher_, address, config_, rng_, connection_counters_, tls_)));
+    }
+    for (std::size_t i = 0; i < config_.clusters.size(); ++i) {
+        const cluster_member& m = config_.clusters[i];
+        std::string name = "cluster " + (m.seeds.empty() ? std::to_string(i) : m.seeds.front().to_string());
+        nodes_.push_back(std::make_unique<quorum_member>(std::make_unique<cluster_router>(
+            cluster_router::parts{loop_.loop(), batcher_, config_, rng_, connection_counters_,
+                                  timers_, tls_},
+            m, std::move(name))));
+    }
+    for (const sentinel_member& m : config_.sentinel_masters) {
+        nodes_.push_back(std::make_unique<quorum_member>(std::make_unique<sentinel_router>(
+            sentinel_router::parts{loop_.loop(), batcher_, config_, rng_, connection_counters_,
+                                   timers_, tls_},
+            m, "sentinel master \"" + m.master_name + "\"")));
     }
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
-        nodes_[i]->on_identified([this, i] { check_identity(i); });
+        if (node_connection* c = nodes_[i]->standalone())
+            c->on_identified([this, i] { check_identity(i); });
     }
     for (auto& n : nodes_) n->start();
     client_id_ = rng_.lock_value().substr(0, 16);
@@ -68,9 +83,10 @@ client_core::client_core(client_config config, uv_loop_t* external,
 }
 
 void client_core::check_identity(std::size_t node) {
-    for (const auto& [a, b] : same_servers_.identified(node, nodes_[node]->run_id())) {
+    const std::string& run_id = nodes_[node]->standalone()->run_id();
+    for (const auto& [a, b] : same_servers_.identified(node, run_id)) {
         warn("nodes " + nodes_[a]->name() + " and " + nodes_[b]->name() +
-             " are one server (run_id " + nodes_[node]->run_id() +
+             " are one server (run_id " + run_id +
              "): the cluster tolerates fewer failures than its node count suggests");
     }
 }
@@ -295,12 +311,13 @@ void client_core::extend(std::shared_ptr<lock_state> state, std::chrono::millise
 }
 
 void client_core::probe(std::vector<std::vector<std::string>> commands,
-                        std::function<void(result<std::vector<node_probe>>)> done) {
-    call_on_loop(std::move(done), [this, commands = std::move(commands)](auto& d) mutable {
+                        std::function<void(result<std::vector<node_probe>>)> done,
+                        std::uint16_t slot) {
+    call_on_loop(std::move(done), [this, slot, commands = std::move(commands)](auto& d) mutable {
         if (stopping_) return false;
         ops_.start(std::make_unique<probe_op>(
             ctx_, std::move(commands),
-            [d = std::move(d)](std::vector<node_probe> probes) { d(std::move(probes)); }));
+            [d = std::move(d)](std::vector<node_probe> probes) { d(std::move(probes)); }, slot));
         return true;
     });
 }

@@ -12,7 +12,10 @@
 #include "sansio/admission_queue.hpp"
 #include "sansio/cluster_shape.hpp"
 #include "transport/event_loop.hpp"
+#include "transport/cluster_router.hpp"
 #include "transport/node_connection.hpp"
+#include "transport/quorum_member.hpp"
+#include "transport/sentinel_router.hpp"
 #include "transport/os_random.hpp"
 #include "transport/timer_queue.hpp"
 #include "transport/write_batcher.hpp"
@@ -51,8 +54,9 @@ public:
                 client::extend_callback done) override;
     void cancel(client::acquire_ticket ticket);
     /// Sends `commands` to every node and reports what each answered.
+    /// `slot`: where the commands' keys hash (a cluster member sends them there).
     void probe(std::vector<std::vector<std::string>> commands,
-               std::function<void(result<std::vector<node_probe>>)> done);
+               std::function<void(result<std::vector<node_probe>>)> done, std::uint16_t slot = 0);
     void shutdown();
     [[nodiscard]] auto on_loop_thread() const noexcept -> bool { return loop_.on_loop_thread(); }
     [[nodiscard]] auto stats() const -> client_stats;
@@ -111,7 +115,7 @@ private:
     op_counters counters_;
     timer_queue timers_;
     write_batcher batcher_;  // shared by every connection; declared before them
-    std::vector<std::unique_ptr<node_connection>> nodes_;
+    std::vector<std::unique_ptr<quorum_member>> nodes_;  // the quorum's members, in config order
     operation_registry ops_;  // live operations, owned
     admission_queue<acquisition_request> admission_{config_.max_concurrent_acquisitions};
     std::atomic<client::acquire_ticket> next_ticket_{0};
@@ -123,7 +127,7 @@ private:
                                 [this](acquisition_request request, bool cancelled) {
                                     resume(std::move(request), cancelled);
                                 }};
-    shared_server_check same_servers_{config_.nodes.size()};  // run_ids seen, pairs reported
+    shared_server_check same_servers_{config_.member_count()};  // run_ids seen, pairs reported
     bool stopping_ = false;                                   // loop thread: no new operations
     bool closing_ = false;  // loop thread: handles are being closed
     int closes_pending_ = 0;

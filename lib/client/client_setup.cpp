@@ -10,9 +10,10 @@ auto checked_setup(client_config& config) -> result<std::shared_ptr<const tls_co
     if (auto problem = validate_config(config)) {
         return failure{error{make_error_code(errc::invalid_config), problem->what(), {}, 0}};
     }
-    if (config.nodes.size() > max_nodes) {
+    if (config.member_count() > max_nodes) {
         return failure{error{make_error_code(errc::invalid_config),
-                             "<config>: /nodes: at most 255 nodes are supported",
+                             "<config>: /nodes: at most 255 members (nodes, clusters and "
+                             "sentinel masters together) are supported",
                              {},
                              0}};
     }

@@ -34,7 +34,7 @@ auto read_stats(const op_counters& ops, const connection_counters& connections,
 }
 
 auto read_metrics(const op_counters& ops,
-                  const std::vector<std::unique_ptr<node_connection>>& nodes,
+                  const std::vector<std::unique_ptr<quorum_member>>& nodes,
                   const waiter_registry& waiters) -> metrics_snapshot {
     constexpr auto relaxed = std::memory_order_relaxed;
     metrics_snapshot m;
@@ -45,7 +45,10 @@ auto read_metrics(const op_counters& ops,
     m.wait = latency.wait.snapshot();
     m.nodes.reserve(nodes.size());
     for (const auto& n : nodes) {
-        const node_counters& c = n->metrics();
+        // A cluster or Sentinel member counts as one node: its connections
+        // change on the loop thread, and metrics() is read from any.
+        const node_counters& c =
+            n->standalone() != nullptr ? n->standalone()->metrics() : n->routed()->metrics();
         m.nodes.push_back(node_metrics{.node = n->name(),
                                        .up = c.up.load(relaxed),
                                        .rtt_seconds = c.rtt_seconds(),

@@ -7,7 +7,7 @@
 #include "operations/op_context.hpp"
 #include "redlock/client.hpp"
 #include "redlock/metrics.hpp"
-#include "transport/node_connection.hpp"
+#include "transport/quorum_member.hpp"
 
 #include <cstddef>
 #include <memory>
@@ -23,7 +23,7 @@ class waiter_registry;
     -> client_stats;
 
 [[nodiscard]] auto read_metrics(const op_counters& ops,
-                                const std::vector<std::unique_ptr<node_connection>>& nodes,
+                                const std::vector<std::unique_ptr<quorum_member>>& nodes,
                                 const waiter_registry& waiters) -> metrics_snapshot;
 
 }  // namespace redlock::detail

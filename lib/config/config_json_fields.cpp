@@ -9,6 +9,7 @@
 #include "config/config_json_fields.hpp"
 
 #include "config/config_json_errors.hpp"
+#include "config/config_json_members.hpp"
 #include "redlock/config.hpp"
 
 #include <nlohmann/json.hpp>
@@ -33,7 +34,9 @@ using std::chrono::milliseconds;
 
 constexpr std::int64_t max_integer = std::numeric_limits<std::int32_t>::max();
 
-constexpr std::array<std::string_view, 15> top_level_keys{"nodes",
+constexpr std::array<std::string_view, 17> top_level_keys{"nodes",
+                                                          "clusters",
+                                                          "sentinel_masters",
                                                           "tls",
                                                           "max_concurrent_acquisitions",
                                                           "queue_prefix",
@@ -73,7 +76,7 @@ public:
         return config;
     }
 
-private:
+    // The field readers below are public for read_members (config_json_members.hpp).
     /// A TLS file named in a config file is found next to it, wherever the
     /// program that loads it runs (a config found in /etc/redlock names its
     /// CA as "ca.crt"). Absolute paths stay as they are; a Unix socket path
@@ -234,7 +237,11 @@ private:
 
     auto read_nodes(const json& root, client_config& config) -> bool {
         const auto nodes = root.find("nodes");
-        if (nodes == root.end()) return fail("/nodes", "is required");
+        if (nodes == root.end()) {
+            // Clusters or Sentinel-managed masters alone make a quorum too.
+            if (root.contains("clusters") || root.contains("sentinel_masters")) return true;
+            return fail("/nodes", "is required");
+        }
         if (!nodes->is_array())
             return fail("/nodes", "must be an array (got " + describe_json_value(*nodes) + ")");
         // An empty array is left to validate_config.
@@ -247,30 +254,31 @@ private:
         return true;
     }
 
-    auto read_auth(const json& auth, client_config& config) -> bool {
-        const std::string pointer = "/auth";
+    /// {"username", "password_env"} at `pointer`: the password read from the
+    /// variable named (never printed; messages name the variable only).
+    auto read_credentials(const json& auth, const std::string& pointer, std::string& username,
+                          std::string& password_env, secret& password) -> bool {
         if (!check_object(auth, pointer, auth_keys)) return false;
-        if (!read_string(auth, "username", pointer, config.username)) return false;
-        const std::string field = "/auth/password_env";
+        if (!read_string(auth, "username", pointer, username)) return false;
+        const std::string field = pointer + "/password_env";
         if (!auth.contains("password_env")) return fail(field, "is required");
-        if (!read_string(auth, "password_env", pointer, config.password_env, /*non_empty=*/true))
+        if (!read_string(auth, "password_env", pointer, password_env, /*non_empty=*/true))
             return false;
-        const std::string& name = config.password_env;
+        const std::string& name = password_env;
         // getenv would silently read a shorter name at an embedded NUL.
         if (name.find_first_of(std::string_view{"=\0", 2}) != std::string::npos)
             return fail(field, "must be an environment variable name (no '=' or NUL)");
-        // Messages name the variable, never its value.
         const char* value = std::getenv(name.c_str());  // NOLINT(concurrency-mt-unsafe)
         if (value == nullptr) return fail(field, "environment variable " + name + " is not set");
         if (*value == '\0') return fail(field, "environment variable " + name + " is empty");
-        config.password = secret{value};
+        password = secret{value};
         return true;
     }
 
     auto read_root(const json& root, client_config& config) -> bool {
         if (!root.is_object()) return fail("", "the document must be a JSON object");
         if (!check_object(root, "", top_level_keys)) return false;
-        if (!read_nodes(root, config)) return false;
+        if (!read_nodes(root, config) || !read_members(*this, root, config)) return false;
         if (!(read_string(root, "key_prefix", "", config.key_prefix) &&
               read_string(root, "fence_prefix", "", config.fence_prefix) &&
               read_string(root, "queue_prefix", "", config.queue_prefix, true) &&
@@ -317,7 +325,9 @@ private:
                 return false;
         }
         if (const auto auth = root.find("auth"); auth != root.end()) {
-            if (!read_auth(*auth, config)) return false;
+            if (!read_credentials(*auth, "/auth", config.username, config.password_env,
+                                  config.password))
+                return false;
         }
         if (const auto tls = root.find("tls"); tls != root.end()) {
             // Files are checked by validate_config, the same for code and JSON.
@@ -334,6 +344,7 @@ private:
         return true;
     }
 
+private:
     std::string source_;
     std::filesystem::path base_dir_;
     std::optional<config_error> error_;

@@ -125,6 +125,45 @@ auto node_problem(const node_address& node, const std::string& pointer)
     return std::nullopt;
 }
 
+/// The cluster and Sentinel members: seeds and sentinels well-formed, a master
+/// name, wait_replicas and refresh intervals in range.
+auto members_problem(const client_config& config)
+    -> std::optional<std::pair<std::string, std::string>> {
+    const auto nodes_problem = [](const std::vector<node_address>& list,
+                                  const std::string& pointer)
+        -> std::optional<std::pair<std::string, std::string>> {
+        if (list.empty()) return {{pointer, "must contain at least one node"}};
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            if (auto problem = node_problem(list[i], pointer + "/" + std::to_string(i)))
+                return problem;
+        }
+        return std::nullopt;
+    };
+    const auto common = [](const std::string& pointer, int wait_replicas,
+                           milliseconds refresh) -> std::optional<std::pair<std::string, std::string>> {
+        if (wait_replicas < 0 || wait_replicas > 64)
+            return {{pointer + "/wait_replicas", "must be between 0 and 64" + got(wait_replicas)}};
+        if (refresh.count() <= 0)
+            return {{pointer + "/refresh_ms", "must be a positive number of milliseconds" +
+                                                  got(refresh.count())}};
+        return std::nullopt;
+    };
+    for (std::size_t i = 0; i < config.clusters.size(); ++i) {
+        const std::string pointer = "/clusters/" + std::to_string(i);
+        const cluster_member& m = config.clusters[i];
+        if (auto p = nodes_problem(m.seeds, pointer + "/seeds")) return p;
+        if (auto p = common(pointer, m.wait_replicas, m.refresh_interval)) return p;
+    }
+    for (std::size_t i = 0; i < config.sentinel_masters.size(); ++i) {
+        const std::string pointer = "/sentinel_masters/" + std::to_string(i);
+        const sentinel_member& m = config.sentinel_masters[i];
+        if (auto p = nodes_problem(m.sentinels, pointer + "/sentinels")) return p;
+        if (m.master_name.empty()) return {{pointer + "/master_name", "must not be empty"}};
+        if (auto p = common(pointer, m.wait_replicas, m.refresh_interval)) return p;
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 auto validate_config(const client_config& config, std::string_view source)
@@ -138,7 +177,11 @@ auto validate_config(const client_config& config, std::string_view source)
     // the cluster tolerates fewer failures than its node count promises.
     // Aliases that only a lookup or a connection could reveal are left to
     // client::check, which compares run_ids.
-    if (config.nodes.empty()) return reject("/nodes", "must contain at least one node");
+    if (config.member_count() == 0)
+        return reject("/nodes", "must contain at least one node (or give \"clusters\" or "
+                                "\"sentinel_masters\")");
+    if (auto problem = members_problem(config))
+        return reject(std::move(problem->first), std::move(problem->second));
     std::vector<detail::node_identity> identities;
     identities.reserve(config.nodes.size());
     for (std::size_t i = 0; i < config.nodes.size(); ++i) {

@@ -15,7 +15,7 @@ using std::chrono::milliseconds;
 auto settings_of(const client_config& config, std::size_t resources, const lock_options& options)
     -> acquire_settings {
     acquire_settings s;
-    s.nodes = config.nodes.size();
+    s.nodes = config.member_count();
     // A reader reads the fence counter in its grant; only a writer raises it.
     s.fencing = options.fencing.value_or(config.lock.fencing) && !options.shared.value_or(false) &&
                 !options.permits;

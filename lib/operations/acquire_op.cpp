@@ -1,5 +1,7 @@
 #include "operations/acquire_op.hpp"
 
+#include "sansio/hash_slot.hpp"
+
 #include "operations/lock_commands.hpp"
 #include "operations/lock_state.hpp"
 #include "operations/op_context.hpp"
@@ -25,6 +27,7 @@ acquire_op::acquire_op(op_context& ctx, std::vector<std::string> resources, lock
       grant_numbers_{ctx.node_count()} {
     const acquire_settings& s = decision_.settings();
     state_ = lock_state_of(ctx.config(), std::move(resources), options, s);
+    if (state_ && !state_->resources.empty()) slot_ = resource_slot(state_->resources.front());
     shape_ = {.scripted =
                   s.fencing || state_->resources.size() > 1 || state_->kind != lock_kind::exclusive,
               .fencing = s.fencing,
@@ -204,7 +207,7 @@ void acquire_op::on_handoff_reply(std::uint32_t attempt, std::size_t node,
 void acquire_op::discount_if_quarantined(std::size_t node, node_outcome& outcome,
                                          steady_clock::time_point now) const {
     if (outcome.status != node_status::ok) return;
-    const auto until = ctx_.node(node).quarantined_until();
+    const auto until = ctx_.node(node).quarantined_until(slot_);
     if (now >= until) return;
     // It said yes, but it restarted without persisting every write and may have
     // forgotten a lock another client holds: its yes is not counted (the key it
@@ -224,7 +227,7 @@ void acquire_op::perform(const acquire_actions& a, steady_clock::time_point now)
     if (a.send_confirms) {
         const encoded_command confirm = commands().confirm(decision_.token(), false);
         for (std::size_t i = 0; i < ctx_.node_count(); ++i)
-            send(i, confirm, make_tag(decision_.attempt(), confirm_sha_kind, i));
+            send(i, confirm, make_tag(decision_.attempt(), confirm_sha_kind, i), true);
     }
     if (a.send_releases) send_releases();
     if (a.send_dequeues) send_dequeues();
@@ -277,17 +280,17 @@ void acquire_op::send_grants() {
     const encoded_command grant = cmds.grant(false, first_permit_);
     const kind k = cmds.plain_set() ? set_kind : script_sha_kind;
     for (std::size_t i = 0; i < ctx_.node_count(); ++i)
-        grant_numbers_.set(i, send(i, grant, make_tag(decision_.attempt(), k, i)));
+        grant_numbers_.set(i, send(i, grant, make_tag(decision_.attempt(), k, i), true));
 }
 
 void acquire_op::send_grant_by_eval(std::size_t node) {
     grant_numbers_.set(node, send(node, commands().grant(true, first_permit_),
-                                  make_tag(decision_.attempt(), script_eval_kind, node)));
+                                  make_tag(decision_.attempt(), script_eval_kind, node), true));
 }
 
 void acquire_op::send_confirm(std::size_t node, bool eval) {
     send(node, commands().confirm(decision_.token(), eval),
-         make_tag(decision_.attempt(), eval ? confirm_eval_kind : confirm_sha_kind, node));
+         make_tag(decision_.attempt(), eval ? confirm_eval_kind : confirm_sha_kind, node), true);
 }
 
 void acquire_op::send_releases() {

@@ -1,5 +1,7 @@
 #include "operations/extend_op.hpp"
 
+#include "sansio/hash_slot.hpp"
+
 #include "operations/lock_state.hpp"
 #include "operations/op_context.hpp"
 #include "sansio/command.hpp"
@@ -22,7 +24,9 @@ extend_op::extend_op(op_context& ctx, std::shared_ptr<lock_state> state, millise
       done_{std::move(done)},
       decision_{ctx.node_count(), extend_settings{.ttl = ttl,
                                                   .drift_factor = ctx.config().clock_drift_factor,
-                                                  .drift_floor = ctx.config().clock_drift_floor}} {}
+                                                  .drift_floor = ctx.config().clock_drift_floor}} {
+    if (state_ && !state_->resources.empty()) slot_ = resource_slot(state_->resources.front());
+}
 
 auto extend_op::now() noexcept -> steady_clock::time_point {
     return steady_clock::now();
@@ -53,7 +57,7 @@ void extend_op::perform(const extend_actions& a) {
     if (a.send_extends) {
         const encoded_command extend = extend_command(false);
         for (std::size_t i = 0; i < ctx_.node_count(); ++i)
-            send(i, extend, make_tag(0, sha_kind, i));
+            send(i, extend, make_tag(0, sha_kind, i), true);
     }
     if (a.resend_as_eval) send_extend(*a.resend_as_eval, true);
     if (a.repair_late) send_repair(*a.repair_late);
@@ -115,7 +119,7 @@ auto extend_op::extend_command(bool eval) const -> encoded_command {
 }
 
 void extend_op::send_extend(std::size_t node, bool eval) {
-    send(node, extend_command(eval), make_tag(0, eval ? eval_kind : sha_kind, node));
+    send(node, extend_command(eval), make_tag(0, eval ? eval_kind : sha_kind, node), true);
 }
 
 void extend_op::send_repair(std::size_t node) {

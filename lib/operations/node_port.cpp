@@ -1,24 +1,25 @@
 #include "operations/node_port.hpp"
 
-#include "transport/node_connection.hpp"
+#include "transport/quorum_member.hpp"
 
 namespace redlock::detail {
 
-auto node_port::send(std::string_view encoded, reply_sink* sink, std::uint32_t tag) const
-    -> std::uint32_t {
-    return connection_->send(encoded, sink, tag);
+auto node_port::send(std::string_view encoded, reply_sink* sink, std::uint32_t tag,
+                     std::uint16_t slot, bool replicated) const -> std::uint32_t {
+    return member_->send(encoded, sink, tag, slot, replicated);
 }
 
 auto node_port::disown(std::uint32_t number, const reply_sink* sink) const noexcept -> bool {
-    return connection_->disown(number, sink);
+    return member_->disown(number, sink);
 }
 
 auto node_port::name() const noexcept -> const std::string& {
-    return connection_->name();
+    return member_->name();
 }
 
-auto node_port::quarantined_until() const noexcept -> std::chrono::steady_clock::time_point {
-    return connection_->quarantined_until();
+auto node_port::quarantined_until(std::uint16_t slot) const noexcept
+    -> std::chrono::steady_clock::time_point {
+    return member_->quarantined_until(slot);
 }
 
 }  // namespace redlock::detail

@@ -4,7 +4,7 @@
 // connection itself (transport/node_connection, libuv) has a lifecycle, a
 // handshake, TLS and a subscriber role that operations have no business with.
 // A non-virtual facade: one pointer, no virtual call on the hot path. The
-// forwarding is in node_port.cpp, the one file here that sees node_connection.
+// forwarding is in node_port.cpp, the one file here that sees quorum_member.
 
 #include <chrono>
 #include <cstdint>
@@ -13,17 +13,20 @@
 
 namespace redlock::detail {
 
-class node_connection;
+class quorum_member;
 class reply_sink;
 
 class node_port {
 public:
-    explicit node_port(node_connection& connection) noexcept : connection_{&connection} {}
+    explicit node_port(quorum_member& member) noexcept : member_{&member} {}
 
     /// Queues one encoded command (see encoded_command). `sink->on_reply(tag,
     /// ...)` runs exactly once, unless disowned. Returns the request's number,
     /// for disown().
-    auto send(std::string_view encoded, reply_sink* sink, std::uint32_t tag) const -> std::uint32_t;
+    /// `slot`: the hash slot of the command's keys (a cluster member routes by it);
+    /// `replicated`: a write that counts only once the member's wait_replicas have it.
+    auto send(std::string_view encoded, reply_sink* sink, std::uint32_t tag, std::uint16_t slot,
+              bool replicated) const -> std::uint32_t;
     /// `sink` no longer wants the reply to request `number`: true if it was
     /// still to come, and `sink` then never hears of it.
     auto disown(std::uint32_t number, const reply_sink* sink) const noexcept -> bool;
@@ -32,10 +35,12 @@ public:
     /// Until when the node's grants do not count toward a quorum: it restarted
     /// without persisting every write, and may have forgotten locks it granted.
     /// In the past (usually the clock's epoch) when they count.
-    [[nodiscard]] auto quarantined_until() const noexcept -> std::chrono::steady_clock::time_point;
+    /// For a cluster member, of the node serving `slot`; a failover puts a slot in quarantine too.
+    [[nodiscard]] auto quarantined_until(std::uint16_t slot) const noexcept
+        -> std::chrono::steady_clock::time_point;
 
 private:
-    node_connection* connection_;
+    quorum_member* member_;
 };
 
 }  // namespace redlock::detail

@@ -22,7 +22,7 @@
 
 namespace redlock::detail {
 
-class node_connection;
+class quorum_member;
 class operation;
 class waiter_registry;
 struct lock_state;
@@ -77,7 +77,7 @@ class op_context {
 public:
     struct parts {
         const client_config& config;
-        const std::vector<std::unique_ptr<node_connection>>& nodes;
+        const std::vector<std::unique_ptr<quorum_member>>& nodes;
         timer_queue& timers;
         random_source& rng;
         op_counters& counters;

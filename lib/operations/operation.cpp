@@ -5,10 +5,10 @@
 
 namespace redlock::detail {
 
-auto operation::send(std::size_t node, const encoded_command& command, std::uint32_t tag)
-    -> std::uint32_t {
+auto operation::send(std::size_t node, const encoded_command& command, std::uint32_t tag,
+                     bool replicated) -> std::uint32_t {
     ++outstanding_;
-    return ctx_.node(node).send(command.bytes(), this, tag);
+    return ctx_.node(node).send(command.bytes(), this, tag, slot_, replicated);
 }
 
 void operation::disown(std::size_t node, std::uint32_t number) noexcept {

@@ -56,7 +56,10 @@ protected:
     /// Queues `command` on `node`; handle() hears of it exactly once, unless
     /// disowned. A fan-out encodes its command once and sends the same bytes to
     /// every node. Returns the request's number on that node's connection.
-    auto send(std::size_t node, const encoded_command& command, std::uint32_t tag) -> std::uint32_t;
+    /// `replicated`: a write (a grant, a fence confirm, an extend) that a member
+    /// with wait_replicas counts only once its replicas have it.
+    auto send(std::size_t node, const encoded_command& command, std::uint32_t tag,
+              bool replicated = false) -> std::uint32_t;
     /// Gives up on the reply to request `number` on `node` if it is still to
     /// come: handle() will not hear of it, and it no longer keeps us alive.
     void disown(std::size_t node, std::uint32_t number) noexcept;
@@ -93,6 +96,9 @@ protected:
     [[nodiscard]] auto timers() noexcept -> timer_queue&;
 
     op_context& ctx_;
+    /// The hash slot of the keys this operation's commands name (every key of a
+    /// lock shares one): a cluster member sends them to the slot's master.
+    std::uint16_t slot_ = 0;
     bool finished_ = false;       // result delivered
     bool timer_pending_ = false;  // a retry/renew timer refers to us
 

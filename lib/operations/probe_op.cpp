@@ -39,8 +39,11 @@ auto flatten(const reply* r) -> flat_reply {
 
 }  // namespace
 
-probe_op::probe_op(op_context& ctx, std::vector<std::vector<std::string>> commands, callback done)
-    : operation{ctx}, commands_{std::move(commands)}, done_{std::move(done)} {}
+probe_op::probe_op(op_context& ctx, std::vector<std::vector<std::string>> commands, callback done,
+                   std::uint16_t slot)
+    : operation{ctx}, commands_{std::move(commands)}, done_{std::move(done)} {
+    slot_ = slot;
+}
 
 // The one place this shell reads the clock.
 auto probe_op::now() noexcept -> std::chrono::steady_clock::time_point {

@@ -34,7 +34,9 @@ class probe_op final : public operation {
 public:
     using callback = std::function<void(std::vector<node_probe>)>;
 
-    probe_op(op_context& ctx, std::vector<std::vector<std::string>> commands, callback done);
+    /// `slot`: where the commands' keys hash (a cluster member sends them to its master).
+    probe_op(op_context& ctx, std::vector<std::vector<std::string>> commands, callback done,
+             std::uint16_t slot = 0);
 
     void start() override;
     void cancel(errc) override {}  // bounded by request_timeout; let it report

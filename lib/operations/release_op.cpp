@@ -1,5 +1,7 @@
 #include "operations/release_op.hpp"
 
+#include "sansio/hash_slot.hpp"
+
 #include "operations/lock_state.hpp"
 #include "operations/op_context.hpp"
 #include "sansio/command.hpp"
@@ -15,7 +17,9 @@ release_op::release_op(op_context& ctx, std::shared_ptr<lock_state> state,
     : operation{ctx},
       state_{std::move(state)},
       done_{std::move(done)},
-      decision_{ctx.node_count()} {}
+      decision_{ctx.node_count()} {
+    if (state_ && !state_->resources.empty()) slot_ = resource_slot(state_->resources.front());
+}
 
 auto release_op::now() noexcept -> std::chrono::steady_clock::time_point {
     return std::chrono::steady_clock::now();

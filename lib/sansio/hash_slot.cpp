@@ -52,6 +52,13 @@ auto taggable(std::string_view resource) noexcept -> bool {
     return has_own_hash_tag(resource) || (!resource.empty() && resource.front() != '}');
 }
 
+auto resource_slot(std::string_view resource) noexcept -> std::uint16_t {
+    if (has_own_hash_tag(resource)) return key_slot(resource);
+    // "{resource}": the tag runs to the first '}' (taggable: not at the start).
+    const std::string_view tag = resource.substr(0, resource.find('}'));
+    return static_cast<std::uint16_t>(crc16(tag) & (cluster_slots - 1));
+}
+
 auto tagged_resource(std::string_view resource) -> std::string {
     if (has_own_hash_tag(resource)) return std::string{resource};
     std::string out;

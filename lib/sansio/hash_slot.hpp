@@ -36,4 +36,8 @@ inline constexpr std::uint16_t cluster_slots = 16384;
 /// to one slot. `resource` must be taggable().
 [[nodiscard]] auto tagged_resource(std::string_view resource) -> std::string;
 
+/// The slot of every key of `resource`'s lock: key_slot(prefix +
+/// tagged_resource(resource)), without building the key.
+[[nodiscard]] auto resource_slot(std::string_view resource) noexcept -> std::uint16_t;
+
 }  // namespace redlock::detail

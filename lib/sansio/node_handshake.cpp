@@ -65,7 +65,11 @@ void node_handshake::begin(const client_config& config, std::string_view channel
         }
         add(auth_tag);
     }
-    if (subscriber_) {
+    if (peer_ == peer::sentinel && !subscriber_) {
+        // A sentinel is asked questions, never given locks: a PING proves it answers.
+        append_command(out, {"PING"});
+        add(ping_tag);
+    } else if (subscriber_) {
         // A subscriber needs nothing else: its SUBSCRIBE is answered in order,
         // and every message after it is pushed.
         append_command(out, {"SUBSCRIBE", channel});
@@ -78,7 +82,8 @@ void node_handshake::begin(const client_config& config, std::string_view channel
         for (const script* s : all_scripts()) exists.push_back(s->sha);
         append_command(out, exists);
         add(script_exists_tag);
-        append_command(out, {"INFO", "server", "persistence"});
+        // replication: never lock on a replica; cluster: a member of the wrong kind.
+        append_command(out, {"INFO", "server", "persistence", "replication", "cluster"});
         add(info_tag);
     }
     replies_left_ = requests.size() - before;
@@ -94,7 +99,7 @@ auto node_handshake::on_reply(std::uint32_t tag, const reply_event& event) -> st
     }
     s = answer(tag, event.answer);
     if (s.result == verdict::failed || --replies_left_ > 0) return s;
-    if (first_round_ && !subscriber_) second_round(s);
+    if (first_round_ && !subscriber_ && peer_ != peer::sentinel) second_round(s);
     if (replies_left_ == 0) s.result = verdict::done;
     return s;
 }
@@ -117,6 +122,9 @@ auto node_handshake::answer(std::uint32_t tag, const reply* r) -> step {
                 }
                 fail(s, "AUTH failed: " + text);
             }
+            break;
+        case ping_tag:
+            if (is_error(r)) fail(s, "PING failed: " + describe_reply(r));
             break;
         case subscribe_tag:
             subscribed_ = !is_error(r);
@@ -189,8 +197,37 @@ void node_handshake::info_reply(std::uint32_t tag, const reply* r, step& s) {
         }
         if (!text) return;
     }
+    if (!text) return;
+    if (!check_role(*text, s)) return;
     new_run_id_ = std::string{info_field(*text, "run_id")};
     aof_ = info_field(*text, "aof_enabled") == "1";
+}
+
+auto node_handshake::check_role(std::string_view text, step& s) -> bool {
+    // A replica refuses writes, or (replica-read-only no) takes them and loses
+    // them at its next sync: never a place to lock. Sentinel and cluster
+    // members re-resolve their master when this fails.
+    if (info_field(text, "role") == "slave") {
+        std::string of{info_field(text, "master_host")};
+        if (!of.empty()) of.append(":").append(info_field(text, "master_port"));
+        fail(s, "is a replica (role:slave" + (of.empty() ? "" : ", of " + of) +
+                    "): a quorum member must be a master");
+        return false;
+    }
+    const std::string_view cluster = info_field(text, "cluster_enabled");
+    if (cluster.empty()) return true;  // an older server or a proxy: not told, not refused
+    if (cluster == "1" && peer_ != peer::cluster_node) {
+        fail(s,
+             "is a Redis Cluster node (cluster_enabled:1): list it as a seed of a \"clusters\" "
+             "member, not under \"nodes\"");
+        return false;
+    }
+    if (cluster != "1" && peer_ == peer::cluster_node) {
+        fail(s, "is not in cluster mode (cluster_enabled:0): a seed of a \"clusters\" member "
+                "must be a Redis Cluster node; list a standalone master under \"nodes\"");
+        return false;
+    }
+    return true;
 }
 
 void node_handshake::second_round(step& s) {

@@ -18,9 +18,9 @@ namespace redlock::detail {
 ///
 /// A lock connection's handshake is lean, because a CLI process pays it on
 /// every node for a single lock. The first round is AUTH (with a password),
-/// one SCRIPT EXISTS naming every script, and one INFO of the server and
-/// persistence sections: who the node is (run_id) and whether it persists
-/// writes, so a restart is known before a grant is counted. A second round
+/// one SCRIPT EXISTS naming every script, and one INFO of the server, persistence,
+/// replication and cluster sections: who the node is (run_id), whether it persists
+/// writes, that it is a master of the expected kind (standalone or cluster), so a restart is known before a grant is counted. A second round
 /// follows only when the answers call for it: SCRIPT LOAD of the scripts the
 /// node lacks (a restarted node has them before any EVALSHA reaches it), CONFIG
 /// GET appendfsync when AOF is on (only then can the node persist every write),
@@ -54,6 +54,13 @@ public:
     /// One handshake reply, in order. `tag` is the one given with its command.
     auto on_reply(std::uint32_t tag, const reply_event& event) -> step;
 
+    /// Who is at the other end: a standalone master (a standalone or
+    /// Sentinel-managed member's), a node of a cluster member (refused unless in
+    /// cluster mode, and the reverse), or a sentinel (AUTH and PING only: it is
+    /// asked questions, never given locks). Set before begin().
+    enum class peer : std::uint8_t { standalone, cluster_node, sentinel };
+    void expect(peer p) noexcept { peer_ = p; }
+
     /// Subscriber: its SUBSCRIBE was confirmed.
     [[nodiscard]] auto subscribed() const noexcept -> bool { return subscribed_; }
     /// The run_id the node reported at the last complete handshake (may be empty).
@@ -71,16 +78,19 @@ public:
 
     static constexpr std::uint32_t auth_tag = 1;
     static constexpr std::uint32_t script_exists_tag = 2;
-    static constexpr std::uint32_t info_tag = 3;  ///< INFO server persistence
+    static constexpr std::uint32_t info_tag = 3;  ///< INFO server persistence replication cluster
     static constexpr std::uint32_t script_load_tag = 4;
     static constexpr std::uint32_t info_all_tag = 5;  ///< plain INFO, the fallback
     static constexpr std::uint32_t config_fsync_tag = 6;
     static constexpr std::uint32_t subscribe_tag = 7;
+    static constexpr std::uint32_t ping_tag = 8;
 
 private:
     auto answer(std::uint32_t tag, const reply* r) -> step;  // a reply that arrived
     void scripts_reply(const reply* r, step& s);
     void info_reply(std::uint32_t tag, const reply* r, step& s);
+    /// Fails `s` for a replica, or a node of the wrong mode (cluster or not).
+    auto check_role(std::string_view text, step& s) -> bool;
     void second_round(step& s);
     void fail(step& s, std::string cause);
 
@@ -89,6 +99,7 @@ private:
     bool first_round_ = true;
     bool subscriber_ = false;
     bool subscribed_ = false;
+    peer peer_ = peer::standalone;
     bool identity_warned_ = false;  ///< said once per connection, not at each reconnect
     std::vector<bool> missing_;     ///< per all_scripts(): the node lacks it
     bool info_fallback_ = false;    ///< the two-section INFO did not tell us enough

@@ -89,6 +89,10 @@ public:
     /// arrives goes to `on_message(payload)` (loop thread). Call before start().
     void subscribe(std::string channel, std::function<void(std::string_view)> on_message);
 
+    /// Who must answer at the other end (node_handshake::peer): a standalone
+    /// master by default. Call before start().
+    void expect(node_handshake::peer p) noexcept { handshake_.expect(p); }
+
     /// Starts connecting (asynchronous DNS for host names).
     void start();
 

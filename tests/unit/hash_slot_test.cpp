@@ -36,6 +36,7 @@ TEST_CASE("every key made from a tagged resource hashes to one slot") {
         CHECK(key_slot("redlock:" + tagged + "|readers") == slot);
         CHECK(key_slot("redlock:" + tagged + "|permit|17") == slot);
         CHECK(key_slot(tagged) == slot);
+        CHECK(resource_slot(r) == slot);
     }
     CHECK_FALSE(taggable("}"));
     CHECK_FALSE(taggable("}x"));

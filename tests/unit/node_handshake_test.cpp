@@ -101,7 +101,7 @@ struct combo {
         std::vector<command> r;
         if (auth != 0) r.push_back({"AUTH", password});
         r.push_back(exists_command());
-        r.push_back({"INFO", "server", "persistence"});
+        r.push_back({"INFO", "server", "persistence", "replication", "cluster"});
         return r;
     }
     [[nodiscard]] auto second_round() const -> std::vector<command> {

@@ -1,0 +1,77 @@
+#include "sansio/owned_reply.hpp"
+
+#include <cstring>
+
+namespace redlock::detail {
+namespace {
+
+struct sizes {
+    std::size_t values = 0;
+    std::size_t children = 0;
+    std::size_t text = 0;
+};
+
+void measure(const reply* r, sizes& s) {
+    ++s.values;
+    s.text += r->text.size();
+    s.children += r->elements.size();
+    for (const reply* e : r->elements) measure(e, s);
+}
+
+struct filler {
+    std::vector<reply>& values;
+    std::vector<const reply*>& children;
+    char* text;
+
+    // Copies `from` into values[at]; its children go after every value placed so far.
+    void copy(const reply* from, std::size_t at, std::size_t& next_value) {
+        reply& to = values[at];
+        to.kind = from->kind;
+        to.integer = from->integer;
+        if (!from->text.empty()) {
+            std::memcpy(text, from->text.data(), from->text.size());
+            to.text = std::string_view{text, from->text.size()};
+            text += from->text.size();
+        }
+        if (from->elements.empty()) return;
+        const std::size_t first_child = children.size();
+        const std::size_t first_value = next_value;
+        next_value += from->elements.size();
+        for (std::size_t i = 0; i < from->elements.size(); ++i)
+            children.push_back(&values[first_value + i]);
+        to.elements = std::span<const reply* const>{children.data() + first_child,
+                                                    from->elements.size()};
+        for (std::size_t i = 0; i < from->elements.size(); ++i)
+            copy(from->elements[i], first_value + i, next_value);
+    }
+};
+
+}  // namespace
+
+owned_reply::owned_reply(const reply* r) {
+    if (r == nullptr) return;
+    sizes s;
+    measure(r, s);
+    values_.resize(s.values);
+    children_.reserve(s.children);
+    text_ = std::make_unique<char[]>(s.text + 1);
+    filler f{values_, children_, text_.get()};
+    std::size_t next = 1;
+    f.copy(r, 0, next);
+}
+
+auto replica_ack(const reply_event& wait_event, int wanted) -> replica_verdict {
+    if (wait_event.status != request_status::reply)
+        return {false, "WAIT " + std::to_string(wanted) + " got no answer (" +
+                           std::string{wait_event.cause} + ")"};
+    const auto acked = integer_of(wait_event.answer);
+    if (!acked)
+        return {false, "WAIT " + std::to_string(wanted) + " answered " +
+                           describe_reply(wait_event.answer)};
+    if (*acked < wanted)
+        return {false, "only " + std::to_string(*acked) + " of the " + std::to_string(wanted) +
+                           " replicas wait_replicas asks for acknowledged the write in time"};
+    return {true, {}};
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,245 @@
+#include "transport/cluster_router.hpp"
+
+#include "sansio/command.hpp"
+#include "transport/node_connection.hpp"
+
+#include <algorithm>
+
+namespace redlock::detail {
+namespace {
+
+constexpr std::uint32_t slots_tag = 1U << 31;  // routed_member::internal_tag
+// After trouble, the map is read again this soon (not more often: a node that
+// is down fails every request, and each would ask).
+constexpr std::chrono::milliseconds trouble_refresh{100};
+
+auto key_of(const std::string& host, std::uint16_t port) -> std::string {
+    return host + ":" + std::to_string(port);
+}
+
+}  // namespace
+
+cluster_router::cluster_router(parts p, const cluster_member& member, std::string name)
+    : routed_member{std::move(name), member.wait_replicas, p.config.request_timeout, p.timers,
+                    p.counters},
+      p_{std::move(p)},
+      member_{member},
+      routing_{member.wait_replicas > 0
+                   ? std::chrono::milliseconds{0}
+                   : p_.config.restart_quarantine.value_or(p_.config.lock.ttl)} {}
+
+cluster_router::~cluster_router() {
+    if (refresh_timer_) timers().cancel(*refresh_timer_);
+}
+
+auto cluster_router::connect(const std::string& host, std::uint16_t port) -> node_connection& {
+    const std::string key = key_of(host, port);
+    auto it = connections_.find(key);
+    if (it != connections_.end()) return *it->second;
+    node_address address;
+    address.host = host;
+    address.port = port;
+    // Discovered nodes are reached like the first seed (TLS or not).
+    address.tls = member_.seeds.empty() || member_.seeds.front().tls;
+    auto c = std::make_unique<node_connection>(p_.loop, p_.batcher, std::move(address), p_.config,
+                                               p_.rng, own_counters(), p_.tls);
+    c->expect(node_handshake::peer::cluster_node);
+    node_connection& ref = *c;
+    connections_.emplace(key, std::move(c));
+    if (!closing_) ref.start();
+    return ref;
+}
+
+void cluster_router::start() {
+    for (const node_address& seed : member_.seeds) {
+        if (seed.is_unix()) {
+            // A seed on a Unix socket: its own connection, not shared by address.
+            auto c = std::make_unique<node_connection>(p_.loop, p_.batcher, seed, p_.config, p_.rng,
+                                                       own_counters(), p_.tls);
+            c->expect(node_handshake::peer::cluster_node);
+            seeds_.push_back(c.get());
+            c->start();
+            connections_.emplace(seed.to_string(), std::move(c));
+            continue;
+        }
+        seeds_.push_back(&connect(seed.host, seed.port));
+    }
+    refresh();
+}
+
+void cluster_router::connect_new(const cluster_routing::change& c) {
+    for (const std::size_t n : c.new_nodes) {
+        const cluster_node& node = routing_.node(n);
+        if (by_node_.size() <= n) by_node_.resize(n + 1, nullptr);
+        by_node_[n] = &connect(node.host, node.port);
+    }
+    for (const std::string& note : c.notes) log_warning(p_.config, "redlock: " + name() + ": " + note);
+}
+
+void cluster_router::refresh() {
+    if (closing_ || asking_) return;
+    // Sources in turn: the masters known, then the seeds.
+    std::vector<node_connection*> sources;
+    for (std::size_t n = 0; n < by_node_.size(); ++n)
+        if (routing_.is_master(n) && by_node_[n] != nullptr) sources.push_back(by_node_[n]);
+    for (node_connection* s : seeds_)
+        if (std::find(sources.begin(), sources.end(), s) == sources.end()) sources.push_back(s);
+    if (sources.empty()) return;
+    node_connection* source = sources[next_source_ % sources.size()];
+    asking_ = true;
+    source->send(encoded_command{"CLUSTER", "SLOTS"}.bytes(), this,
+                 slots_tag | static_cast<std::uint32_t>(next_source_ % sources.size()));
+    refresh_after(member_.refresh_interval);
+}
+
+void cluster_router::refresh_after(std::chrono::milliseconds delay) {
+    if (closing_) return;
+    const std::uint64_t due = timers().now() + static_cast<std::uint64_t>(delay.count());
+    if (refresh_timer_) {
+        if (refresh_due_ <= due) return;
+        timers().cancel(*refresh_timer_);
+    }
+    refresh_due_ = due;
+    refresh_timer_ = timers().schedule(delay, [this] {
+        refresh_timer_.reset();
+        refresh();
+    });
+}
+
+void cluster_router::on_internal(std::uint32_t tag, const reply_event& event) {
+    (void)tag;
+    asking_ = false;
+    if (closing_) return;
+    on_slots(event);
+}
+
+void cluster_router::on_slots(const reply_event& event) {
+    slot_layout layout;
+    if (event.status == request_status::reply) {
+        layout = read_cluster_slots(event.answer, {});
+    } else {
+        layout.error = std::string{event.cause};
+    }
+    // An empty map (a node not yet joined, or a cluster being built) is no map.
+    if (layout.error.empty() && layout.ranges.empty())
+        layout.error = "CLUSTER SLOTS answered an empty slot map";
+    if (!layout.error.empty()) {
+        last_error_ = layout.error;
+        ++next_source_;
+        // Every source tried once without a map: what waits for one fails now.
+        if (++failed_sources_ >= std::max<std::size_t>(1, seeds_.size()) && !routing_.mapped()) {
+            fail_parked("no slot map from any seed (" + last_error_ + ")");
+            failed_sources_ = 0;
+        }
+        refresh_after(std::max(p_.config.reconnect.min_delay, trouble_refresh));
+        return;
+    }
+    failed_sources_ = 0;
+    refresh_after(member_.refresh_interval);
+    const cluster_routing::change c = routing_.apply(layout, std::chrono::steady_clock::now());
+    connect_new(c);
+    set_up(true);
+    // Connections for nodes the map names that were already open (seeds).
+    for (std::size_t n = 0; n < routing_.node_count(); ++n) {
+        if (by_node_.size() <= n) by_node_.resize(n + 1, nullptr);
+        if (by_node_[n] == nullptr) by_node_[n] = &connect(routing_.node(n).host, routing_.node(n).port);
+    }
+    dispatch_parked();
+}
+
+auto cluster_router::connection_for(std::uint16_t slot, std::string& why, bool& park)
+    -> node_connection* {
+    if (!routing_.mapped()) {
+        park = true;
+        return nullptr;
+    }
+    const auto n = routing_.node_of(slot);
+    if (!n || *n >= by_node_.size() || by_node_[*n] == nullptr) {
+        why = "slot " + std::to_string(slot) + " is served by no node of " + name();
+        refresh_after(trouble_refresh);
+        return nullptr;
+    }
+    return by_node_[*n];
+}
+
+auto cluster_router::redirected(const redirection& r, node_connection& from) -> node_connection* {
+    std::string host = r.host;
+    if (host.empty()) {
+        // "MOVED 3999 :6381": the host the command went to.
+        const auto n = routing_.node_of(r.slot);
+        host = n ? routing_.node(*n).host : std::string{};
+        (void)from;
+    }
+    if (host.empty()) return nullptr;
+    if (r.how == redirection::kind::ask) return &connect(host, r.port);
+    const cluster_routing::change c =
+        routing_.moved(r.slot, host, r.port, std::chrono::steady_clock::now());
+    connect_new(c);
+    refresh_after(trouble_refresh);
+    const auto n = routing_.node_of(r.slot);
+    return n && *n < by_node_.size() ? by_node_[*n] : nullptr;
+}
+
+void cluster_router::trouble(std::uint16_t slot) {
+    (void)slot;
+    refresh_after(trouble_refresh);
+}
+
+auto cluster_router::quarantined_until(std::uint16_t slot) const noexcept
+    -> std::chrono::steady_clock::time_point {
+    auto until = routing_.quarantined_until(slot);
+    // A master that restarted without persistence: node_connection's own rule.
+    if (const auto n = routing_.node_of(slot); n && *n < by_node_.size() && by_node_[*n] != nullptr)
+        until = std::max(until, by_node_[*n]->quarantined_until());
+    return until;
+}
+
+auto cluster_router::topology() const -> std::vector<std::string> {
+    std::vector<std::string> lines;
+    const auto now = std::chrono::steady_clock::now();
+    if (!routing_.mapped()) {
+        lines.push_back("no slot map yet" + (last_error_.empty() ? "" : " (" + last_error_ + ")"));
+        return lines;
+    }
+    for (std::size_t n = 0; n < routing_.node_count(); ++n) {
+        if (!routing_.is_master(n)) continue;
+        unsigned count = 0;
+        for (unsigned s = 0; s < 16384; ++s)
+            if (routing_.node_of(static_cast<std::uint16_t>(s)) == n) ++count;
+        const node_connection* c = n < by_node_.size() ? by_node_[n] : nullptr;
+        lines.push_back("master " + routing_.node(n).address() + ": " + std::to_string(count) +
+                        " slots" + (c != nullptr && c->connected() ? "" : ", not connected"));
+    }
+    if (const std::string q = routing_.quarantined_slots(now); !q.empty())
+        lines.push_back("in quarantine (a failover): slots " + q);
+    return lines;
+}
+
+auto cluster_router::connections() const -> std::vector<const node_connection*> {
+    std::vector<const node_connection*> out;
+    for (const auto& [key, c] : connections_) out.push_back(c.get());
+    return out;
+}
+
+void cluster_router::close(std::function<void()> done) {
+    if (closing_) return;
+    closing_ = true;
+    if (refresh_timer_) {
+        timers().cancel(*refresh_timer_);
+        refresh_timer_.reset();
+    }
+    stop_all();
+    on_closed_ = std::move(done);
+    closes_pending_ = static_cast<int>(connections_.size());
+    if (closes_pending_ == 0) {
+        if (on_closed_) std::exchange(on_closed_, nullptr)();
+        return;
+    }
+    for (auto& [key, c] : connections_) {
+        c->close([this] {
+            if (--closes_pending_ == 0 && on_closed_) std::exchange(on_closed_, nullptr)();
+        });
+    }
+}
+
+}  // namespace redlock::detail

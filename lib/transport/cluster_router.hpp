@@ -1,0 +1,87 @@
+#pragma once
+
+// A quorum member that is a Redis Cluster: each lock's commands go to the
+// master of the lock's slot (every key of a lock shares one hash tag). The
+// slot map comes from CLUSTER SLOTS, asked of a seed first and of the known
+// masters later: at start, every refresh_interval, and soon after a MOVED, a
+// request that got no answer, or CLUSTERDOWN/TRYAGAIN/READONLY. MOVED is
+// followed at once (the map updated, the request resent), ASK once (ASKING
+// first). Which slots do not count toward a quorum after a failover is
+// cluster_routing's (sansio) rule.
+
+#include "redlock/config.hpp"
+#include "sansio/cluster_routing.hpp"
+#include "transport/routed_member.hpp"
+
+#include <uv.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+
+class node_connection;
+class random_source;
+class tls_context;
+class write_batcher;
+struct connection_counters;
+
+class cluster_router final : public routed_member {
+public:
+    struct parts {
+        uv_loop_t* loop;
+        write_batcher& batcher;
+        const client_config& config;
+        random_source& rng;
+        connection_counters& counters;
+        timer_queue& timers;
+        std::shared_ptr<const tls_context> tls;
+    };
+    cluster_router(parts p, const cluster_member& member, std::string name);
+    ~cluster_router() override;
+
+    void start() override;
+    void close(std::function<void()> done) override;
+    [[nodiscard]] auto quarantined_until(std::uint16_t slot) const noexcept
+        -> std::chrono::steady_clock::time_point override;
+    [[nodiscard]] auto topology() const -> std::vector<std::string> override;
+
+    /// The connections to the cluster's nodes (seeds first), for metrics.
+    [[nodiscard]] auto connections() const -> std::vector<const node_connection*>;
+
+private:
+    auto connection_for(std::uint16_t slot, std::string& why, bool& park)
+        -> node_connection* override;
+    auto redirected(const redirection& r, node_connection& from) -> node_connection* override;
+    void trouble(std::uint16_t slot) override;
+    void on_internal(std::uint32_t tag, const reply_event& event) override;
+
+    /// The connection to `host:port`, opened if new.
+    auto connect(const std::string& host, std::uint16_t port) -> node_connection&;
+    void connect_new(const cluster_routing::change& c);
+    /// Asks for the slot map now, of the next source in turn.
+    void refresh();
+    /// Asks again after `delay`, unless a refresh is already due sooner.
+    void refresh_after(std::chrono::milliseconds delay);
+    void on_slots(const reply_event& event);
+
+    parts p_;
+    const cluster_member& member_;
+    cluster_routing routing_;
+    std::map<std::string, std::unique_ptr<node_connection>> connections_;  // by "host:port"
+    std::vector<node_connection*> seeds_;
+    std::vector<node_connection*> by_node_;  // routing_'s node index -> its connection
+    std::size_t next_source_ = 0;
+    bool asking_ = false;  // a CLUSTER SLOTS is out
+    std::size_t failed_sources_ = 0;
+    std::string last_error_;
+    std::optional<timer_queue::key> refresh_timer_;
+    std::uint64_t refresh_due_ = 0;  // loop ms
+    bool closing_ = false;
+    int closes_pending_ = 0;
+    std::function<void()> on_closed_;
+};
+
+}  // namespace redlock::detail

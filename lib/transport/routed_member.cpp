@@ -1,0 +1,250 @@
+#include "transport/routed_member.hpp"
+
+#include "sansio/command.hpp"
+#include "transport/callback_guard.hpp"
+#include "transport/node_connection.hpp"
+
+#include <utility>
+
+namespace redlock::detail {
+namespace {
+
+// A connection's tag for one of our requests: its index, what it is, its round.
+constexpr std::uint32_t index_mask = (1U << 20) - 1;
+constexpr std::uint32_t wait_bit = 1U << 20;
+constexpr std::uint32_t asking_bit = 1U << 21;
+constexpr int round_shift = 22;
+constexpr std::uint8_t max_redirects = 5;
+
+constexpr auto inner_tag(std::uint32_t index, std::uint8_t round, std::uint32_t bits)
+    -> std::uint32_t {
+    return index | bits | (static_cast<std::uint32_t>(round) << round_shift);
+}
+
+}  // namespace
+
+routed_member::routed_member(std::string name, int wait_replicas,
+                             std::chrono::milliseconds wait_timeout, timer_queue& timers,
+                             connection_counters& client_counters)
+    : name_{std::move(name)},
+      wait_replicas_{wait_replicas},
+      timers_{timers},
+      client_counters_{&client_counters} {
+    if (wait_replicas_ > 0) {
+        // WAIT 0 would block forever: the timeout is at least 1 ms.
+        const auto ms = std::max<std::int64_t>(1, wait_timeout.count());
+        const std::string n = std::to_string(wait_replicas_);
+        const std::string t = std::to_string(ms);
+        append_command(wait_command_, {"WAIT", n, t});
+    }
+}
+
+routed_member::~routed_member() {
+    if (failing_timer_) timers_.cancel(*failing_timer_);
+    set_up(false);
+}
+
+auto routed_member::send(std::string_view encoded, reply_sink* sink, std::uint32_t tag,
+                         std::uint16_t slot, bool replicated) -> std::uint32_t {
+    std::uint32_t index = 0;
+    if (!free_.empty()) {
+        index = free_.back();
+        free_.pop_back();
+    } else {
+        index = static_cast<std::uint32_t>(requests_.size());
+        requests_.emplace_back();
+    }
+    request& r = requests_[index];
+    r.sink = sink;
+    r.tag = tag;
+    r.slot = slot;
+    r.replicated = replicated && wait_replicas_ > 0;
+    r.live = true;
+    r.done = false;
+    r.parked = false;
+    r.round = 0;
+    r.redirects = 0;
+    r.owed = 0;
+    r.command.assign(encoded);
+    r.holding = false;
+    std::string why;
+    bool park = false;
+    node_connection* c = connection_for(slot, why, park);
+    if (c != nullptr) {
+        place(index, *c, false);
+    } else if (park) {
+        r.parked = true;
+        parked_.push_back(index);
+    } else {
+        fail_later(index, std::move(why));
+    }
+    return index;
+}
+
+auto routed_member::disown(std::uint32_t number, const reply_sink* sink) noexcept -> bool {
+    if (number >= requests_.size()) return false;
+    request& r = requests_[number];
+    if (!r.live || r.done || r.sink != sink) return false;
+    r.done = true;
+    r.sink = nullptr;
+    release_if_finished(number);
+    return true;
+}
+
+void routed_member::place(std::uint32_t index, node_connection& c, bool asking) {
+    request& r = requests_[index];
+    if (asking) {
+        ++r.owed;
+        c.send(encoded_command{"ASKING"}.bytes(), this, inner_tag(index, r.round, asking_bit));
+    }
+    ++r.owed;
+    c.send(r.command, this, inner_tag(index, r.round, 0));
+    if (r.replicated) {
+        ++r.owed;
+        c.send(wait_command_, this, inner_tag(index, r.round, wait_bit));
+    }
+}
+
+void routed_member::on_reply(std::uint32_t tag, const reply_event& event) noexcept {
+    call_guarded([&] {
+        if ((tag & internal_tag) != 0) {
+            on_internal(tag, event);
+            return;
+        }
+        const std::uint32_t index = tag & index_mask;
+        if (index >= requests_.size()) return;
+        --requests_[index].owed;
+        answer(index, tag, event);
+        release_if_finished(index);
+    });
+}
+
+void routed_member::answer(std::uint32_t index, std::uint32_t tag, const reply_event& event) {
+    request& r = requests_[index];
+    const auto round = static_cast<std::uint8_t>(tag >> round_shift);
+    if (r.done || round != r.round || (tag & asking_bit) != 0) return;
+    if ((tag & wait_bit) != 0) {
+        if (!r.holding) return;  // the write's own answer was handed on already
+        const replica_verdict v = replica_ack(event, wait_replicas_);
+        if (v.counts) {
+            forward(index, reply_event{request_status::reply, r.held.get(), {}});
+        } else {
+            forward(index, reply_event{request_status::unreachable, nullptr, v.cause});
+        }
+        return;
+    }
+    if (event.status == request_status::reply) {
+        if (const auto redirect = read_redirection(event.answer)) {
+            // Which connection answered is not kept: ask the member where the
+            // slot is now, which it learns from the redirection itself.
+            std::string why;
+            bool park = false;
+            node_connection* from = connection_for(r.slot, why, park);
+            node_connection* to = from == nullptr ? nullptr : redirected(*redirect, *from);
+            if (to != nullptr && r.redirects < max_redirects) {
+                ++r.redirects;
+                ++r.round;
+                place(index, *to, redirect->how == redirection::kind::ask);
+                return;
+            }
+        }
+        if (calls_for_refresh(event.answer)) trouble(r.slot);
+        if (r.replicated && !is_error(event.answer)) {
+            r.held = owned_reply{event.answer};
+            r.holding = true;
+            return;  // WAIT's answer decides
+        }
+    } else if (event.status != request_status::stopped) {
+        trouble(r.slot);
+    }
+    forward(index, event);
+}
+
+void routed_member::forward(std::uint32_t index, const reply_event& event) {
+    request& r = requests_[index];
+    r.done = true;
+    r.holding = false;
+    if (event.status == request_status::timeout) {
+        metrics_.timeouts.fetch_add(1, std::memory_order_relaxed);
+    } else if (event.status == request_status::unreachable) {
+        metrics_.unreachable.fetch_add(1, std::memory_order_relaxed);
+    } else if (is_error(event.answer)) {
+        metrics_.error_replies.fetch_add(1, std::memory_order_relaxed);
+    }
+    reply_sink* sink = std::exchange(r.sink, nullptr);
+    if (sink != nullptr) sink->on_reply(r.tag, event);
+    r.held = owned_reply{};
+}
+
+void routed_member::release_if_finished(std::uint32_t index) {
+    request& r = requests_[index];
+    if (!r.live || !r.done || r.owed > 0 || r.parked) return;
+    r.live = false;
+    r.command.clear();
+    free_.push_back(index);
+}
+
+void routed_member::fail_later(std::uint32_t index, std::string why) {
+    failing_.emplace_back(index, std::move(why));
+    if (failing_timer_) return;
+    failing_timer_ = timers_.schedule(std::chrono::milliseconds{0}, [this] {
+        failing_timer_.reset();
+        auto batch = std::exchange(failing_, {});
+        for (auto& [i, cause] : batch) {
+            if (!requests_[i].done) {
+                forward(i, reply_event{request_status::unreachable, nullptr, cause});
+            }
+            release_if_finished(i);
+        }
+    });
+}
+
+void routed_member::dispatch_parked() {
+    auto parked = std::exchange(parked_, {});
+    for (const std::uint32_t i : parked) {
+        request& r = requests_[i];
+        r.parked = false;
+        if (r.done) {
+            release_if_finished(i);
+            continue;
+        }
+        std::string why;
+        bool park = false;
+        node_connection* c = connection_for(r.slot, why, park);
+        if (c != nullptr) {
+            place(i, *c, false);
+        } else if (park) {
+            r.parked = true;
+            parked_.push_back(i);
+        } else {
+            fail_later(i, std::move(why));
+        }
+    }
+}
+
+void routed_member::fail_parked(const std::string& why) {
+    auto parked = std::exchange(parked_, {});
+    for (const std::uint32_t i : parked) {
+        requests_[i].parked = false;
+        fail_later(i, why);
+    }
+}
+
+void routed_member::stop_all() noexcept {
+    if (failing_timer_) {
+        timers_.cancel(*failing_timer_);
+        failing_timer_.reset();
+    }
+    failing_.clear();
+    parked_.clear();
+    for (std::uint32_t i = 0; i < requests_.size(); ++i) {
+        request& r = requests_[i];
+        r.parked = false;
+        if (!r.live || r.done) continue;
+        call_guarded([&] {
+            forward(i, reply_event{request_status::stopped, nullptr, "the client is shutting down"});
+        });
+    }
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,136 @@
+#pragma once
+
+// What a quorum member that is more than one connection does with a request:
+// a cluster (the master of the lock's slot) or a Sentinel-managed master (the
+// master Sentinel names now). Requests are numbered here, so that one can move
+// to another node (MOVED, ASK) and still be disowned by its number; with
+// wait_replicas a write is followed by WAIT, and its answer is handed on only
+// when WAIT says enough replicas have it (sansio/owned_reply: replica_ack).
+// Until the member knows where anything goes, requests are parked; a request
+// that cannot be placed fails on a later turn, never inside send().
+
+#include "sansio/cluster_replies.hpp"
+#include "sansio/owned_reply.hpp"
+#include "sansio/reply.hpp"
+#include "transport/metrics_recorder.hpp"
+#include "transport/node_connection.hpp"
+#include "transport/timer_queue.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::detail {
+
+
+class routed_member : protected reply_sink {
+public:
+    routed_member(std::string name, int wait_replicas, std::chrono::milliseconds wait_timeout,
+                  timer_queue& timers, connection_counters& client_counters);
+    routed_member(const routed_member&) = delete;
+    auto operator=(const routed_member&) -> routed_member& = delete;
+    ~routed_member() override;
+
+    /// As node_connection::send, for a command whose keys hash to `slot`.
+    /// `replicated`: a write that counts only once wait_replicas replicas have it.
+    auto send(std::string_view encoded, reply_sink* sink, std::uint32_t tag, std::uint16_t slot,
+              bool replicated) -> std::uint32_t;
+    auto disown(std::uint32_t number, const reply_sink* sink) noexcept -> bool;
+    [[nodiscard]] auto name() const noexcept -> const std::string& { return name_; }
+    /// The member's counters as one node's, for client::metrics() (any thread):
+    /// answers it failed to give, and `up` while it knows where to send.
+    [[nodiscard]] auto metrics() const noexcept -> const node_counters& { return metrics_; }
+
+    virtual void start() = 0;
+    /// Fails what is pending with `stopped`, closes every connection, then `done`.
+    virtual void close(std::function<void()> done) = 0;
+    /// Until when grants for `slot` do not count.
+    [[nodiscard]] virtual auto quarantined_until(std::uint16_t slot) const noexcept
+        -> std::chrono::steady_clock::time_point = 0;
+    /// A line per node for `redlock check`: who serves what, and what is in quarantine.
+    [[nodiscard]] virtual auto topology() const -> std::vector<std::string> = 0;
+
+protected:
+    /// Tags of the member's own requests (slot maps, sentinel questions) carry this bit.
+    static constexpr std::uint32_t internal_tag = 1U << 31;
+
+    /// The connection for `slot` now; null with `why` set when none can take it.
+    /// `parked` set: nothing is known yet, keep the request until it is.
+    virtual auto connection_for(std::uint16_t slot, std::string& why, bool& park)
+        -> node_connection* = 0;
+    /// A MOVED or ASK answered by `from`: the connection to send to instead (null: none).
+    virtual auto redirected(const redirection& r, node_connection& from) -> node_connection* {
+        (void)r;
+        (void)from;
+        return nullptr;
+    }
+    /// A request on `slot` failed (no answer, or an error that calls for a new look).
+    virtual void trouble(std::uint16_t slot) { (void)slot; }
+    /// A reply to one of the member's own requests.
+    virtual void on_internal(std::uint32_t tag, const reply_event& event) = 0;
+
+    /// Routes what was parked, now that something is known.
+    void dispatch_parked();
+    /// Fails what was parked, on a later turn, with `why`.
+    void fail_parked(const std::string& why);
+    /// Fails every request still owed an answer with `stopped` (closing).
+    void stop_all() noexcept;
+    [[nodiscard]] auto timers() noexcept -> timer_queue& { return timers_; }
+    /// The member can take requests (or no longer can): counted once in the
+    /// client's connected nodes, as a standalone master's connection is.
+    void set_up(bool up) noexcept {
+        if (metrics_.up.exchange(up, std::memory_order_relaxed) == up) return;
+        if (up) {
+            client_counters_->connected.fetch_add(1, std::memory_order_relaxed);
+        } else {
+            client_counters_->connected.fetch_sub(1, std::memory_order_relaxed);
+        }
+    }
+    /// The counters the member's own connections write: its connections are
+    /// not the client's nodes (stats().nodes_connected counts members).
+    [[nodiscard]] auto own_counters() noexcept -> connection_counters& { return own_counters_; }
+
+private:
+    struct request {
+        reply_sink* sink = nullptr;
+        std::uint32_t tag = 0;
+        std::uint16_t slot = 0;
+        bool replicated = false;
+        bool live = false;  // the slot is in use
+        bool done = false;  // answered or disowned: later answers are dropped
+        bool parked = false;
+        std::uint8_t round = 0;      // sends so far; answers of an older round are dropped
+        std::uint8_t redirects = 0;  // MOVED/ASK followed
+        std::uint8_t owed = 0;       // answers still to come from connections
+        std::string command;         // encoded, for a resend
+        owned_reply held;            // the write's answer, while WAIT's is awaited
+        bool holding = false;
+    };
+
+    void on_reply(std::uint32_t tag, const reply_event& event) noexcept override;
+    void answer(std::uint32_t index, std::uint32_t tag, const reply_event& event);
+    /// Sends request `index` to `c` (after ASKING when `asking`), WAIT after it when replicated.
+    void place(std::uint32_t index, node_connection& c, bool asking);
+    void forward(std::uint32_t index, const reply_event& event);
+    void fail_later(std::uint32_t index, std::string why);
+    void release_if_finished(std::uint32_t index);
+
+    std::string name_;
+    int wait_replicas_;
+    std::string wait_command_;  // WAIT <n> <timeout ms>, encoded once
+    timer_queue& timers_;
+    std::vector<request> requests_;
+    std::vector<std::uint32_t> free_;
+    std::vector<std::uint32_t> parked_;
+    std::vector<std::pair<std::uint32_t, std::string>> failing_;  // failed on the next turn
+    std::optional<timer_queue::key> failing_timer_;
+    node_counters metrics_;
+    connection_counters* client_counters_;
+    connection_counters own_counters_;
+};
+
+}  // namespace redlock::detail

@@ -1,0 +1,88 @@
+#pragma once
+
+// A quorum member that is a master managed by Redis Sentinel. The sentinels
+// are asked where the master is (in turn, at start, every refresh_interval and
+// soon after trouble), and each one's +switch-master is followed. A new master
+// address means a failover: the new master may lack keys the old one granted
+// and had not replicated, so its grants do not count for restart_quarantine
+// (unless wait_replicas guards the writes instead). The master's connection
+// checks on every connect that the node is a master (node_handshake), so the
+// member never writes to a replica that a stale answer named.
+
+#include "redlock/config.hpp"
+#include "sansio/sentinel_replies.hpp"
+#include "transport/routed_member.hpp"
+
+#include <uv.h>
+
+#include <list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+
+class node_connection;
+class random_source;
+class tls_context;
+class write_batcher;
+struct connection_counters;
+
+class sentinel_router final : public routed_member {
+public:
+    struct parts {
+        uv_loop_t* loop;
+        write_batcher& batcher;
+        const client_config& config;
+        random_source& rng;
+        connection_counters& counters;
+        timer_queue& timers;
+        std::shared_ptr<const tls_context> tls;
+    };
+    sentinel_router(parts p, const sentinel_member& member, std::string name);
+    ~sentinel_router() override;
+
+    void start() override;
+    void close(std::function<void()> done) override;
+    [[nodiscard]] auto quarantined_until(std::uint16_t slot) const noexcept
+        -> std::chrono::steady_clock::time_point override;
+    [[nodiscard]] auto topology() const -> std::vector<std::string> override;
+    /// The master's connection, if one is known (for metrics).
+    [[nodiscard]] auto master() const noexcept -> const node_connection* { return master_.get(); }
+
+private:
+    auto connection_for(std::uint16_t slot, std::string& why, bool& park)
+        -> node_connection* override;
+    void trouble(std::uint16_t slot) override;
+    void on_internal(std::uint32_t tag, const reply_event& event) override;
+
+    void ask();
+    void ask_after(std::chrono::milliseconds delay);
+    void switch_to(const master_address& address, std::string_view how);
+    void on_switch_message(std::string_view payload);
+    auto make_connection(node_address address) -> std::unique_ptr<node_connection>;
+    void retire(std::unique_ptr<node_connection> c, std::chrono::milliseconds after);
+    void closed_one();
+
+    parts p_;
+    const sentinel_member& member_;
+    client_config sentinel_config_;  // the client's, with the sentinels' credentials
+    std::vector<std::unique_ptr<node_connection>> sentinels_;
+    std::vector<std::unique_ptr<node_connection>> subscribers_;
+    std::unique_ptr<node_connection> master_;
+    std::optional<master_address> address_;
+    std::list<std::unique_ptr<node_connection>> retired_;
+    std::chrono::steady_clock::time_point quarantined_until_{};
+    std::size_t next_sentinel_ = 0;
+    std::size_t failed_asks_ = 0;
+    bool asking_ = false;
+    std::string last_error_;
+    std::optional<timer_queue::key> ask_timer_;
+    std::uint64_t ask_due_ = 0;
+    bool closing_ = false;
+    int closes_pending_ = 0;
+    std::function<void()> on_closed_;
+};
+
+}  // namespace redlock::detail
