@@ -73,6 +73,8 @@ struct node_model {
     bool info_says_loading = false;  ///< INFO reports loading:1, the other commands work
     config_mode config = config_mode::always;
     bool subscribe_fails = false;
+    std::string role = "master";       ///< INFO replication's role: "master" or "slave"
+    std::string cluster_enabled = "0";  ///< INFO cluster's cluster_enabled; "" leaves it out
     std::optional<std::size_t> loading_at;  ///< this reply (0-based) is a LOADING error
     std::size_t answered = 0;
 
@@ -86,6 +88,10 @@ struct node_model {
         if (persistence) {
             text += "\r\n# Persistence\r\nloading:" + std::string{info_says_loading ? "1" : "0"} +
                     "\r\naof_enabled:" + (aof ? "1" : "0") + "\r\n";
+            text += "\r\n# Replication\r\nrole:" + role + "\r\n";
+            if (role == "slave") text += "master_host:127.0.0.1\r\nmaster_port:7001\r\n";
+            if (!cluster_enabled.empty())
+                text += "\r\n# Cluster\r\ncluster_enabled:" + cluster_enabled + "\r\n";
         }
         return bulk(text);
     }
@@ -127,6 +133,7 @@ struct node_model {
             return "*2\r\n" + bulk("appendfsync") +
                    bulk(config == config_mode::always ? "always" : "everysec");
         }
+        if (name == "PING") return "+PONG\r\n";
         if (name == "SUBSCRIBE") {
             if (subscribe_fails) return "-NOPERM this user has no permissions\r\n";
             return "*3\r\n" + bulk("subscribe") + bulk(c.at(1)) + ":1\r\n";

@@ -366,3 +366,60 @@ TEST_SUITE("node_handshake") {
         CHECK_FALSE(redlock::detail::has_info_field(text, "# Server"));
     }
 }
+
+TEST_CASE("a replica, or a node of the wrong mode, fails the handshake and says why") {
+    using peer = node_handshake::peer;
+    struct row {
+        peer expected;
+        const char* role;
+        const char* cluster_enabled;
+        const char* cause;  ///< nullptr: the handshake succeeds
+    };
+    const row rows[] = {
+        {peer::standalone, "master", "0", nullptr},
+        {peer::standalone, "master", "", nullptr},  // not told: not refused
+        {peer::standalone, "slave", "0", "is a replica (role:slave, of 127.0.0.1:7001)"},
+        {peer::standalone, "master", "1", "is a Redis Cluster node"},
+        {peer::cluster_node, "master", "1", nullptr},
+        {peer::cluster_node, "master", "0", "is not in cluster mode"},
+        {peer::cluster_node, "slave", "1", "is a replica"},
+    };
+    for (const row& r : rows) {
+        for (const bool auth : {false, true}) {
+            CAPTURE(static_cast<int>(r.expected));
+            CAPTURE(r.role);
+            CAPTURE(r.cluster_enabled);
+            node_model node;
+            if (auth) node.password = password;
+            node.role = r.role;
+            node.cluster_enabled = r.cluster_enabled;
+            node_handshake hs;
+            hs.expect(r.expected);
+            const auto run = redlock_test::play(hs, config_with(auth), node);
+            CHECK(run.problems.empty());
+            if (r.cause == nullptr) {
+                CHECK(run.result == verdict::done);
+            } else {
+                CHECK(run.result == verdict::failed);
+                CHECK(run.cause.find(r.cause) != std::string::npos);
+            }
+        }
+    }
+}
+
+TEST_CASE("a sentinel is sent AUTH and PING only") {
+    for (const bool auth : {false, true}) {
+        node_model node;
+        if (auth) node.password = password;
+        node_handshake hs;
+        hs.expect(node_handshake::peer::sentinel);
+        const auto run = redlock_test::play(hs, config_with(auth), node);
+        CHECK(run.problems.empty());
+        CHECK(run.result == verdict::done);
+        REQUIRE(run.rounds.size() == 1);
+        const std::vector<command> expected =
+            auth ? std::vector<command>{{"AUTH", password}, {"PING"}}
+                 : std::vector<command>{{"PING"}};
+        CHECK(run.rounds[0] == expected);
+    }
+}
