@@ -138,7 +138,8 @@ auto check_command(const global_options& global, const reporter& out) -> int {
              {"aof_enabled", or_null(n.aof_enabled)},
              {"appendfsync", or_null(n.appendfsync)},
              {"can_lose_writes", n.reachable ? json(n.can_lose_writes()) : json(nullptr)},
-             {"detail", n.detail}});
+             {"detail", n.detail},
+             {"topology", n.topology}});
         std::string line = "  " + pad(n.node, 22);
         if (!n.reachable) {
             line += "unreachable: " + n.detail;
@@ -152,6 +153,7 @@ auto check_command(const global_options& global, const reporter& out) -> int {
         }
         if (!aliases[i].empty()) line += "  SAME SERVER AS " + aliases[i];
         table += line + "\n";
+        for (const std::string& t : n.topology) table += "      " + t + "\n";
     }
     const auto warnings = check_warnings(*health);
     json result{{"quorum", health->quorum},

@@ -111,6 +111,12 @@ struct node_health {
     std::string redis_version;
     std::string run_id;
     std::string role;                 ///< "master", or "slave" for a replica
+    /// A cluster or Sentinel member's topology, a line each: its masters and
+    /// the slots each serves, what is in quarantine; the master Sentinel names
+    /// and how many sentinels answer. Empty for a standalone master. The
+    /// other fields describe the node that serves slot 0 (a cluster) or the
+    /// master (Sentinel).
+    std::vector<std::string> topology;
     std::optional<bool> aof_enabled;  ///< appendonly
     std::optional<std::string>
         appendfsync;  ///< "always", "everysec", "no"; unknown if CONFIG is disabled

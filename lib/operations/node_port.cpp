@@ -13,6 +13,11 @@ auto node_port::disown(std::uint32_t number, const reply_sink* sink) const noexc
     return member_->disown(number, sink);
 }
 
+auto node_port::topology() const -> std::vector<std::string> {
+    const routed_member* routed = member_->routed();
+    return routed != nullptr ? routed->topology() : std::vector<std::string>{};
+}
+
 auto node_port::name() const noexcept -> const std::string& {
     return member_->name();
 }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -30,6 +31,8 @@ public:
     /// `sink` no longer wants the reply to request `number`: true if it was
     /// still to come, and `sink` then never hears of it.
     auto disown(std::uint32_t number, const reply_sink* sink) const noexcept -> bool;
+    /// A cluster or Sentinel member's topology, a line each (empty for a standalone master).
+    [[nodiscard]] auto topology() const -> std::vector<std::string>;
     /// How the node is named in reports and errors.
     [[nodiscard]] auto name() const noexcept -> const std::string&;
     /// Until when the node's grants do not count toward a quorum: it restarted

@@ -92,6 +92,7 @@ void probe_op::handle(std::uint32_t tag, const reply_event& event) {
     }
     if (++answers_[node] < commands_.size()) return;
     p.answered = p.cause.empty();
+    p.topology = ctx_.node(node).topology();
     if (++complete_ < probes_.size()) return;
     finished_ = true;
     deliver(done_, std::move(probes_));

@@ -25,6 +25,7 @@ struct node_probe {
     std::string cause;      ///< why not, otherwise
     std::vector<flat_reply> replies;
     std::chrono::microseconds round_trip{0};  ///< to the first reply
+    std::vector<std::string> topology;        ///< a cluster or Sentinel member's (node_health)
 };
 
 /// Sends the same few read-only commands to every node and collects what each
