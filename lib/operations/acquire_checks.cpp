@@ -5,7 +5,7 @@
 #include "sansio/timing.hpp"
 
 #include <functional>
-#include <set>
+#include <map>
 #include <string_view>
 #include <utility>
 
@@ -89,9 +89,14 @@ auto argument_problem(const client_config& config, const acquire_settings& s,
         if (auto problem = resource_problem(r); !problem.empty()) return problem;
     }
     if (lock.resources.size() > 1) {
-        std::set<std::string_view> seen;
+        // "x" and "{x}" have the same keys: the same lock, named twice.
+        std::map<std::string, std::string_view> seen;
         for (const auto& r : lock.resources) {
-            if (!seen.insert(r).second) return "resource '" + r + "' is named twice";
+            const auto [it, fresh] = seen.emplace(tagged_resource(r), r);
+            if (fresh) continue;
+            if (it->second == r) return "resource '" + r + "' is named twice";
+            return "resources '" + std::string{it->second} + "' and '" + r +
+                   "' name the same lock (the same keys)";
         }
     }
     if (lock.ttl <= milliseconds{0}) return "ttl must be greater than 0 ms";

@@ -256,6 +256,12 @@ TEST_SUITE("key layout") {
                                         "redlock:{user:7}:a", "redlock:{user:7}:b"};
         CHECK(settled_layout(nodes, all, all, slot) == "");
         for (const auto* held : {&*cart, &*orders, &*both}) REQUIRE(locks.release(*held));
+
+        // "x" and "{x}" are one lock: naming both is naming it twice.
+        auto twice = locks.acquire_all({"x", "{x}"});
+        REQUIRE_FALSE(twice);
+        CHECK(twice.error().code == redlock::errc::invalid_argument);
+        CHECK(twice.error().message.find("'x' and '{x}' name the same lock") != std::string::npos);
         CHECK(settled_layout(nodes, all, {}, slot) == "");
     }
 
