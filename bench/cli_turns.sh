@@ -54,7 +54,7 @@ if [[ $up == 0 ]]; then
   "$root/scripts/local-cluster.sh" start "$config" >/dev/null
   started_cluster=1
 fi
-for port in $ports; do redis-cli -p "$port" del "redlock:$resource" >/dev/null; done
+for port in $ports; do redis-cli -p "$port" del "redlock:{$resource}" >/dev/null; done
 
 for port in $ports; do
   redis-cli -p "$port" monitor >"$work/monitor-$port" &

@@ -79,7 +79,7 @@ BENCHMARK(lock_value_generation);
 
 // ---- command encoding ------------------------------------------------------------------------
 
-constexpr std::string_view key = "redlock:bench-0042";
+constexpr std::string_view key = "redlock:{bench-0042}";
 constexpr std::string_view value = "0123456789abcdef0123456789abcdef";
 
 /// One SET NX PX, encoded into a buffer that keeps its capacity (as a

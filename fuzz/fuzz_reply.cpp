@@ -197,11 +197,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             });
         }
         const std::string_view value = "0123456789abcdef0123456789abcdef";
-        const std::string_view key = "redlock:orders:42";
+        const std::string_view key = "redlock:{orders:42}";
         const std::string_view set[] = {"SET", key, value, "NX", "PX", "10000"};
         const std::string_view evalsha[] = {"EVALSHA", release_script().sha, "1", key, value};
         const std::string_view eval[] = {
-            "EVAL", acquire_script().source, "2", key, "redlock-fence:orders:42", value, "10000",
+            "EVAL", acquire_script().source, "2", key, "redlock-fence:{orders:42}", value, "10000",
             "1"};
         const std::string_view get[] = {"GET", key};
         connection->send(set, &sink, 0);

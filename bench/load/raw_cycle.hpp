@@ -3,6 +3,7 @@
 #include "load/phase.hpp"
 #include "redlock/config.hpp"
 #include "sansio/command.hpp"
+#include "sansio/hash_slot.hpp"
 #include "sansio/scripts.hpp"
 
 #include <hiredis/hiredis.h>
@@ -48,6 +49,7 @@ struct raw_cycle {
     std::string key;
     std::string fence_key;
     std::string queue_key;
+    std::string live_key;
     std::string value;
     std::string token;
     std::uint64_t max_counter = 0;
@@ -98,10 +100,13 @@ inline void prepare_round(raw_cycle& c, round_kind kind) {
     -> std::vector<raw_cycle> {
     std::vector<raw_cycle> cycles(static_cast<std::size_t>(load.concurrency));
     for (std::size_t i = 0; i < cycles.size(); ++i) {
-        const std::string resource = load.resource_prefix + std::to_string(i);
-        cycles[i].key = config.key_prefix + resource;
-        cycles[i].fence_key = config.fence_prefix + resource;
-        cycles[i].queue_key = config.queue_prefix + resource;
+        // Every key of a lock carries the resource's hash tag ("redlock:{resource}").
+        const std::string tagged =
+            detail::tagged_resource(load.resource_prefix + std::to_string(i));
+        cycles[i].key = config.key_prefix + tagged;
+        cycles[i].fence_key = config.fence_prefix + tagged;
+        cycles[i].queue_key = config.queue_prefix + tagged;
+        cycles[i].live_key = cycles[i].queue_key + "|live";
     }
     return cycles;
 }
@@ -126,8 +131,8 @@ struct raw_setup {
 
 /// The arguments of round `kind` of `c` (views into `c`, `ttl` and `wake_prefix`).
 struct round_argv {
-    const char* argv[10];
-    std::size_t lens[10];
+    const char* argv[12];
+    std::size_t lens[12];
     int argc = 0;
 };
 
@@ -160,8 +165,8 @@ struct round_argv {
         case round_kind::release:
             // A single resource's release also wakes its first waiter ("1"), so the
             // library sends this script even when nobody waits: so does the ceiling.
-            args({"EVALSHA", detail::release_wake_script().sha, "2", c.key, c.queue_key, c.value,
-                  "1", wake_prefix, ""});
+            args({"EVALSHA", detail::release_wake_script().sha, "3", c.key, c.queue_key, c.live_key,
+                  c.value, "1", wake_prefix, "", "w"});
             break;
     }
     return a;

@@ -7,6 +7,7 @@
 
 #include "client/client_core.hpp"
 #include "client/diagnostics_parse.hpp"
+#include "operations/acquire_checks.hpp"
 #include "operations/lock_state.hpp"
 #include "redlock/coro.hpp"
 #include "sansio/timing.hpp"
@@ -232,7 +233,8 @@ void client::status_async(std::string resource, std::function<void(result<lock_s
         refuse_moved_from(std::move(done));
         return;
     }
-    std::string invalid = resource.empty() ? "the resource name is empty" : "";
+    std::string invalid =
+        resource.empty() ? "the resource name is empty" : detail::resource_problem(resource);
     auto commands = invalid.empty() ? detail::status_commands(core_->config(), resource)
                                     : std::vector<std::vector<std::string>>{};
     const std::size_t quorum = detail::quorum(core_->node_count());
@@ -259,8 +261,8 @@ void client::status_async(std::string resource, int permits,
         refuse_moved_from(std::move(done));
         return;
     }
-    std::string invalid;
-    if (resource.empty()) invalid = "the resource name is empty";
+    std::string invalid =
+        resource.empty() ? "the resource name is empty" : detail::resource_problem(resource);
     if (permits < 1 || permits > max_permits) {
         invalid = "permits must be between 1 and " + std::to_string(max_permits) + ", not " +
                   std::to_string(permits);

@@ -1,24 +1,29 @@
 // The pure half of client::status and client::check: the commands they probe
 // every node with, and the summaries made of the replies (client.cpp runs the
 // probe in between). Also find_duplicate_servers, which check uses.
-// Key layout (README, "Lock kinds"): lock key key_prefix + R, holding the
-// holder's value or the readers' marker; the readers' sorted set
-// "<lock key>|readers" (value, scored by the end of its hold); permit i "<lock key>|permit|<i>".
+// Key layout (README, "Key layout"), T = the resource's tagged form: lock key
+// key_prefix + T, holding the holder's value or the readers' marker; the
+// readers' sorted set "<lock key>|readers" (value, scored by the end of its
+// hold); permit i "<lock key>|permit|<i>". Every key a script reads is in its
+// KEYS, like the library's own scripts.
 
 #include "redlock/diagnostics.hpp"
 
 #include "client/diagnostics_parse.hpp"
+#include "operations/lock_commands.hpp"
 #include "operations/probe_op.hpp"
 #include "redlock/config.hpp"
 #include "sansio/node_handshake.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -71,8 +76,8 @@ constexpr std::string_view readers_marker = "~readers";
 // loaded at connect time: status is rare, and a node restarted since the
 // handshake would answer EVALSHA with NOSCRIPT.
 //
-// KEYS[1] the lock key. The readers in "<lock key>|readers" whose hold has not
-// ended (the set is scored by each reader's end, on the node's clock), as
+// KEYS[1] the readers' set "<lock key>|readers". The readers whose hold has
+// not ended (the set is scored by each reader's end, on the node's clock), as
 // {value, ms left, ...}: the set may keep the entries of readers that expired
 // without releasing, and a listing of it alone would show them as holders. One
 // script, so one round trip.
@@ -80,7 +85,7 @@ constexpr std::string_view readers_source = R"lua(
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local out = {}
-local live = redis.call('ZRANGEBYSCORE', KEYS[1] .. '|readers', '(' .. now, '+inf', 'WITHSCORES')
+local live = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf', 'WITHSCORES')
 for i = 1, #live, 2 do
   out[#out + 1] = live[i]
   out[#out + 1] = math.floor(tonumber(live[i + 1]) - now)
@@ -88,18 +93,18 @@ end
 return out
 )lua";
 
-// KEYS[1] the permit-count key; ARGV[1] the permit key prefix, ARGV[2] the
-// permit count. Returns {the count the node knows (nil: none), {permit, value,
-// pttl, ...} for each held permit}: free permits cost nothing in the reply,
-// which matters for a semaphore of up to 1024.
+// KEYS[1] the permit-count key, KEYS[1 + i] permit i's key for every permit.
+// Returns {the count the node knows (nil: none), {permit, value, pttl, ...}
+// for each held permit}: free permits cost nothing in the reply, which matters
+// for a semaphore of up to 1024.
 constexpr std::string_view permits_source = R"lua(
 local held = {}
-for i = 0, tonumber(ARGV[2]) - 1 do
-  local v = redis.call('GET', ARGV[1] .. i)
+for i = 2, #KEYS do
+  local v = redis.call('GET', KEYS[i])
   if v then
-    held[#held + 1] = i
+    held[#held + 1] = i - 2
     held[#held + 1] = v
-    held[#held + 1] = redis.call('PTTL', ARGV[1] .. i)
+    held[#held + 1] = redis.call('PTTL', KEYS[i])
   end
 end
 return {redis.call('GET', KEYS[1]), held}
@@ -170,13 +175,19 @@ auto find_duplicate_servers(const std::vector<node_health>& nodes)
 
 namespace detail {
 
+auto diagnostics_scripts() -> std::span<const std::string_view> {
+    static constexpr std::array scripts{readers_source, permits_source};
+    return scripts;
+}
+
 auto status_commands(const client_config& config, const std::string& resource)
     -> std::vector<std::vector<std::string>> {
+    const std::string lock_key{tagged_key(config.key_prefix, resource).view()};
     return {
-        {"GET", config.key_prefix + resource},
-        {"PTTL", config.key_prefix + resource},
-        {"GET", config.fence_prefix + resource},
-        {"EVAL", std::string{readers_source}, "1", config.key_prefix + resource},
+        {"GET", lock_key},
+        {"PTTL", lock_key},
+        {"GET", std::string{tagged_key(config.fence_prefix, resource).view()}},
+        {"EVAL", std::string{readers_source}, "1", lock_key + "|readers"},
     };
 }
 
@@ -218,10 +229,14 @@ auto parse_status(std::string resource, std::size_t quorum, std::vector<node_pro
 
 auto semaphore_commands(const client_config& config, const std::string& resource, int permits)
     -> std::vector<std::vector<std::string>> {
-    // The key layout of operation.cpp: permit i is key_prefix + resource +
-    // "|permit|" + i, the count key_prefix + resource + "|permits".
-    return {{"EVAL", std::string{permits_source}, "1", config.key_prefix + resource + "|permits",
-             config.key_prefix + resource + "|permit|", std::to_string(permits)}};
+    // The key layout of lock_commands: permit i is key_prefix + T + "|permit|"
+    // + i, the count key_prefix + T + "|permits".
+    const std::string lock_key{tagged_key(config.key_prefix, resource).view()};
+    std::vector<std::string> eval{"EVAL", std::string{permits_source}, std::to_string(permits + 1),
+                                  lock_key + "|permits"};
+    eval.reserve(eval.size() + static_cast<std::size_t>(std::max(permits, 0)));
+    for (int i = 0; i < permits; ++i) eval.push_back(lock_key + "|permit|" + std::to_string(i));
+    return {std::move(eval)};
 }
 
 auto parse_semaphore(std::string resource, int permits, std::size_t quorum,

@@ -10,10 +10,16 @@
 #include "redlock/diagnostics.hpp"
 
 #include <cstddef>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace redlock::detail {
+
+/// The Lua of status_commands and semaphore_commands (sent as EVAL), for the
+/// test that every key a script touches is declared in its KEYS.
+[[nodiscard]] auto diagnostics_scripts() -> std::span<const std::string_view>;
 
 /// GET value, PTTL, GET fencing counter, and a read-only script listing the
 /// live readers with their TTLs: what every node is asked about `resource`.

@@ -245,6 +245,19 @@ auto validate_config(const client_config& config, std::string_view source)
     if (config.retry.attempts < 1)
         return reject("/retry/attempts", "must be at least 1" + got(config.retry.attempts));
 
+    // Every key of a lock is prefix + "{resource}" (or the resource's own hash
+    // tag) + suffix, so that all of them hash to one slot: a brace in a prefix
+    // would make the prefix's text the hash tag instead.
+    for (const auto& [field, prefix] : {std::pair{"/key_prefix", &config.key_prefix},
+                                        std::pair{"/fence_prefix", &config.fence_prefix},
+                                        std::pair{"/queue_prefix", &config.queue_prefix}}) {
+        if (prefix->find_first_of("{}") != std::string::npos)
+            return reject(field,
+                          "must not contain '{' or '}': the hash tag of a lock's keys "
+                          "must come from the resource, so that every key of one lock "
+                          "hashes to one slot");
+    }
+
     if (config.lock.fencing && (config.key_prefix.starts_with(config.fence_prefix) ||
                                 config.fence_prefix.starts_with(config.key_prefix)))
         return reject("/fence_prefix",

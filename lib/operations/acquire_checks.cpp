@@ -1,10 +1,11 @@
 #include "operations/acquire_checks.hpp"
 
 #include "operations/lock_state.hpp"
+#include "sansio/hash_slot.hpp"
 #include "sansio/timing.hpp"
 
 #include <functional>
-#include <set>
+#include <map>
 #include <string_view>
 #include <utility>
 
@@ -69,16 +70,33 @@ auto lock_state_of(const client_config& config, std::vector<std::string> resourc
     return state;
 }
 
+auto resource_problem(std::string_view resource) -> std::string {
+    if (resource.empty()) return "a resource name is empty";
+    if (!taggable(resource)) {
+        // "{" + "}x" + "}" holds an empty tag, which Redis ignores: the lock's
+        // keys would not share a slot.
+        return "resource '" + std::string{resource} +
+               "' begins with '}' and has no hash tag of its own (a non-empty '{...}'): its "
+               "keys could not share one hash slot";
+    }
+    return {};
+}
+
 auto argument_problem(const client_config& config, const acquire_settings& s,
                       const lock_state& lock, const lock_options& options) -> std::string {
     if (lock.resources.empty()) return "no resource to lock";
     for (const auto& r : lock.resources) {
-        if (r.empty()) return "a resource name is empty";
+        if (auto problem = resource_problem(r); !problem.empty()) return problem;
     }
     if (lock.resources.size() > 1) {
-        std::set<std::string_view> seen;
+        // "x" and "{x}" have the same keys: the same lock, named twice.
+        std::map<std::string, std::string_view> seen;
         for (const auto& r : lock.resources) {
-            if (!seen.insert(r).second) return "resource '" + r + "' is named twice";
+            const auto [it, fresh] = seen.emplace(tagged_resource(r), r);
+            if (fresh) continue;
+            if (it->second == r) return "resource '" + r + "' is named twice";
+            return "resources '" + std::string{it->second} + "' and '" + r +
+                   "' name the same lock (the same keys)";
         }
     }
     if (lock.ttl <= milliseconds{0}) return "ttl must be greater than 0 ms";

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace redlock::detail {
@@ -31,6 +32,12 @@ struct lock_state;
 
 /// A reader that reads the fence counter (only a writer raises it).
 [[nodiscard]] auto reads_fence(const client_config& config, const lock_options& options) -> bool;
+
+/// What is wrong with `resource` as the name of a lock, or empty: an empty
+/// name, or one whose keys could not share a hash tag (sansio/hash_slot.hpp,
+/// taggable). Acquire, status, and the extend and release of an adopted lock
+/// all refuse such a name.
+[[nodiscard]] auto resource_problem(std::string_view resource) -> std::string;
 
 /// What is wrong with this call's arguments, or empty.
 [[nodiscard]] auto argument_problem(const client_config& config, const acquire_settings& settings,

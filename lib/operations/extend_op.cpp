@@ -1,10 +1,10 @@
 #include "operations/extend_op.hpp"
 
-#include "sansio/hash_slot.hpp"
-
+#include "operations/acquire_checks.hpp"
 #include "operations/lock_state.hpp"
 #include "operations/op_context.hpp"
 #include "sansio/command.hpp"
+#include "sansio/hash_slot.hpp"
 #include "sansio/reply.hpp"
 #include "sansio/scripts.hpp"
 
@@ -44,6 +44,19 @@ auto extend_op::lock_view() const noexcept -> extend_lock_view {
 
 void extend_op::start() {
     ctx_.counters().extends.fetch_add(1, std::memory_order_relaxed);
+    // An adopted lock's resource is the caller's word: one whose keys could
+    // not share a hash tag was never acquired by this library.
+    if (state_ && !state_->value.empty() && !state_->resources.empty()) {
+        if (std::string problem = resource_problem(state_->resources.front()); !problem.empty()) {
+            finished_ = true;
+            after(milliseconds{0}, [this, problem = std::move(problem)]() mutable {
+                deliver(done_,
+                        result<milliseconds>{failure{error{
+                            make_error_code(errc::invalid_argument), std::move(problem), {}, 0}}});
+            });
+            return;
+        }
+    }
     perform(decision_.start(lock_view(), now()));
 }
 
@@ -113,8 +126,11 @@ auto extend_op::extend_command(bool eval) const -> encoded_command {
         return script_call(permit_extend_script(), eval, views, {state_->value, ttl, permits});
     }
     const lock_keys keys = keys_of(ctx_.keys(), *state_);
-    if (state_->kind == lock_kind::shared)
-        return script_call(shared_extend_script(), eval, keys.all(), {state_->value, ttl});
+    if (state_->kind == lock_kind::shared) {
+        return script_call(shared_extend_script(), eval,
+                           {keys.front(), readers_key(ctx_.keys(), *state_).view()},
+                           {state_->value, ttl});
+    }
     return script_call(extend_script(), eval, keys.all(), {state_->value, ttl});
 }
 
@@ -135,9 +151,11 @@ void extend_op::send_repair(std::size_t node) {
         // Re-admitted as a reader unless a writer holds it there now; the
         // writer-preference check is skipped (this reader held all along).
         send(node,
-             script_call(shared_acquire_script(), true,
-                         {keys.front(), "", queue_key(ctx_.keys(), *state_).view()},
-                         {state_->value, ttl_text_, "", "", "", "1"}),
+             script_call(
+                 shared_acquire_script(), true,
+                 {keys.front(), readers_key(ctx_.keys(), *state_).view(),
+                  queue_key(ctx_.keys(), *state_).view(), live_key(ctx_.keys(), *state_).view()},
+                 {state_->value, ttl_text_, "", "", "", "1"}),
              make_tag(0, repair_kind, node));
         return;
     }

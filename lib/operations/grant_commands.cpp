@@ -5,7 +5,9 @@
 
 #include <array>
 #include <charconv>
+#include <span>
 #include <string_view>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -20,18 +22,28 @@ auto grant_commands::grant(bool eval, int first_permit) const -> encoded_command
     if (lock_.kind == lock_kind::permit) return permit_grant(eval, ttl_text, first_permit);
     const lock_keys keys = keys_of(keys_, lock_);
     if (lock_.kind == lock_kind::shared) {
+        // The fence counter last, and only for a reader that reads it.
+        const joined_text readers = readers_key(keys_, lock_);
+        const joined_text queue = queue_key(keys_, lock_);
+        const joined_text live = live_key(keys_, lock_);
         const std::string fence = how_.read_fence ? fence_key(keys_, lock_) : std::string{};
+        const std::array<std::string_view, 5> declared{keys.front(), readers.view(), queue.view(),
+                                                       live.view(), fence};
         return script_call(shared_acquire_script(), eval,
-                           {keys.front(), fence, queue_key(keys_, lock_).view()},
+                           std::span{declared.data(), how_.read_fence ? 5U : 4U},
                            {lock_.value, ttl_text, queue_ ? queue_->waiter_id : std::string_view{},
                             queue_ ? queue_->liveness_text : std::string_view{},
                             queue_ ? queue_->arrival_text : std::string_view{}, "0"});
     }
     if (queue_ != nullptr) {
-        // Empty: no counter to raise.
+        // The fence counter last, and only when it is raised.
+        const joined_text queue = queue_key(keys_, lock_);
+        const joined_text live = live_key(keys_, lock_);
         const std::string fence = how_.fencing ? fence_key(keys_, lock_) : std::string{};
+        const std::array<std::string_view, 4> declared{keys.front(), queue.view(), live.view(),
+                                                       fence};
         return script_call(wait_acquire_script(), eval,
-                           {keys.front(), fence, queue_key(keys_, lock_).view()},
+                           std::span{declared.data(), how_.fencing ? 4U : 3U},
                            {lock_.value, ttl_text, queue_->waiter_id, queue_->liveness_text,
                             how_.mode == wait_mode::fair ? "f" : "t", queue_->arrival_text});
     }
@@ -45,16 +57,23 @@ auto grant_commands::grant(bool eval, int first_permit) const -> encoded_command
 
 auto grant_commands::permit_grant(bool eval, std::string_view ttl_text, int first_permit) const
     -> encoded_command {
+    // Every permit's key is declared: the script picks among them.
     const std::string count_key = permit_count_key(keys_, lock_);
-    const std::string prefix = permit_key_prefix(keys_, lock_);
-    const std::string permits = std::to_string(lock_.permits);
+    const joined_text queue = queue_key(keys_, lock_);
+    const joined_text live = live_key(keys_, lock_);
+    const std::vector<std::string> permits = permit_keys(keys_, lock_, permit_scope::all);
+    std::vector<std::string_view> declared;
+    declared.reserve(permits.size() + 3);
+    declared.insert(declared.end(), {count_key, queue.view(), live.view()});
+    declared.insert(declared.end(), permits.begin(), permits.end());
+    const std::string count = std::to_string(lock_.permits);
     const std::string first = std::to_string(first_permit);
-    return script_call(permit_acquire_script(), eval, {count_key, queue_key(keys_, lock_).view()},
-                       {lock_.value, ttl_text, permits, first, prefix,
-                        queue_ ? queue_->waiter_id : std::string_view{},
-                        queue_ ? queue_->liveness_text : std::string_view{},
-                        how_.mode == wait_mode::fair ? "f" : "t",
-                        queue_ ? queue_->arrival_text : std::string_view{}});
+    return script_call(
+        permit_acquire_script(), eval, declared,
+        {lock_.value, ttl_text, count, first, queue_ ? queue_->waiter_id : std::string_view{},
+         queue_ ? queue_->liveness_text : std::string_view{},
+         how_.mode == wait_mode::fair ? "f" : "t",
+         queue_ ? queue_->arrival_text : std::string_view{}});
 }
 
 auto grant_commands::confirm(std::uint64_t token, bool eval) const -> encoded_command {
@@ -64,7 +83,8 @@ auto grant_commands::confirm(std::uint64_t token, bool eval) const -> encoded_co
 }
 
 auto grant_commands::dequeue() const -> encoded_command {
-    return script_call(dequeue_script(), true, {queue_key(keys_, lock_).view()},
+    return script_call(dequeue_script(), true,
+                       {queue_key(keys_, lock_).view(), live_key(keys_, lock_).view()},
                        {queue_ ? queue_->waiter_id : std::string_view{}});
 }
 

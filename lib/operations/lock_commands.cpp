@@ -2,6 +2,7 @@
 
 #include "operations/lock_state.hpp"
 #include "operations/waiter_registry.hpp"
+#include "sansio/hash_slot.hpp"
 #include "sansio/scripts.hpp"
 
 #include <algorithm>
@@ -9,27 +10,36 @@
 
 namespace redlock::detail {
 
-joined_text::joined_text(std::string_view a, std::string_view b, std::string_view c) {
-    const std::size_t size = a.size() + b.size() + c.size();
+joined_text::joined_text(std::initializer_list<std::string_view> parts) {
+    std::size_t size = 0;
+    for (const auto part : parts) size += part.size();
     if (size <= small_.size()) {
-        std::copy(c.begin(), c.end(),
-                  std::copy(b.begin(), b.end(), std::copy(a.begin(), a.end(), small_.begin())));
+        auto out = small_.begin();
+        for (const auto part : parts) out = std::copy(part.begin(), part.end(), out);
         view_ = std::string_view{small_.data(), size};
         return;
     }
     large_.reserve(size);
-    large_.append(a).append(b).append(c);
+    for (const auto part : parts) large_.append(part);
     view_ = large_;
 }
 
+auto tagged_key(std::string_view prefix, std::string_view resource, std::string_view suffix)
+    -> joined_text {
+    // tagged_resource's rule, without its allocation.
+    if (has_own_hash_tag(resource)) return joined_text{prefix, resource, suffix};
+    return joined_text{prefix, "{", resource, "}", suffix};
+}
+
 lock_keys::lock_keys(std::string_view prefix, const std::vector<std::string>& resources)
-    : first_{prefix, resources.empty() ? std::string_view{} : std::string_view{resources.front()}},
+    : first_{tagged_key(
+          prefix, resources.empty() ? std::string_view{} : std::string_view{resources.front()})},
       single_{first_.view()} {
     if (resources.size() <= 1) return;
     more_.reserve(resources.size());
     views_.reserve(resources.size());
     for (const auto& r : resources) {
-        more_.push_back(std::string{prefix}.append(r));
+        more_.emplace_back(tagged_key(prefix, r).view());
         views_.emplace_back(more_.back());
     }
 }
@@ -62,26 +72,32 @@ auto keys_of(const key_space& space, const lock_state& lock) -> lock_keys {
     return lock_keys{space.key_prefix, lock.resources};
 }
 
+auto readers_key(const key_space& space, const lock_state& lock) -> joined_text {
+    return tagged_key(space.key_prefix, lock.resources.front(), "|readers");
+}
+
 auto queue_key(const key_space& space, const lock_state& lock) -> joined_text {
-    return joined_text{space.queue_prefix, lock.resources.front(),
-                       lock.kind == lock_kind::permit ? "|permits" : ""};
+    return tagged_key(space.queue_prefix, lock.resources.front(),
+                      lock.kind == lock_kind::permit ? "|permits" : "");
+}
+
+auto live_key(const key_space& space, const lock_state& lock) -> joined_text {
+    return tagged_key(space.queue_prefix, lock.resources.front(),
+                      lock.kind == lock_kind::permit ? "|permits|live" : "|live");
 }
 
 auto fence_key(const key_space& space, const lock_state& lock) -> std::string {
-    return std::string{space.fence_prefix}.append(lock.resources.front());
+    return std::string{tagged_key(space.fence_prefix, lock.resources.front()).view()};
 }
 
 auto permit_count_key(const key_space& space, const lock_state& lock) -> std::string {
-    return std::string{space.key_prefix}.append(lock.resources.front()).append("|permits");
-}
-
-auto permit_key_prefix(const key_space& space, const lock_state& lock) -> std::string {
-    return std::string{space.key_prefix}.append(lock.resources.front()).append("|permit|");
+    return std::string{tagged_key(space.key_prefix, lock.resources.front(), "|permits").view()};
 }
 
 auto permit_keys(const key_space& space, const lock_state& lock, permit_scope scope)
     -> std::vector<std::string> {
-    const std::string prefix = permit_key_prefix(space, lock);
+    const std::string prefix{
+        tagged_key(space.key_prefix, lock.resources.front(), "|permit|").view()};
     std::vector<std::string> keys;
     if (scope == permit_scope::held && lock.slot >= 0) {
         keys.push_back(prefix + std::to_string(lock.slot));
@@ -102,22 +118,31 @@ auto release_call(const key_space& space, const lock_state& lock, bool eval,
     if (lock.kind == lock_kind::permit) {
         const std::vector<std::string> keys = permit_keys(space, lock, scope);
         const joined_text queue = queue_key(space, lock);
+        const joined_text live = live_key(space, lock);
         std::vector<std::string_view> views(keys.begin(), keys.end());
         views.push_back(queue.view());
+        views.push_back(live.view());
         return script_call(release_wake_script(), eval, views,
                            {lock.value, wake, space.wake_prefix, waiter_id, "p"});
     }
     const lock_keys keys = keys_of(space, lock);
     if (lock.resources.size() == 1) {
-        const std::string_view kind = lock.kind == lock_kind::shared ? "r" : "w";
         const joined_text queue = queue_key(space, lock);
+        const joined_text live = live_key(space, lock);
+        if (lock.kind == lock_kind::shared) {
+            const joined_text readers = readers_key(space, lock);
+            return script_call(release_wake_script(), eval,
+                               {keys.front(), readers.view(), queue.view(), live.view()},
+                               {lock.value, wake, space.wake_prefix, waiter_id, "r"});
+        }
         if (successor != nullptr) {
-            return script_call(release_wake_script(), eval, {keys.front(), queue.view()},
-                               {lock.value, wake, space.wake_prefix, waiter_id, kind,
+            return script_call(release_wake_script(), eval,
+                               {keys.front(), queue.view(), live.view()},
+                               {lock.value, wake, space.wake_prefix, waiter_id, "w",
                                 successor->value, successor->ttl_text, successor->waiter_id});
         }
-        return script_call(release_wake_script(), eval, {keys.front(), queue.view()},
-                           {lock.value, wake, space.wake_prefix, waiter_id, kind});
+        return script_call(release_wake_script(), eval, {keys.front(), queue.view(), live.view()},
+                           {lock.value, wake, space.wake_prefix, waiter_id, "w"});
     }
     return script_call(release_script(), eval, keys.all(), {lock.value});
 }

@@ -33,7 +33,7 @@ struct key_space {
 /// one command costs no allocation.
 class joined_text {
 public:
-    joined_text(std::string_view a, std::string_view b, std::string_view c = {});
+    joined_text(std::initializer_list<std::string_view> parts);
     joined_text(const joined_text&) = delete;
     auto operator=(const joined_text&) -> joined_text& = delete;
     ~joined_text() = default;
@@ -45,8 +45,16 @@ private:
     std::string_view view_;
 };
 
-/// key_prefix + each of the lock's resources: a single key (the usual lock)
-/// on the stack.
+/// A key of the lock on `resource`: prefix + tagged_resource(resource) +
+/// suffix (sansio/hash_slot.hpp). Every key of one lock carries the same hash
+/// tag, so all of them hash to one slot; the prefixes hold no brace
+/// (config_validate), so the tag is the resource's. `resource` must be
+/// taggable() (acquire_checks refuses one that is not).
+[[nodiscard]] auto tagged_key(std::string_view prefix, std::string_view resource,
+                              std::string_view suffix = {}) -> joined_text;
+
+/// The lock key of each of the lock's resources (tagged_key with key_prefix):
+/// a single key (the usual lock) on the stack.
 class lock_keys {
 public:
     lock_keys(std::string_view prefix, const std::vector<std::string>& resources);
@@ -78,20 +86,27 @@ private:
     return script_call(s, eval, std::span<const std::string_view>{keys.begin(), keys.size()}, args);
 }
 
+// The keys of a lock (README, "Key layout"), T = tagged_resource(its first
+// resource). Every script is given each key it touches in KEYS: none is built
+// inside Lua (tests/unit/scripts_declare_keys_test.cpp).
+
 [[nodiscard]] auto keys_of(const key_space& space, const lock_state& lock) -> lock_keys;
-/// The lock's wait queue: queue_prefix + its first resource, and "|permits"
-/// after it for a semaphore (whose waiters queue apart from the resource's lock).
+/// A read-write lock's readers: key_prefix + T + "|readers", a sorted set.
+[[nodiscard]] auto readers_key(const key_space& space, const lock_state& lock) -> joined_text;
+/// The lock's wait queue: queue_prefix + T, and "|permits" after it for a
+/// semaphore (whose waiters queue apart from the resource's lock).
 [[nodiscard]] auto queue_key(const key_space& space, const lock_state& lock) -> joined_text;
-/// fence_prefix + the lock's (single) resource: its fence counter.
+/// The liveness hash of the queue's waiters: the queue key + "|live".
+[[nodiscard]] auto live_key(const key_space& space, const lock_state& lock) -> joined_text;
+/// fence_prefix + T: the (single-resource) lock's fence counter.
 [[nodiscard]] auto fence_key(const key_space& space, const lock_state& lock) -> std::string;
 
-/// A semaphore's keys: the permit-count key, and the prefix of the permit keys
-/// (key_prefix + resource + "|permit|", then the permit's number).
+/// A semaphore's keys: the permit-count key (key_prefix + T + "|permits"), and
+/// permit i's key (key_prefix + T + "|permit|" + i).
 [[nodiscard]] auto permit_count_key(const key_space& space, const lock_state& lock) -> std::string;
-[[nodiscard]] auto permit_key_prefix(const key_space& space, const lock_state& lock) -> std::string;
-/// Which permits a release names: the one held when it is known, else all; or
-/// all but the one held, for an acquisition's strays.
-enum class permit_scope : std::uint8_t { held, all_but_held };
+/// Which permits a command names: the one held when it is known, else all; all
+/// but the one held, for an acquisition's strays; or every one (the grant).
+enum class permit_scope : std::uint8_t { held, all_but_held, all };
 [[nodiscard]] auto permit_keys(const key_space& space, const lock_state& lock, permit_scope scope)
     -> std::vector<std::string>;
 

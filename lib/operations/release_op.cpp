@@ -1,10 +1,10 @@
 #include "operations/release_op.hpp"
 
-#include "sansio/hash_slot.hpp"
-
+#include "operations/acquire_checks.hpp"
 #include "operations/lock_state.hpp"
 #include "operations/op_context.hpp"
 #include "sansio/command.hpp"
+#include "sansio/hash_slot.hpp"
 #include "sansio/reply.hpp"
 
 #include <atomic>
@@ -26,14 +26,17 @@ auto release_op::now() noexcept -> std::chrono::steady_clock::time_point {
 }
 
 void release_op::start() {
-    if (!state_ || state_->value.empty()) {
+    // An adopted lock's resource is the caller's word: one whose keys could
+    // not share a hash tag was never acquired by this library.
+    std::string problem = !state_ || state_->value.empty() || state_->resources.empty()
+                              ? "release of an empty lock handle"
+                              : resource_problem(state_->resources.front());
+    if (!problem.empty()) {
         finished_ = true;
-        after(std::chrono::milliseconds{0}, [this] {
+        after(std::chrono::milliseconds{0}, [this, problem = std::move(problem)]() mutable {
             deliver(done_,
-                    result<release_report>{failure{error{make_error_code(errc::invalid_argument),
-                                                         "release of an empty lock handle",
-                                                         {},
-                                                         0}}});
+                    result<release_report>{failure{error{
+                        make_error_code(errc::invalid_argument), std::move(problem), {}, 0}}});
         });
         return;
     }

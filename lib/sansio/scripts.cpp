@@ -78,29 +78,53 @@ return math.max(least, 1)
 
 // Waiting without spinning (design: README "Waiting"). Each resource has, on
 // each node, a queue of waiters (a sorted set scored by arrival on that node)
-// and, per waiter, a liveness key that expires unless the waiter comes back:
-// a dead waiter cannot block anyone for longer than its liveness TTL.
+// and a liveness hash beside it: waiter id -> "<kind>|<expiry, ms on the
+// node's clock (TIME)>", which the waiter pushes later each time it comes back.
+// A waiter whose entry has expired is dead: it cannot block anyone for longer
+// than its liveness TTL, and is pruned (from both) when found. Every key is
+// declared in KEYS and shares the resource's hash tag (one slot).
 //
-// KEYS[1] lock key, KEYS[2] fence counter key or "" without fencing,
-// KEYS[3] queue key. ARGV[1] value, ARGV[2] ttl ms, ARGV[3] waiter id,
-// ARGV[4] liveness ms, ARGV[5] "f" for fair mode (no overtaking a live waiter),
-// ARGV[6] the waiter's arrival time (µs, the client's clock): the same score on
-// every node, so that every node agrees on who is first.
+// The liveness test, the same in every script that reads the hash: the kind of
+// a live waiter `w`, else nil.
+//   local e = redis.call('HGET', live, w)
+//   local kind, expiry = string.match(e or '', '^(.*)|(%d+)$')
+//   live if expiry and tonumber(expiry) > now
+//
+// KEYS[1] lock key, KEYS[2] queue key, KEYS[3] liveness hash, KEYS[4] the
+// fence counter key (only with fencing). ARGV[1] value, ARGV[2] ttl ms,
+// ARGV[3] waiter id, ARGV[4] liveness ms, ARGV[5] "f" for fair mode (no
+// overtaking a live waiter), ARGV[6] the waiter's arrival time (µs, the
+// client's clock): the same score on every node, so that every node agrees on
+// who is first.
 // Returns {granted 0|1, fence counter, the holder's PTTL (-2: no key)}.
 constexpr std::string_view wait_acquire_source = R"lua(
-local q, me = KEYS[3], ARGV[3]
+local q, live = KEYS[2], KEYS[3]
+local me = ARGV[3]
 local counter = 0
-if KEYS[2] ~= '' then counter = tonumber(redis.call('GET', KEYS[2]) or '0') end
+if #KEYS == 4 then counter = tonumber(redis.call('GET', KEYS[4]) or '0') end
+local now
+local function clock()
+  if not now then
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now
+end
+local function alive(w)
+  local kind, expiry = string.match(redis.call('HGET', live, w) or '', '^(.*)|(%d+)$')
+  if expiry and tonumber(expiry) > clock() then return kind end
+  return nil
+end
 local function forget(w)
   redis.call('ZREM', q, w)
-  redis.call('DEL', q .. '|' .. w)
+  redis.call('HDEL', live, w)
 end
 local ahead = false
 if ARGV[5] == 'f' then
   for _ = 1, 64 do
     local head = redis.call('ZRANGE', q, 0, 0)[1]
     if not head or head == me then break end
-    if redis.call('EXISTS', q .. '|' .. head) == 1 then ahead = true break end
+    if alive(head) then ahead = true break end
     forget(head)
   end
 end
@@ -109,18 +133,20 @@ if not ahead and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return {1, counter, -2}
 end
 redis.call('ZADD', q, 'NX', ARGV[6], me)
-redis.call('SET', q .. '|' .. me, '1', 'PX', ARGV[4])
+redis.call('HSET', live, me, '1|' .. (clock() + tonumber(ARGV[4])))
 redis.call('PEXPIRE', q, ARGV[4])
+redis.call('PEXPIRE', live, ARGV[4])
 return {0, counter, redis.call('PTTL', KEYS[1])}
 )lua";
 
-// Releasing and waking, for every kind of lock. KEYS[1..n-1] the lock keys
-// (one, or a semaphore's permit keys when the permit is not known), KEYS[n] the
-// queue key. ARGV[1] value, ARGV[2] whom to wake ("1" the next in line, "a"
-// every live waiter, "0" nobody), ARGV[3] the wake channel prefix, ARGV[4] the
-// holder's own waiter id or "" (a holder that waited may still be queued where
-// its grant answered late: it leaves here), ARGV[5] "r" for a reader, "p" for
-// a semaphore's permit, else an exclusive holder.
+// Releasing and waking, for every kind of lock. KEYS: the lock keys (one, or a
+// semaphore's permit keys when the permit is not known; for a reader, the lock
+// key and its readers' set), then the queue key and its liveness hash. ARGV[1]
+// value, ARGV[2] whom to wake ("1" the next in line, "a" every live waiter, "0"
+// nobody), ARGV[3] the wake channel prefix, ARGV[4] the holder's own waiter id
+// or "" (a holder that waited may still be queued where its grant answered
+// late: it leaves here), ARGV[5] "r" for a reader, "p" for a semaphore's
+// permit, else an exclusive holder.
 //
 // An exclusive holder or a permit: deletes the key that holds our value. A
 // reader: leaves the readers' set; the last live reader out also deletes the
@@ -142,25 +168,36 @@ return {0, counter, redis.call('PTTL', KEYS[1])}
 // is first, and where one does not the successor simply was not granted there.
 // Returns 2 if our hold was deleted and handed over, 1 if deleted, else 0.
 constexpr std::string_view release_wake_source = R"lua(
-local q = KEYS[#KEYS]
+local q, live = KEYS[#KEYS - 1], KEYS[#KEYS]
 local mine = ARGV[1]
-if ARGV[4] ~= '' then
-  redis.call('ZREM', q, ARGV[4])
-  redis.call('DEL', q .. '|' .. ARGV[4])
+local now
+local function clock()
+  if not now then
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now
 end
+local function alive(w)
+  local kind, expiry = string.match(redis.call('HGET', live, w) or '', '^(.*)|(%d+)$')
+  if expiry and tonumber(expiry) > clock() then return kind end
+  return nil
+end
+local function forget(w)
+  redis.call('ZREM', q, w)
+  redis.call('HDEL', live, w)
+end
+if ARGV[4] ~= '' then forget(ARGV[4]) end
 if ARGV[5] == 'r' then
-  local k = KEYS[1]
-  local readers = k .. '|readers'
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local k, readers = KEYS[1], KEYS[2]
   local until_ms = tonumber(redis.call('ZSCORE', readers, mine))
   redis.call('ZREM', readers, mine)
-  if not until_ms or until_ms <= now then return 0 end
+  if not until_ms or until_ms <= clock() then return 0 end
   if redis.call('GET', k) ~= '~readers' then return 1 end
-  redis.call('ZREMRANGEBYSCORE', readers, '-inf', now)
+  redis.call('ZREMRANGEBYSCORE', readers, '-inf', clock())
   local longest = redis.call('ZRANGE', readers, -1, -1, 'WITHSCORES')[2]
   if longest then
-    local left = tonumber(longest) - now
+    local left = tonumber(longest) - clock()
     redis.call('PEXPIRE', k, left)
     redis.call('PEXPIRE', readers, left)
     return 1
@@ -168,7 +205,7 @@ if ARGV[5] == 'r' then
   redis.call('DEL', k, readers)
 else
   local deleted = false
-  for i = 1, #KEYS - 1 do
+  for i = 1, #KEYS - 2 do
     if redis.call('GET', KEYS[i]) == mine then
       redis.call('DEL', KEYS[i])
       deleted = true
@@ -180,15 +217,14 @@ else
     local first, dead = nil, 0
     local line = redis.call('ZRANGE', q, 0, 63)
     for _, w in ipairs(line) do
-      if redis.call('EXISTS', q .. '|' .. w) == 1 then first = w break end
-      redis.call('ZREM', q, w)
+      if alive(w) then first = w break end
+      forget(w)
       dead = dead + 1
     end
     -- 64 dead entries say nothing about the 65th: no hand-off then.
     if first == ARGV[8] or (first == nil and dead < 64) then
       redis.call('SET', KEYS[1], ARGV[6], 'PX', ARGV[7])
-      redis.call('ZREM', q, ARGV[8])
-      redis.call('DEL', q .. '|' .. ARGV[8])
+      forget(ARGV[8])
       return 2
     end
   end
@@ -196,32 +232,24 @@ end
 if ARGV[2] == '0' then return 1 end
 local woken = 0
 for _, w in ipairs(redis.call('ZRANGE', q, 0, 63)) do
-  local kind = redis.call('GET', q .. '|' .. w)
+  local kind = alive(w)
   if kind then
     if ARGV[2] == '1' and kind ~= 'r' and woken > 0 then break end
     redis.call('PUBLISH', ARGV[3] .. string.match(w, '^(.*):'), w .. '|' .. mine)
     woken = woken + 1
     if ARGV[2] == '1' and kind ~= 'r' then break end
   else
-    redis.call('ZREM', q, w)
+    forget(w)
   end
 end
 return 1
 )lua";
 
-// A reader's grant (README, "Read-write locks"). On one node the resource is
-// held either by an exclusive holder (the lock key holds its value) or by
-// readers: the lock key holds the marker "~readers", and the sorted set
-// "<lock key>|readers" holds each reader's value scored by the moment its hold
-// ends (the node's clock, ms: TIME). The marker's TTL is never shorter than a
-// live reader's, so a writer's SET NX fails while any reader holds, and a
-// crashed reader blocks nobody for longer than its own TTL once the others are
-// gone. Entries past their end are pruned as the set is used.
-//
-// KEYS[1] queue key, ARGV[1] waiter id: leave the queue (acquired or gave up).
+// KEYS[1] queue key, KEYS[2] its liveness hash, ARGV[1] waiter id: leave the
+// queue (acquired or gave up).
 constexpr std::string_view dequeue_source = R"lua(
 redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('DEL', KEYS[1] .. '|' .. ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
 return 1
 )lua";
 

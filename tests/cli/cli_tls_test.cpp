@@ -69,7 +69,7 @@ TEST_SUITE("cli") {
         // A majority at least: `acquire` exits once two of three granted, and the
         // third may not have been connected yet.
         int holding = 0;
-        for (const auto& s : cli.servers) holding += s.server().get("redlock:orders:1") == value;
+        for (const auto& s : cli.servers) holding += s.server().get("redlock:{orders:1}") == value;
         CHECK(holding >= 2);
 
         const auto released = cli.redlock({"release", "-r", "orders:1", "--value", value});
@@ -78,7 +78,7 @@ TEST_SUITE("cli") {
         // and the process waits for it before exiting: no key is left anywhere.
         const auto report = one_object(released);
         CHECK(report.at("released").get<int>() + report.at("pending").get<int>() == holding);
-        for (const auto& s : cli.servers) CHECK_FALSE(s.server().exists("redlock:orders:1"));
+        for (const auto& s : cli.servers) CHECK_FALSE(s.server().exists("redlock:{orders:1}"));
     }
 
     TEST_CASE("cli over TLS: a CA that did not sign the nodes is refused, with the reason") {

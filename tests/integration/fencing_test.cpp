@@ -64,7 +64,7 @@ TEST_SUITE("fencing") {
         auto settings = config();
         settings.restart_quarantine = std::chrono::milliseconds{0};
         auto locks = make_client(settings);
-        auto counter = config().fence_prefix + "ledger";
+        auto counter = fence_key_of("ledger");
         std::vector<std::uint64_t> tokens;
         auto acquire_once = [&] {
             auto held = locks.acquire("ledger", fenced());
@@ -129,8 +129,7 @@ TEST_SUITE("fencing") {
         CHECK_FALSE(held->fence().has_value());
         CHECK(redlock_test::wait_until(1s, [&] { return count_holding(key_of("ledger")) == 5; }));
         CHECK(total_keys() == 5);
-        for (const auto& server : *this)
-            CHECK_FALSE(server.exists(config().fence_prefix + "ledger"));
+        for (const auto& server : *this) CHECK_FALSE(server.exists(fence_key_of("ledger")));
     }
 
     TEST_CASE_FIXTURE(cluster,
@@ -138,7 +137,7 @@ TEST_SUITE("fencing") {
                       "expires") {
         node(4).crash();
         auto locks = make_client();
-        auto counter = config().fence_prefix + "ledger";
+        auto counter = fence_key_of("ledger");
 
         auto held = locks.acquire("ledger", fenced());
 

@@ -24,7 +24,8 @@ namespace {
 auto nodes_holding(const cluster& nodes, const std::string& resource, const std::string& value)
     -> int {
     int n = 0;
-    for (const auto& server : nodes) n += server.command({"GET", "redlock:" + resource}) == value;
+    for (const auto& server : nodes)
+        n += server.command({"GET", "redlock:{" + resource + "}"}) == value;
     return n;
 }
 
@@ -32,7 +33,7 @@ auto nodes_holding(const cluster& nodes, const std::string& resource, const std:
 auto nodes_with_key(const cluster& nodes, const std::string& resource) -> int {
     int n = 0;
     for (const auto& server : nodes)
-        n += server.command({"EXISTS", "redlock:" + resource}) == std::string{"1"};
+        n += server.command({"EXISTS", "redlock:{" + resource + "}"}) == std::string{"1"};
     return n;
 }
 
@@ -40,7 +41,8 @@ auto nodes_with_key(const cluster& nodes, const std::string& resource) -> int {
 auto queued_everywhere(const cluster& nodes, const std::string& resource, int count) -> bool {
     return redlock_test::wait_until(5s, [&] {
         for (const auto& server : nodes) {
-            if (server.command({"ZCARD", "redlock-queue:" + resource}) != std::to_string(count))
+            if (server.command({"ZCARD", "redlock-queue:{" + resource + "}"}) !=
+                std::to_string(count))
                 return false;
         }
         return true;
@@ -166,9 +168,9 @@ TEST_SUITE("hand-off") {
         REQUIRE(redlock_test::wait_until(5s, [&] { return locks.stats().nodes_connected == 5; }));
         auto held = locks.acquire("ledger", {.ttl = 30s});
         REQUIRE(held);
-        // A crashed waiter's entry: first in line by score, its liveness key gone.
+        // A crashed waiter's entry: first in line by score, with no liveness entry.
         for (const auto& server : *this)
-            server.command({"ZADD", "redlock-queue:ledger", "1", "ghost:1"});
+            server.command({"ZADD", "redlock-queue:{ledger}", "1", "ghost:1"});
         pending_acquire waiter;
         wait_for(locks, "ledger", waiter);
         REQUIRE(queued_everywhere(*this, "ledger", 2));

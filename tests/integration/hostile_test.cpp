@@ -742,7 +742,7 @@ TEST_SUITE("hostile servers") {
         "three nodes where the fencing counter holds a hash make a fenced acquisition fail "
         "as quorum_unreachable, naming WRONGTYPE") {
         cluster nodes{5};
-        const std::string counter = nodes.config().fence_prefix + "orders:42";
+        const std::string counter = nodes.fence_key_of("orders:42");
         for (int i : {0, 1, 2})
             REQUIRE(nodes[i].command({"HSET", counter, "field", "value"}) == "1");
         auto locks = nodes.make_client(settings_of(nodes));

@@ -124,7 +124,7 @@ TEST_CASE(
     REQUIRE(wait_until(5s, [&] {
         int queued = 0;
         for (auto& server : nodes) {
-            queued += std::stoi(server.command({"ZCARD", "redlock-queue:doc"}).value_or("0"));
+            queued += std::stoi(server.command({"ZCARD", "redlock-queue:{doc}"}).value_or("0"));
         }
         return queued >= 3;
     }));

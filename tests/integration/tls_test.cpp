@@ -42,7 +42,8 @@ auto config_for(std::vector<redlock::node_address> nodes, const tls_certs& certs
 /// The lock key holds `value` on `server` (read by the fixture, over TLS for a TLS server).
 auto holds(const redlock_test::redis_server& server, const std::string& resource,
            const std::string& value) -> bool {
-    return redlock_test::wait_until(2s, [&] { return server.get("redlock:" + resource) == value; });
+    return redlock_test::wait_until(
+        2s, [&] { return server.get("redlock:{" + resource + "}") == value; });
 }
 
 /// Acquiring through the single node `node` fails, and the message names the
@@ -73,7 +74,7 @@ TEST_SUITE("tls") {
         REQUIRE_MESSAGE(held.has_value(), (held ? std::string{} : held.error().message));
         for (const auto& s : servers) CHECK(holds(s.server(), "orders:42", held->value()));
         CHECK(locks.release(*held));
-        for (const auto& s : servers) CHECK_FALSE(s.server().exists("redlock:orders:42"));
+        for (const auto& s : servers) CHECK_FALSE(s.server().exists("redlock:{orders:42}"));
         // TLS only: no plain port was open beside it.
         for (const auto& s : servers) {
             CHECK(s.server().command({"CONFIG", "GET", "port"}) == "port\n0");

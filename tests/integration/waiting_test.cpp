@@ -197,7 +197,7 @@ TEST_SUITE("waiting") {
             return redlock_test::wait_until(3s, [&] {
                 int nodes_with_n = 0;
                 for (const auto& server : *this) {
-                    if (server.command({"ZCARD", "redlock-queue:ledger"}) == std::to_string(n))
+                    if (server.command({"ZCARD", "redlock-queue:{ledger}"}) == std::to_string(n))
                         ++nodes_with_n;
                 }
                 return nodes_with_n == 5;

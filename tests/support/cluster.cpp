@@ -1,5 +1,6 @@
 #include "support/cluster.hpp"
 
+#include "sansio/hash_slot.hpp"
 #include "support/wait.hpp"
 
 #include <chrono>
@@ -65,7 +66,15 @@ auto cluster::make_client(const redlock::client_config& settings) const -> redlo
 }
 
 auto cluster::key_of(std::string_view resource) const -> std::string {
-    return config().key_prefix + std::string{resource};
+    return config().key_prefix + redlock::detail::tagged_resource(resource);
+}
+
+auto cluster::queue_key_of(std::string_view resource) const -> std::string {
+    return config().queue_prefix + redlock::detail::tagged_resource(resource);
+}
+
+auto cluster::fence_key_of(std::string_view resource) const -> std::string {
+    return config().fence_prefix + redlock::detail::tagged_resource(resource);
 }
 
 auto cluster::count_holding(const std::string& full_key) const -> int {

@@ -50,8 +50,12 @@ public:
     [[nodiscard]] auto make_client() const -> redlock::client;
     [[nodiscard]] auto make_client(const redlock::client_config& settings) const -> redlock::client;
 
-    /// The key a lock on `resource` occupies on each server: key_prefix + resource.
+    /// The key a lock on `resource` occupies on each server: key_prefix + its tagged form
+    /// ("{resource}", or the resource as it is when it has a hash tag of its own).
     [[nodiscard]] auto key_of(std::string_view resource) const -> std::string;
+    /// Its wait queue (queue_prefix + the tagged form) and fence counter (fence_prefix + it).
+    [[nodiscard]] auto queue_key_of(std::string_view resource) const -> std::string;
+    [[nodiscard]] auto fence_key_of(std::string_view resource) const -> std::string;
     /// How many running, unfrozen servers hold `full_key` (prefix included) ...
     [[nodiscard]] auto count_holding(const std::string& full_key) const -> int;
     /// ... and with exactly `value`.

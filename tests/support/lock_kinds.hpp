@@ -78,14 +78,13 @@ inline auto count_reading(const cluster& nodes, const std::string& lock_key,
 /// the readers' set for `ms`.
 inline void plant_reader(const redis_server& server, const std::string& lock_key,
                          const std::string& value, long long ms) {
-    (void)server.command(
-        {"EVAL",
-         "local t = redis.call('TIME') "
-         "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) "
-         "redis.call('SET', KEYS[1], '~readers', 'PX', ARGV[2]) "
-         "redis.call('ZADD', KEYS[1] .. '|readers', now + tonumber(ARGV[2]), ARGV[1]) "
-         "redis.call('PEXPIRE', KEYS[1] .. '|readers', ARGV[2]) return 1",
-         "1", lock_key, value, std::to_string(ms)});
+    (void)server.command({"EVAL",
+                          "local t = redis.call('TIME') "
+                          "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) "
+                          "redis.call('SET', KEYS[1], '~readers', 'PX', ARGV[2]) "
+                          "redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1]) "
+                          "redis.call('PEXPIRE', KEYS[2], ARGV[2]) return 1",
+                          "2", lock_key, lock_key + "|readers", value, std::to_string(ms)});
 }
 
 }  // namespace redlock_test

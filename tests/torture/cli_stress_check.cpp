@@ -114,7 +114,7 @@ auto describe(const section_record& s, std::int64_t origin_ns) -> std::string {
 auto find_leftovers(const std::vector<redlock_test::redis_server>& nodes) -> leftovers {
     leftovers found;
     for (const auto& key : scan_keys(nodes, key_layout{})) {
-        const bool queue = key.shape == key_shape::queue || key.shape == key_shape::waiter;
+        const bool queue = key.shape == key_shape::queue || key.shape == key_shape::liveness;
         (queue ? found.queues : found.locks).push_back(key.describe());
     }
     return found;

@@ -16,8 +16,8 @@ auto shape_name(key_shape shape) noexcept -> const char* {
             return "permit count";
         case key_shape::queue:
             return "queue";
-        case key_shape::waiter:
-            return "waiter";
+        case key_shape::liveness:
+            return "waiters' liveness";
         case key_shape::unknown:
             break;
     }
@@ -28,15 +28,17 @@ auto shape_of(std::string_view key, const key_layout& layout) -> std::optional<k
     const bool queued = key.starts_with(layout.queue_prefix);
     if (!queued && !key.starts_with(layout.key_prefix)) return std::nullopt;
     key.remove_prefix(queued ? layout.queue_prefix.size() : layout.key_prefix.size());
-    const auto bar = key.find('|');
-    if (bar == 0 || key.empty()) return key_shape::unknown;  // no resource name
-    if (bar == std::string_view::npos) return queued ? key_shape::queue : key_shape::lock;
-    const std::string_view rest = key.substr(bar);  // from the first '|'
+    // The tagged resource "{R}", then the suffix that names the key's part of the lock.
+    const auto close = key.find('}');
+    if (!key.starts_with('{') || close == std::string_view::npos || close == 1)
+        return key_shape::unknown;
+    const std::string_view rest = key.substr(close + 1);
     if (queued) {
-        if (rest == "|permits") return key_shape::queue;
-        // A waiter id is "<client id>:<n>"; anything after the bar names one.
-        return rest.size() > 1 && rest != "|permits|" ? key_shape::waiter : key_shape::unknown;
+        if (rest.empty() || rest == "|permits") return key_shape::queue;
+        if (rest == "|live" || rest == "|permits|live") return key_shape::liveness;
+        return key_shape::unknown;
     }
+    if (rest.empty()) return key_shape::lock;
     if (rest == "|readers") return key_shape::reader_set;
     if (rest == "|permits") return key_shape::permit_count;
     if (rest.starts_with("|permit|") && rest.size() > 8 &&
@@ -54,7 +56,7 @@ auto leak_reason(key_shape shape, std::int64_t pttl_ms, const leftover_limits& l
             bound = limits.longest_ttl_ms;
             break;
         case key_shape::queue:
-        case key_shape::waiter:
+        case key_shape::liveness:
             bound = limits.waiter_ttl_ms;
             break;
         case key_shape::unknown:

@@ -1,14 +1,15 @@
 #pragma once
 
-// The keys a lock of each kind leaves on a node (README, "Lock kinds"), told apart by
-// name, and which of them may still be there once every holder has released: the end-of-run
-// check of the torture and CLI stress tests. For resource R, key prefix P, queue prefix Q:
-//   P+R                 an exclusive holder's value, or the readers' marker "~readers"
-//   P+R|readers         the readers: a sorted set, each scored by the end of its hold
-//   P+R|permit|<i>      a semaphore's permit i
-//   P+R|permits         the semaphore's K (kept by a release: it expires within a TTL)
-//   Q+R, Q+R|permits    a wait queue (a sorted set)
-//   Q+R|<waiter>, Q+R|permits|<waiter>   a waiter's liveness key
+// The keys a lock of each kind leaves on a node (README, "Key layout"), told apart by name,
+// and which of them may still be there once every holder has released: the end-of-run
+// check of the torture and CLI stress tests. For resource R, T = "{R}" (its hash tag, shared
+// by every key of its lock), key prefix P, queue prefix Q:
+//   P+T                 an exclusive holder's value, or the readers' marker "~readers"
+//   P+T|readers         the readers: a sorted set, each scored by the end of its hold
+//   P+T|permit|<i>      a semaphore's permit i
+//   P+T|permits         the semaphore's K (kept by a release: it expires within a TTL)
+//   Q+T, Q+T|permits    a wait queue (a sorted set)
+//   Q+T|live, Q+T|permits|live   the queue's liveness hash (waiter id -> kind|expiry)
 // Every one carries a TTL; fence counters live under their own prefix and never expire.
 
 #include <cstdint>
@@ -18,7 +19,7 @@
 
 namespace redlock_torture {
 
-enum class key_shape { lock, reader_set, permit, permit_count, queue, waiter, unknown };
+enum class key_shape { lock, reader_set, permit, permit_count, queue, liveness, unknown };
 
 [[nodiscard]] auto shape_name(key_shape shape) noexcept -> const char*;
 
@@ -27,9 +28,9 @@ struct key_layout {
     std::string queue_prefix = "redlock-queue:";
 };
 
-/// The shape of `key`, for resources without '|' in their name (the queue keys split on
-/// it, README); unknown for a key under the key prefix that no lock kind writes; nullopt
-/// for a key under neither prefix.
+/// The shape of `key`, for resources without a hash tag of their own and without '}' (the
+/// tagged form "{R}" then ends at the first '}'); unknown for a key under either prefix
+/// that no lock kind writes; nullopt for a key under neither prefix.
 [[nodiscard]] auto shape_of(std::string_view key, const key_layout& layout)
     -> std::optional<key_shape>;
 

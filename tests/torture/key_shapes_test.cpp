@@ -13,33 +13,39 @@ using redlock_torture::shape_of;
 TEST_SUITE("torture key shapes") {
     TEST_CASE("every key shape of every lock kind is recognised") {
         const key_layout layout;
-        CHECK(shape_of("redlock:t:a", layout) == key_shape::lock);
-        CHECK(shape_of("redlock:t:b|readers", layout) == key_shape::reader_set);
-        CHECK(shape_of("redlock:t:c|permit|0", layout) == key_shape::permit);
-        CHECK(shape_of("redlock:t:c|permit|17", layout) == key_shape::permit);
-        CHECK(shape_of("redlock:t:c|permits", layout) == key_shape::permit_count);
-        CHECK(shape_of("redlock-queue:t:a", layout) == key_shape::queue);
-        CHECK(shape_of("redlock-queue:t:c|permits", layout) == key_shape::queue);
-        CHECK(shape_of("redlock-queue:t:a|9f3e:12", layout) == key_shape::waiter);
-        CHECK(shape_of("redlock-queue:t:c|permits|9f3e:12", layout) == key_shape::waiter);
+        CHECK(shape_of("redlock:{t:a}", layout) == key_shape::lock);
+        CHECK(shape_of("redlock:{t:b}|readers", layout) == key_shape::reader_set);
+        CHECK(shape_of("redlock:{t:c}|permit|0", layout) == key_shape::permit);
+        CHECK(shape_of("redlock:{t:c}|permit|17", layout) == key_shape::permit);
+        CHECK(shape_of("redlock:{t:c}|permits", layout) == key_shape::permit_count);
+        CHECK(shape_of("redlock-queue:{t:a}", layout) == key_shape::queue);
+        CHECK(shape_of("redlock-queue:{t:c}|permits", layout) == key_shape::queue);
+        CHECK(shape_of("redlock-queue:{t:a}|live", layout) == key_shape::liveness);
+        CHECK(shape_of("redlock-queue:{t:c}|permits|live", layout) == key_shape::liveness);
         // Not ours: the fence counters, other applications' keys.
-        CHECK_FALSE(shape_of("redlock-fence:t:a", layout));
-        CHECK_FALSE(shape_of("other:t:a", layout));
-        // Ours, but written by no lock kind.
-        CHECK(shape_of("redlock:t:c|permit|x", layout) == key_shape::unknown);
-        CHECK(shape_of("redlock:t:c|permit|", layout) == key_shape::unknown);
-        CHECK(shape_of("redlock:t:b|r|0123abcd", layout) == key_shape::unknown);
-        CHECK(shape_of("redlock:t:b|writers", layout) == key_shape::unknown);
+        CHECK_FALSE(shape_of("redlock-fence:{t:a}", layout));
+        CHECK_FALSE(shape_of("other:{t:a}", layout));
+        // Ours, but written by no lock kind: among them the 0.1 layout's keys (no braces,
+        // a liveness key per waiter).
+        CHECK(shape_of("redlock:t:a", layout) == key_shape::unknown);
+        CHECK(shape_of("redlock-queue:t:a", layout) == key_shape::unknown);
+        CHECK(shape_of("redlock-queue:{t:a}|9f3e:12", layout) == key_shape::unknown);
+        CHECK(shape_of("redlock-queue:{t:c}|permits|9f3e:12", layout) == key_shape::unknown);
+        CHECK(shape_of("redlock:{t:c}|permit|x", layout) == key_shape::unknown);
+        CHECK(shape_of("redlock:{t:c}|permit|", layout) == key_shape::unknown);
+        CHECK(shape_of("redlock:{t:b}|r|0123abcd", layout) == key_shape::unknown);
+        CHECK(shape_of("redlock:{t:b}|writers", layout) == key_shape::unknown);
         CHECK(shape_of("redlock:", layout) == key_shape::unknown);
-        CHECK(shape_of("redlock:|readers", layout) == key_shape::unknown);
-        CHECK(shape_of("redlock-queue:t:a|", layout) == key_shape::unknown);
+        CHECK(shape_of("redlock:{}", layout) == key_shape::unknown);
+        CHECK(shape_of("redlock:{|readers", layout) == key_shape::unknown);
+        CHECK(shape_of("redlock-queue:{t:a}|", layout) == key_shape::unknown);
     }
 
     TEST_CASE("other prefixes are honoured") {
         const key_layout layout{"L/", "Q/"};
-        CHECK(shape_of("L/x|permits", layout) == key_shape::permit_count);
-        CHECK(shape_of("Q/x|w:1", layout) == key_shape::waiter);
-        CHECK_FALSE(shape_of("redlock:x", layout));
+        CHECK(shape_of("L/{x}|permits", layout) == key_shape::permit_count);
+        CHECK(shape_of("Q/{x}|live", layout) == key_shape::liveness);
+        CHECK_FALSE(shape_of("redlock:{x}", layout));
     }
 
     TEST_CASE("a hold of any kind left after every release is a leak, whatever its TTL") {
@@ -58,7 +64,7 @@ TEST_SUITE("torture key shapes") {
         CHECK_FALSE(leak_reason(key_shape::permit_count, 1000, limits));
         CHECK(leak_reason(key_shape::permit_count, 1001, limits));
         CHECK(leak_reason(key_shape::permit_count, -1, limits));
-        for (const auto shape : {key_shape::queue, key_shape::waiter}) {
+        for (const auto shape : {key_shape::queue, key_shape::liveness}) {
             CHECK_FALSE(leak_reason(shape, 1500, limits));
             CHECK_FALSE(leak_reason(shape, 2000, limits));
             CHECK(leak_reason(shape, 2001, limits));

@@ -29,8 +29,9 @@ auto scan_keys(const std::vector<redlock_test::redis_server>& nodes, const key_l
                 l.node = i;
                 l.shape = shape_of(key, layout).value_or(key_shape::unknown);
                 l.pttl_ms = nodes[i].pttl(key);
-                // The holder's value, for a failure message; sets and queues have none.
-                if (l.shape != key_shape::reader_set && l.shape != key_shape::queue)
+                // The holder's value, for a failure message; sets, queues and hashes have none.
+                if (l.shape != key_shape::reader_set && l.shape != key_shape::queue &&
+                    l.shape != key_shape::liveness)
                     l.value = nodes[i].get(key).value_or("(gone)");
                 l.key = std::move(key);
                 found.push_back(std::move(l));

@@ -21,7 +21,7 @@ struct leftover {
     std::int64_t pttl_ms = -2;
     std::string value;  ///< GET's answer, for the keys that hold a string
 
-    /// "node 2: redlock:x|permits (permit count) = 2, pttl 120 ms".
+    /// "node 2: redlock:{x}|permits (permit count) = 2, pttl 120 ms".
     [[nodiscard]] auto describe() const -> std::string;
 };
 

@@ -34,7 +34,7 @@ TEST_SUITE("stale release") {
         std::vector<redlock_test::redis_server> servers(3);
         std::vector<redlock_test::fault_proxy> proxies;
         for (const auto& s : servers) proxies.emplace_back(s.port());
-        const std::string key = "redlock:res";
+        const std::string key = "redlock:{res}";
         REQUIRE(servers[2].command({"SET", key, "someone-else", "PX", "30000"}) == "OK");
 
         redlock_test::log_capture log;

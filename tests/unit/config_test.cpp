@@ -809,6 +809,24 @@ TEST_CASE("config: fencing needs a fence prefix that cannot collide with the key
     CHECK(parse_ok(with(minimal(), "/key_prefix", "").dump()).key_prefix.empty());
 }
 
+TEST_CASE("config: no prefix may hold a brace, so that a lock's hash tag is its resource's") {
+    check_cases({
+        {"key prefix with an opening brace", with(minimal(), "/key_prefix", "app{1}:"),
+         "/key_prefix", "must not contain '{' or '}': the hash tag"},
+        {"fence prefix with a closing brace", with(minimal(), "/fence_prefix", "fence}:"),
+         "/fence_prefix", "must come from the resource"},
+        {"queue prefix with braces", with(minimal(), "/queue_prefix", "{q}:"), "/queue_prefix",
+         "one slot"},
+    });
+    // The same rule for a configuration built in code.
+    client_config config = parse_ok(minimal().dump());
+    config.queue_prefix = "q{";
+    const auto error = redlock::validate_config(config, "code");
+    REQUIRE(error.has_value());
+    CHECK(error->field == "/queue_prefix");
+    CHECK(parse_ok(with(minimal(), "/key_prefix", "app:[1]:").dump()).key_prefix == "app:[1]:");
+}
+
 TEST_CASE("config: restart_quarantine_ms defaults to the lock TTL and may be turned off") {
     CHECK_FALSE(parse_ok(minimal().dump()).restart_quarantine);  // unset: lock.ttl applies
     CHECK(parse_ok(with(minimal(), "/restart_quarantine_ms", 0).dump()).restart_quarantine ==

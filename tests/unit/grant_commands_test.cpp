@@ -8,6 +8,7 @@
 #include "operations/lock_state.hpp"
 #include "operations/request_numbers.hpp"
 #include "sansio/command.hpp"
+#include "sansio/hash_slot.hpp"
 #include "sansio/reply.hpp"
 
 #include <doctest/doctest.h>
@@ -35,6 +36,18 @@ void make_plain(lock_state& s, std::vector<std::string> resources) {
     s.ttl = std::chrono::milliseconds{2000};
 }
 
+/// RESP bulk strings, as they appear inside an encoded command.
+auto bulk(std::initializer_list<std::string_view> items) -> std::string {
+    std::string out;
+    for (const auto item : items)
+        out.append("$")
+            .append(std::to_string(item.size()))
+            .append("\r\n")
+            .append(item)
+            .append("\r\n");
+    return out;
+}
+
 auto integer_reply(long long n) -> reply {
     return reply{reply_kind::integer, n, {}, {}};
 }
@@ -52,7 +65,7 @@ TEST_SUITE("grant commands") {
         const grant_commands cmds{keys, lock, {}, nullptr};
         CHECK(cmds.plain_set());
         CHECK(cmds.grant(false, 0).bytes() ==
-              encoded({"SET", "lock:orders", "v1", "NX", "PX", "2000"}));
+              encoded({"SET", "lock:{orders}", "v1", "NX", "PX", "2000"}));
         const reply ok{reply_kind::status, 0, "OK", {}};
         const reply nil{};
         CHECK(cmds.grant_answer_of(answered(ok)).outcome.status == redlock::node_status::ok);
@@ -102,12 +115,80 @@ TEST_SUITE("grant commands") {
         lock.kind = redlock::lock_kind::permit;
         lock.permits = 3;
         lock.slot = 1;
-        CHECK(permit_count_key(keys, lock) == "lock:pool|permits");
-        CHECK(queue_key(keys, lock).view() == "queue:pool|permits");
+        CHECK(permit_count_key(keys, lock) == "lock:{pool}|permits");
+        CHECK(queue_key(keys, lock).view() == "queue:{pool}|permits");
+        CHECK(live_key(keys, lock).view() == "queue:{pool}|permits|live");
         CHECK(permit_keys(keys, lock, permit_scope::held) ==
-              std::vector<std::string>{"lock:pool|permit|1"});
+              std::vector<std::string>{"lock:{pool}|permit|1"});
         CHECK(permit_keys(keys, lock, permit_scope::all_but_held) ==
-              std::vector<std::string>{"lock:pool|permit|0", "lock:pool|permit|2"});
+              std::vector<std::string>{"lock:{pool}|permit|0", "lock:{pool}|permit|2"});
+        CHECK(permit_keys(keys, lock, permit_scope::all) ==
+              std::vector<std::string>{"lock:{pool}|permit|0", "lock:{pool}|permit|1",
+                                       "lock:{pool}|permit|2"});
+    }
+
+    TEST_CASE("every key of a lock carries the resource's hash tag: one slot per lock") {
+        lock_state lock;
+        make_plain(lock, {"orders:42"});
+        CHECK(keys_of(keys, lock).front() == "lock:{orders:42}");
+        CHECK(readers_key(keys, lock).view() == "lock:{orders:42}|readers");
+        CHECK(queue_key(keys, lock).view() == "queue:{orders:42}");
+        CHECK(live_key(keys, lock).view() == "queue:{orders:42}|live");
+        CHECK(fence_key(keys, lock) == "fence:{orders:42}");
+        const std::uint16_t slot = key_slot("{orders:42}");
+        for (const std::string_view k :
+             {keys_of(keys, lock).front(), readers_key(keys, lock).view(),
+              queue_key(keys, lock).view(), live_key(keys, lock).view()})
+            CHECK(key_slot(k) == slot);
+        CHECK(key_slot(fence_key(keys, lock)) == slot);
+
+        // "x" and "{x}" name the same lock; a resource's own tag is kept, so
+        // resources that share one share a slot.
+        lock_state braced;
+        make_plain(braced, {"{orders:42}"});
+        CHECK(keys_of(keys, braced).front() == "lock:{orders:42}");
+        lock_state tagged;
+        make_plain(tagged, {"{user:7}:cart", "{user:7}:orders"});
+        const lock_keys both = keys_of(keys, tagged);
+        REQUIRE(both.all().size() == 2);
+        CHECK(both.all()[0] == "lock:{user:7}:cart");
+        CHECK(both.all()[1] == "lock:{user:7}:orders");
+        CHECK(key_slot(both.all()[0]) == key_slot(both.all()[1]));
+
+        // A long resource leaves the stack buffer for the heap, unchanged.
+        lock_state long_name;
+        make_plain(long_name, {std::string(300, 'r')});
+        CHECK(keys_of(keys, long_name).front() == "lock:{" + std::string(300, 'r') + "}");
+    }
+
+    TEST_CASE("each waiting grant names its queue and the queue's liveness hash in KEYS") {
+        lock_state lock;
+        make_plain(lock, {"doc"});
+        const queue_entry entry{"c1:7", "2000", "123"};
+        const grant_commands waiting{keys, lock, {.scripted = true}, &entry};
+        const std::string grant{waiting.grant(true, 0).bytes()};
+        CHECK(grant.find(bulk({"3", "lock:{doc}", "queue:{doc}", "queue:{doc}|live", "v1"})) !=
+              std::string::npos);
+        CHECK(std::string{waiting.dequeue().bytes()}.find(
+                  bulk({"2", "queue:{doc}", "queue:{doc}|live", "c1:7"})) != std::string::npos);
+
+        lock_state reader;
+        make_plain(reader, {"doc"});
+        reader.kind = redlock::lock_kind::shared;
+        const grant_commands fenced_reader{
+            keys, reader, {.scripted = true, .read_fence = true}, nullptr};
+        CHECK(std::string{fenced_reader.grant(true, 0).bytes()}.find(
+                  bulk({"5", "lock:{doc}", "lock:{doc}|readers", "queue:{doc}", "queue:{doc}|live",
+                        "fence:{doc}", "v1"})) != std::string::npos);
+
+        lock_state pool;
+        make_plain(pool, {"pool"});
+        pool.kind = redlock::lock_kind::permit;
+        pool.permits = 2;
+        const grant_commands permit{keys, pool, {.scripted = true}, nullptr};
+        CHECK(std::string{permit.grant(true, 1).bytes()}.find(bulk(
+                  {"5", "lock:{pool}|permits", "queue:{pool}|permits", "queue:{pool}|permits|live",
+                   "lock:{pool}|permit|0", "lock:{pool}|permit|1", "v1"})) != std::string::npos);
     }
 }
 
