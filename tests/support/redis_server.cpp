@@ -55,13 +55,19 @@ redis_server::redis_server(server_options options, std::uint16_t port)
     start(port == 0);
 }
 
+redis_server::redis_server(server_options options, server_mode mode, std::uint16_t port)
+    : port_{port}, options_{std::move(options)}, mode_{std::move(mode)} {
+    start(port == 0);
+}
+
 redis_server::redis_server(redis_server&& other) noexcept
     : pid_{std::exchange(other.pid_, -1)},
       port_{other.port_},
       bus_port_{other.bus_port_},
       state_dir_{std::exchange(other.state_dir_, {})},  // ours to remove now
       frozen_{std::exchange(other.frozen_, false)},
-      options_{std::move(other.options_)} {
+      options_{std::move(other.options_)},
+      mode_{std::move(other.mode_)} {
     other.options_.unix_socket = false;  // the socket file is ours to remove now
 }
 
@@ -76,6 +82,7 @@ auto redis_server::operator=(redis_server&& other) noexcept -> redis_server& {
         state_dir_ = std::exchange(other.state_dir_, {});
         frozen_ = std::exchange(other.frozen_, false);
         options_ = std::move(other.options_);
+        mode_ = std::move(other.mode_);
         other.options_.unix_socket = false;
     }
     return *this;
@@ -101,12 +108,12 @@ void redis_server::remove_state_dir() noexcept {
 }
 
 void redis_server::start(bool pick_port) {
-    if (state_dir_.empty() && (options_.cluster || options_.sentinel_config || options_.own_dir)) {
+    if (state_dir_.empty() && (mode_.cluster || mode_.sentinel_config || mode_.own_dir)) {
         state_dir_ = detail::make_state_dir();
     }
     // A cluster node's bus port is picked with its port, and kept with it: the other nodes
     // reach a restarted node where its nodes.conf, and theirs, say it is.
-    const bool pick_bus = options_.cluster && (pick_port || bus_port_ == 0);
+    const bool pick_bus = mode_.cluster && (pick_port || bus_port_ == 0);
     std::string failures;
     for (int attempt = 0; attempt < (pick_port || pick_bus ? port_attempts : 1); ++attempt) {
         if (pick_port) port_ = free_port();
@@ -117,7 +124,8 @@ void redis_server::start(bool pick_port) {
         auto outcome = detail::spawn_server({.port = port_,
                                              .bus_port = bus_port_,
                                              .state_dir = state_dir_,
-                                             .options = &options_});
+                                             .options = &options_,
+                                             .mode = &mode_});
         if (outcome.pid > 0) {
             pid_ = outcome.pid;
             frozen_ = false;
@@ -186,11 +194,11 @@ auto redis_server::unix_address() const -> redlock::node_address {
 }
 
 auto redis_server::log_file() const -> std::filesystem::path {
-    return detail::log_path(port_, options_);
+    return detail::log_path(port_, mode_);
 }
 
 auto redis_server::query(const std::vector<std::string>& argv) const -> reply_ptr {
-    auto where = std::string{options_.sentinel_config ? "Sentinel" : "redis-server"} +
+    auto where = std::string{mode_.sentinel_config ? "Sentinel" : "redis-server"} +
                  " 127.0.0.1:" + std::to_string(port_);
     if (pid_ <= 0) throw std::logic_error(where + " is crashed; restart() it before querying it");
     if (frozen_) throw std::logic_error(where + " is frozen; thaw() it before querying it");

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <sys/types.h>
+#include <utility>
 #include <vector>
 
 namespace redlock_test {
@@ -47,10 +48,17 @@ struct server_options {
     /// Set: port() is a TLS port and there is no plain one; the start-up PING and
     /// command() speak TLS too (without verifying the server: see probe_connection).
     std::optional<tls_listener> tls;
+};
+
+/// What kind of server a redis_server is beyond a plain data server: a cluster node, a
+/// Sentinel, or a server in a directory of its own. Separate from server_options, whose
+/// fields callers list in full.
+struct server_mode {
     /// Set: a Redis Cluster node: `--cluster-enabled yes`, announcing 127.0.0.1, its cluster
     /// bus on a second free loopback port (--cluster-port, see cluster_bus_port()), and its
     /// `--cluster-config-file` at `<state_dir()>/nodes-<port>.conf`. It starts knowing no
-    /// other node and serving no slot: see cluster_member for a whole cluster.
+    /// other node and serving no slot: see cluster_member for a whole cluster. With TLS, add
+    /// `--tls-cluster yes` to the extra arguments, or it announces port 0.
     std::optional<cluster_node> cluster;
     /// Set: a Sentinel (`redis-server <file> --sentinel`) rather than a data server, with this
     /// text as its configuration file `<state_dir()>/sentinel.conf`, which Sentinel rewrites
@@ -61,6 +69,23 @@ struct server_options {
     /// server shares: for a replica, whose full resynchronisation writes and reads back a
     /// dump.rdb there. Implied by `cluster` and `sentinel_config`.
     bool own_dir = false;
+
+    [[nodiscard]] static auto cluster_node_with(std::chrono::milliseconds node_timeout)
+        -> server_mode {
+        server_mode mode;
+        mode.cluster = cluster_node{.node_timeout = node_timeout};
+        return mode;
+    }
+    [[nodiscard]] static auto sentinel(std::string config) -> server_mode {
+        server_mode mode;
+        mode.sentinel_config = std::move(config);
+        return mode;
+    }
+    [[nodiscard]] static auto own_directory() -> server_mode {
+        server_mode mode;
+        mode.own_dir = true;
+        return mode;
+    }
 };
 
 /// Options for a server that persists every write (appendonly yes, appendfsync always),
@@ -75,7 +100,7 @@ struct server_options {
 /// std::runtime_error when redis-server is missing or does not come up within 5 s;
 /// in a doctest case that is a loud failure, never a skip.
 ///
-/// A cluster node, a Sentinel and a server with `own_dir` get a fresh directory
+/// A cluster node, a Sentinel and a server with server_mode::own_dir get a fresh directory
 /// `<temp>/redlock-tests/state-XXXXXX` on their first start (state_dir()): their --dir, and
 /// where nodes.conf or sentinel.conf live. restart() keeps it, and the state files in it;
 /// restart_fresh() empties it first. The destructor removes it.
@@ -91,6 +116,8 @@ public:
     explicit redis_server(std::uint16_t port = 0);
     /// Same, with a Unix socket, extra command-line arguments or credentials.
     explicit redis_server(server_options options, std::uint16_t port = 0);
+    /// Same, as a cluster node, a Sentinel or in a directory of its own.
+    redis_server(server_options options, server_mode mode, std::uint16_t port = 0);
     redis_server(redis_server&& other) noexcept;
     auto operator=(redis_server&& other) noexcept -> redis_server&;
     redis_server(const redis_server&) = delete;
@@ -126,6 +153,7 @@ public:
     /// without a Unix socket.
     [[nodiscard]] auto unix_address() const -> redlock::node_address;
     [[nodiscard]] auto options() const noexcept -> const server_options& { return options_; }
+    [[nodiscard]] auto mode() const noexcept -> const server_mode& { return mode_; }
     [[nodiscard]] auto log_file() const -> std::filesystem::path;
     /// The server's own directory (see the class comment); empty when it has none.
     [[nodiscard]] auto state_dir() const -> const std::filesystem::path& { return state_dir_; }
@@ -159,6 +187,7 @@ private:
     std::filesystem::path state_dir_;
     bool frozen_ = false;
     server_options options_;
+    server_mode mode_;
 };
 
 /// A loopback port nothing listened on a moment ago (bind 127.0.0.1:0, read, close).

@@ -84,7 +84,7 @@ auto sentinel_config_file(const spawn_request& request) -> std::string {
     const auto file = request.state_dir / "sentinel.conf";
     if (!std::filesystem::exists(file)) {
         std::ofstream out{file};
-        out << *request.options->sentinel_config << '\n';
+        out << *request.mode->sentinel_config << '\n';
         if (!out.flush()) throw std::runtime_error("cannot write " + file.string());
     }
     return file.string();
@@ -93,17 +93,18 @@ auto sentinel_config_file(const spawn_request& request) -> std::string {
 auto command_line(const spawn_request& request, const std::string& log)
     -> std::vector<std::string> {
     const auto& options = *request.options;
+    const auto& mode = *request.mode;
     const auto port_text = std::to_string(request.port);
     const auto dir = request.state_dir.empty() ? work_dir() : request.state_dir;
     std::vector<std::string> args{"redis-server"};
-    if (options.sentinel_config) {
+    if (mode.sentinel_config) {
         // The configuration file must come first; persistence settings do not apply.
         args.insert(args.end(), {sentinel_config_file(request), "--sentinel"});
     } else {
         args.insert(args.end(), {"--save", "", "--appendonly", "no"});
     }
-    args.insert(args.end(), {"--bind", "127.0.0.1", "--daemonize", "no", "--logfile", log,
-                             "--dir", dir.string()});
+    args.insert(args.end(), {"--bind", "127.0.0.1", "--daemonize", "no", "--logfile", log, "--dir",
+                             dir.string()});
     if (options.tls) {
         const auto& tls = *options.tls;
         args.insert(args.end(),
@@ -114,14 +115,14 @@ auto command_line(const spawn_request& request, const std::string& log)
         args.insert(args.end(), {"--port", port_text});
     }
     if (options.unix_socket) {
-        args.insert(args.end(),
-                    {"--unixsocket", socket_path(request.port).string(), "--unixsocketperm", "700"});
+        args.insert(args.end(), {"--unixsocket", socket_path(request.port).string(),
+                                 "--unixsocketperm", "700"});
     }
-    if (options.cluster) {
+    if (mode.cluster) {
         const auto nodes_conf = request.state_dir / ("nodes-" + port_text + ".conf");
         args.insert(args.end(),
                     {"--cluster-enabled", "yes", "--cluster-config-file", nodes_conf.string(),
-                     "--cluster-node-timeout", std::to_string(options.cluster->node_timeout.count()),
+                     "--cluster-node-timeout", std::to_string(mode.cluster->node_timeout.count()),
                      "--cluster-port", std::to_string(request.bus_port),
                      // What CLUSTER SLOTS and MOVED name it by, whatever it learns from MEET.
                      "--cluster-announce-ip", "127.0.0.1"});
@@ -138,8 +139,8 @@ auto work_dir() -> std::filesystem::path {
     return dir;
 }
 
-auto log_path(std::uint16_t port, const server_options& options) -> std::filesystem::path {
-    const char* kind = options.sentinel_config ? "sentinel-" : "redis-";
+auto log_path(std::uint16_t port, const server_mode& mode) -> std::filesystem::path {
+    const char* kind = mode.sentinel_config ? "sentinel-" : "redis-";
     return work_dir() / (kind + std::to_string(port) + ".log");
 }
 
@@ -182,7 +183,7 @@ auto authenticate(probe_connection& c, const server_options& options, std::strin
 auto spawn_server(const spawn_request& request) -> spawn_outcome {
     const auto& options = *request.options;
     const auto port_text = std::to_string(request.port);
-    const auto log = log_path(request.port, options).string();
+    const auto log = log_path(request.port, *request.mode).string();
     auto args = command_line(request, log);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -228,7 +229,7 @@ auto spawn_server(const spawn_request& request) -> spawn_outcome {
         return {.failure = "cannot fork for redis-server: " + std::string{std::strerror(errno)}};
     }
 
-    const char* what = options.sentinel_config ? "redis-server --sentinel" : "redis-server";
+    const char* what = request.mode->sentinel_config ? "redis-server --sentinel" : "redis-server";
     auto deadline = clock_type::now() + startup_limit;
     for (;;) {
         int status = 0;

@@ -19,8 +19,7 @@ namespace redlock_test::detail {
 /// `<temp>/redlock-tests`, created if missing: logs, sockets, per-server directories.
 [[nodiscard]] auto work_dir() -> std::filesystem::path;
 /// `<work_dir>/redis-<port>.log`, or `sentinel-<port>.log` for a Sentinel.
-[[nodiscard]] auto log_path(std::uint16_t port, const server_options& options)
-    -> std::filesystem::path;
+[[nodiscard]] auto log_path(std::uint16_t port, const server_mode& mode) -> std::filesystem::path;
 [[nodiscard]] auto socket_path(std::uint16_t port) -> std::filesystem::path;
 /// A fresh directory `<work_dir>/state-XXXXXX` (mkdtemp); throws std::runtime_error.
 [[nodiscard]] auto make_state_dir() -> std::filesystem::path;
@@ -38,9 +37,10 @@ namespace redlock_test::detail {
 /// Where and how to start one server process.
 struct spawn_request {
     std::uint16_t port = 0;
-    std::uint16_t bus_port = 0;        ///< a cluster node's --cluster-port
-    std::filesystem::path state_dir;   ///< empty: the shared work_dir() is its --dir
+    std::uint16_t bus_port = 0;       ///< a cluster node's --cluster-port
+    std::filesystem::path state_dir;  ///< empty: the shared work_dir() is its --dir
     const server_options* options = nullptr;
+    const server_mode* mode = nullptr;
 };
 
 struct spawn_outcome {
