@@ -2,6 +2,7 @@
 // checked against the real processes: that they build what they say, and that their
 // resharding and failover operations have taken effect when they return.
 #include "support/cluster_member.hpp"
+#include "support/sentinel_member.hpp"
 
 #include <doctest/doctest.h>
 
@@ -11,6 +12,7 @@
 using namespace std::chrono_literals;
 using redlock_test::cluster_member;
 using redlock_test::cluster_member_options;
+using redlock_test::sentinel_member;
 
 namespace {
 
@@ -32,6 +34,22 @@ auto layout(int shards, int replicas) -> cluster_member_options {
     options.shards = shards;
     options.replicas = replicas;
     return options;
+}
+
+/// The master's address as Sentinel `i` gives it: "127.0.0.1\n<port>".
+auto named_master(const sentinel_member& m, std::size_t i) -> std::string {
+    return m.sentinel(i)
+        .command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", m.master_name()})
+        .value_or("(nil)");
+}
+
+auto address_text(const redlock_test::redis_server& s) -> std::string {
+    return "127.0.0.1\n" + std::to_string(s.port());
+}
+
+auto first_line(const std::optional<std::string>& reply) -> std::string {
+    const auto text = reply.value_or("");
+    return text.substr(0, text.find('\n'));
 }
 
 }  // namespace
@@ -164,5 +182,48 @@ TEST_SUITE("member fixtures") {
         REQUIRE(c.node(c.master_of_slot(c.key_slot("k"))).command({"SET", "k", "v"}) == "OK");
         c.move_slot(c.key_slot("k"), 1 - c.master_of_slot(c.key_slot("k")));
         CHECK(c.get("k") == "v");
+    }
+
+    TEST_CASE("a sentinel member's Sentinels know the master, its replica and each other") {
+        sentinel_member m;
+        CHECK(m.master_name() == "redlock-m");
+        CHECK(m.master_index() == 0);
+        REQUIRE(m.sentinels().size() == 3);
+        for (std::size_t i = 0; i < 3; ++i) {
+            CHECK(m.sentinels()[i].host == "127.0.0.1");
+            CHECK(m.sentinels()[i].port == m.sentinel(i).port());
+            CHECK(named_master(m, i) == address_text(m.server(0)));
+            const auto info = m.sentinel(i).command({"INFO", "sentinel"}).value_or("");
+            CHECK(info.find("name=redlock-m,status=ok,address=127.0.0.1:" +
+                            std::to_string(m.server(0).port()) + ",slaves=1,sentinels=3") !=
+                  std::string::npos);
+        }
+        CHECK(first_line(m.server(0).command({"ROLE"})) == "master");
+        CHECK(first_line(m.server(1).command({"ROLE"})) == "slave");
+        CHECK(m.sentinel(0).log_file().filename().string().starts_with("sentinel-"));
+    }
+
+    TEST_CASE("sentinel failover() switches every Sentinel to the replica") {
+        sentinel_member m;
+        REQUIRE(m.server(0).command({"SET", "k", "v"}) == "OK");
+        REQUIRE(m.server(0).command({"WAIT", "1", "2000"}) == "1");
+        m.failover();
+        CHECK(m.master_index() == 1);
+        for (std::size_t i = 0; i < 3; ++i) CHECK(named_master(m, i) == address_text(m.server(1)));
+        CHECK(first_line(m.server(1).command({"ROLE"})) == "master");
+        CHECK(first_line(m.server(0).command({"ROLE"})) == "slave");
+        CHECK(m.server(1).get("k") == "v");
+    }
+
+    TEST_CASE("sentinel kill_master() has the Sentinels promote the replica") {
+        sentinel_member m;
+        m.kill_master();
+        CHECK_FALSE(m.server(0).running());
+        CHECK(m.master_index() == 1);
+        for (std::size_t i = 0; i < 3; ++i) CHECK(named_master(m, i) == address_text(m.server(1)));
+        CHECK(first_line(m.server(1).command({"ROLE"})) == "master");
+        m.restart_server(0);
+        CHECK(first_line(m.server(0).command({"ROLE"})) == "slave");
+        CHECK(m.master_index() == 1);
     }
 }
