@@ -3,10 +3,14 @@
 // resharding and failover operations have taken effect when they return.
 #include "support/cluster_member.hpp"
 #include "support/sentinel_member.hpp"
+#include "support/tls_certs.hpp"
 
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 using namespace std::chrono_literals;
@@ -55,6 +59,50 @@ auto first_line(const std::optional<std::string>& reply) -> std::string {
 }  // namespace
 
 TEST_SUITE("member fixtures") {
+    TEST_CASE(
+        "a cluster node keeps its nodes.conf across restart() and drops it on restart_fresh()") {
+        std::filesystem::path dir;
+        {
+            redlock_test::redis_server node{redlock_test::server_options{},
+                                            redlock_test::server_mode::cluster_node_with(1000ms)};
+            dir = node.state_dir();
+            REQUIRE_FALSE(dir.empty());
+            CHECK(node.cluster_bus_port() != 0);
+            CHECK(node.cluster_bus_port() != node.port());
+            CHECK(
+                std::filesystem::exists(dir / ("nodes-" + std::to_string(node.port()) + ".conf")));
+            const auto id = node.command({"CLUSTER", "MYID"});
+            const auto bus = node.cluster_bus_port();
+            node.restart();
+            CHECK(node.command({"CLUSTER", "MYID"}) == id);
+            CHECK(node.cluster_bus_port() == bus);
+            node.restart_fresh();
+            CHECK(node.command({"CLUSTER", "MYID"}) != id);
+            CHECK(node.state_dir() == dir);
+        }
+        CHECK_FALSE(std::filesystem::exists(dir));
+    }
+
+    TEST_CASE("a Sentinel rewrites its own sentinel.conf in its state directory") {
+        const redlock_test::redis_server master;
+        std::filesystem::path dir;
+        {
+            const redlock_test::redis_server sentinel{
+                redlock_test::server_options{},
+                redlock_test::server_mode::sentinel("sentinel monitor m 127.0.0.1 " +
+                                                    std::to_string(master.port()) + " 1")};
+            dir = sentinel.state_dir();
+            CHECK(sentinel.log_file().filename() ==
+                  "sentinel-" + std::to_string(sentinel.port()) + ".log");
+            CHECK(sentinel.command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", "m"}) ==
+                  "127.0.0.1\n" + std::to_string(master.port()));
+            std::ifstream in{dir / "sentinel.conf"};
+            const std::string text{std::istreambuf_iterator<char>{in}, {}};
+            CHECK(text.find("sentinel myid ") != std::string::npos);
+        }
+        CHECK_FALSE(std::filesystem::exists(dir));
+    }
+
     TEST_CASE("a 3-shard cluster member serves all 16384 slots from 3 masters") {
         cluster_member c;
         REQUIRE(c.size() == 3);
@@ -184,6 +232,27 @@ TEST_SUITE("member fixtures") {
         CHECK(c.get("k") == "v");
     }
 
+    TEST_CASE("a TLS cluster member replicates, migrates and redirects over TLS only") {
+        const redlock_test::tls_certs certs;
+        auto options = layout(2, 1);
+        options.server.tls = redlock_test::tls_listener{.cert_file = certs.server_cert(),
+                                                        .key_file = certs.server_key(),
+                                                        .ca_file = certs.ca(),
+                                                        .auth_clients = true,
+                                                        .client_cert_file = certs.client_cert(),
+                                                        .client_key_file = certs.client_key()};
+        cluster_member c{options};
+        CHECK(c.role(2) == "slave");
+        CHECK(c.role(3) == "slave");
+        const auto slot = c.key_slot("k");
+        const auto from = c.master_of_slot(slot);
+        REQUIRE(c.node(from).command({"SET", "k", "v"}) == "OK");
+        c.move_slot(slot, 1 - from);
+        CHECK(c.get("k") == "v");
+        // The TLS port is the one announced: a plain port would be 0 here.
+        CHECK(c.node(from).command({"GET", "k"}) == redirection("MOVED", slot, c.node(1 - from)));
+    }
+
     TEST_CASE("a sentinel member's Sentinels know the master, its replica and each other") {
         sentinel_member m;
         CHECK(m.master_name() == "redlock-m");
@@ -225,5 +294,32 @@ TEST_SUITE("member fixtures") {
         m.restart_server(0);
         CHECK(first_line(m.server(0).command({"ROLE"})) == "slave");
         CHECK(m.master_index() == 1);
+    }
+
+    TEST_CASE("a sentinel member over TLS with requirepass fails over like a plain one") {
+        const redlock_test::tls_certs certs;
+        redlock_test::sentinel_member_options options;
+        options.master_name = "tls-m";
+        options.server.extra_args = {"--requirepass", "s3cret"};
+        options.server.password = "s3cret";
+        options.server.tls = redlock_test::tls_listener{.cert_file = certs.server_cert(),
+                                                        .key_file = certs.server_key(),
+                                                        .ca_file = certs.ca(),
+                                                        .auth_clients = true,
+                                                        .client_cert_file = certs.client_cert(),
+                                                        .client_key_file = certs.client_key()};
+        sentinel_member m{options};
+        for (std::size_t i = 0; i < 3; ++i) {
+            // The Sentinels reached the master over TLS with the password, found its replica
+            // (from the master's INFO) and each other (over the master's hello channel).
+            const auto info = m.sentinel(i).command({"INFO", "sentinel"}).value_or("");
+            CHECK(info.find("name=tls-m,status=ok,address=127.0.0.1:" +
+                            std::to_string(m.server(0).port()) + ",slaves=1,sentinels=3") !=
+                  std::string::npos);
+        }
+        m.failover();
+        CHECK(m.master_index() == 1);
+        CHECK(first_line(m.server(1).command({"ROLE"})) == "master");
+        CHECK(first_line(m.server(0).command({"ROLE"})) == "slave");
     }
 }

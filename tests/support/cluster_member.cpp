@@ -41,6 +41,13 @@ auto node_options(const cluster_member_options& options) -> server_options {
         // Without --tls-cluster a TLS-only node would announce port 0 in CLUSTER SLOTS.
         node.extra_args.insert(node.extra_args.end(),
                                {"--tls-cluster", "yes", "--tls-replication", "yes"});
+        // A node connecting to another (bus, replication, MIGRATE) is a TLS client: with
+        // --tls-auth-clients it must present a certificate fit for client authentication.
+        if (!node.tls->client_cert_file.empty()) {
+            node.extra_args.insert(node.extra_args.end(),
+                                   {"--tls-client-cert-file", node.tls->client_cert_file,
+                                    "--tls-client-key-file", node.tls->client_key_file});
+        }
     }
     return node;
 }

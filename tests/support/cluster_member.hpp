@@ -22,7 +22,8 @@ struct cluster_member_options {
     /// What every node gets on top (extra arguments, credentials, TLS). With a password the
     /// nodes also get --masterauth (and --masteruser), and MIGRATE authenticates; with TLS,
     /// --tls-cluster and --tls-replication, so that the bus, replication and the announced
-    /// ports are all TLS.
+    /// ports are all TLS, and the listener's client certificate (if any) for the connections
+    /// nodes open to each other.
     server_options server;
 };
 

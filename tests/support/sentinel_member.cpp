@@ -50,10 +50,16 @@ auto info_field(const std::string& text, const std::string& name) -> std::string
     return value.substr(0, value.find_first_of("\r\n"));
 }
 
+/// A TLS client certificate for the connections a server or Sentinel opens itself (replication,
+/// monitoring, Sentinel to Sentinel): with --tls-auth-clients the server certificate, made
+/// for serverAuth only, would not do.
+auto tls_client_args(const tls_listener& tls) -> std::vector<std::string> {
+    if (tls.client_cert_file.empty()) return {};
+    return {"--tls-client-cert-file", tls.client_cert_file, "--tls-client-key-file",
+            tls.client_key_file};
+}
+
 auto data_options(const sentinel_member_options& options) -> server_options {
-    if (options.server.tls) {
-        throw std::invalid_argument("sentinel_member: TLS is not supported yet");
-    }
     auto data = options.server;
     // A full resynchronisation starts at once instead of waiting 5 s for more replicas.
     data.extra_args.insert(data.extra_args.end(), {"--repl-diskless-sync-delay", "0",
@@ -64,7 +70,19 @@ auto data_options(const sentinel_member_options& options) -> server_options {
             data.extra_args.insert(data.extra_args.end(), {"--masteruser", data.username});
         }
     }
+    if (data.tls) {
+        const auto client = tls_client_args(*data.tls);
+        data.extra_args.insert(data.extra_args.end(), {"--tls-replication", "yes"});
+        data.extra_args.insert(data.extra_args.end(), client.begin(), client.end());
+    }
     return data;
+}
+
+/// The sentinels: TLS-only like the servers when they are, and with nothing else of theirs.
+auto sentinel_options(const sentinel_member_options& options) -> server_options {
+    server_options sentinel;
+    sentinel.tls = options.server.tls;
+    return sentinel;
 }
 
 auto sentinel_config(const sentinel_member_options& options, std::uint16_t master_port)
@@ -84,6 +102,15 @@ auto sentinel_config(const sentinel_member_options& options, std::uint16_t maste
         " 3000\n"
         "sentinel parallel-syncs " +
         name + " 1\n";
+    if (options.server.tls) {
+        // Sentinel speaks TLS to the servers and the other Sentinels with this one setting.
+        text += "tls-replication yes\n";
+        const auto& tls = *options.server.tls;
+        if (!tls.client_cert_file.empty()) {
+            text += "tls-client-cert-file " + tls.client_cert_file + "\ntls-client-key-file " +
+                    tls.client_key_file + "\n";
+        }
+    }
     if (!options.server.password.empty()) {
         text += "sentinel auth-pass " + name + " " + options.server.password + "\n";
         if (!options.server.username.empty()) {
@@ -106,7 +133,7 @@ sentinel_member::sentinel_member(sentinel_member_options options) : options_{std
     servers_.emplace_back(replica, server_mode::own_directory());
     const auto config = sentinel_config(options_, servers_[0].port());
     for (std::size_t i = 0; i < sentinel_count; ++i) {
-        sentinels_.emplace_back(server_options{}, server_mode::sentinel(config));
+        sentinels_.emplace_back(sentinel_options(options_), server_mode::sentinel(config));
     }
     await_settled(0, settle_limit);
 }

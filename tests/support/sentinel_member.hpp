@@ -15,8 +15,10 @@ struct sentinel_member_options {
     std::string master_name = "redlock-m";
     /// What both data servers get on top (extra arguments, credentials). With a password they
     /// also get --masterauth (and --masteruser), and the Sentinels `sentinel auth-pass` (and
-    /// auth-user); the Sentinels themselves need no password. TLS is not supported yet: the
-    /// constructor throws std::invalid_argument.
+    /// auth-user); the Sentinels themselves need no password. With TLS the servers replicate
+    /// over TLS (--tls-replication), and the Sentinels listen on TLS only with the same
+    /// certificates and speak TLS to the servers and to each other; everyone presents the
+    /// listener's client certificate (if any) on the connections it opens.
     server_options server;
 };
 
