@@ -60,7 +60,8 @@ client_core::client_core(client_config config, uv_loop_t* external,
     }
     for (std::size_t i = 0; i < config_.clusters.size(); ++i) {
         const cluster_member& m = config_.clusters[i];
-        std::string name = "cluster " + (m.seeds.empty() ? std::to_string(i) : m.seeds.front().to_string());
+        std::string name =
+            "cluster " + (m.seeds.empty() ? std::to_string(i) : m.seeds.front().to_string());
         nodes_.push_back(std::make_unique<quorum_member>(std::make_unique<cluster_router>(
             cluster_router::parts{loop_.loop(), batcher_, config_, rng_, connection_counters_,
                                   timers_, tls_},

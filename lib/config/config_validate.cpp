@@ -129,9 +129,9 @@ auto node_problem(const node_address& node, const std::string& pointer)
 /// name, wait_replicas and refresh intervals in range.
 auto members_problem(const client_config& config)
     -> std::optional<std::pair<std::string, std::string>> {
-    const auto nodes_problem = [](const std::vector<node_address>& list,
-                                  const std::string& pointer)
-        -> std::optional<std::pair<std::string, std::string>> {
+    const auto nodes_problem =
+        [](const std::vector<node_address>& list,
+           const std::string& pointer) -> std::optional<std::pair<std::string, std::string>> {
         if (list.empty()) return {{pointer, "must contain at least one node"}};
         for (std::size_t i = 0; i < list.size(); ++i) {
             if (auto problem = node_problem(list[i], pointer + "/" + std::to_string(i)))
@@ -139,13 +139,14 @@ auto members_problem(const client_config& config)
         }
         return std::nullopt;
     };
-    const auto common = [](const std::string& pointer, int wait_replicas,
-                           milliseconds refresh) -> std::optional<std::pair<std::string, std::string>> {
+    const auto common =
+        [](const std::string& pointer, int wait_replicas,
+           milliseconds refresh) -> std::optional<std::pair<std::string, std::string>> {
         if (wait_replicas < 0 || wait_replicas > 64)
             return {{pointer + "/wait_replicas", "must be between 0 and 64" + got(wait_replicas)}};
         if (refresh.count() <= 0)
-            return {{pointer + "/refresh_ms", "must be a positive number of milliseconds" +
-                                                  got(refresh.count())}};
+            return {{pointer + "/refresh_ms",
+                     "must be a positive number of milliseconds" + got(refresh.count())}};
         return std::nullopt;
     };
     for (std::size_t i = 0; i < config.clusters.size(); ++i) {
@@ -178,8 +179,9 @@ auto validate_config(const client_config& config, std::string_view source)
     // Aliases that only a lookup or a connection could reveal are left to
     // client::check, which compares run_ids.
     if (config.member_count() == 0)
-        return reject("/nodes", "must contain at least one node (or give \"clusters\" or "
-                                "\"sentinel_masters\")");
+        return reject("/nodes",
+                      "must contain at least one node (or give \"clusters\" or "
+                      "\"sentinel_masters\")");
     if (auto problem = members_problem(config))
         return reject(std::move(problem->first), std::move(problem->second));
     std::vector<detail::node_identity> identities;

@@ -98,6 +98,19 @@ auto argument_problem(const client_config& config, const acquire_settings& s,
             return "resources '" + std::string{it->second} + "' and '" + r +
                    "' name the same lock (the same keys)";
         }
+        // A cluster member runs a lock's script on one node: every key in one slot.
+        if (!config.clusters.empty()) {
+            const std::string& first = lock.resources.front();
+            for (const auto& r : lock.resources) {
+                if (resource_slot(r) == resource_slot(first)) continue;
+                return "resources '" + first + "' and '" + r + "' hash to different slots (" +
+                       std::to_string(resource_slot(first)) + " and " +
+                       std::to_string(resource_slot(r)) +
+                       "), and a cluster member runs one lock on one slot: give them a shared "
+                       "hash tag, e.g. '{" +
+                       first + "}:a' and '{" + first + "}:b'";
+            }
+        }
     }
     if (lock.ttl <= milliseconds{0}) return "ttl must be greater than 0 ms";
     if (lock.ttl > max_ttl) return "ttl must be at most 2147483647 ms";

@@ -17,12 +17,11 @@ auto to_port(std::string_view text) -> std::optional<std::uint16_t> {
 auto read_node(const reply* r, std::string_view asked_host) -> std::optional<cluster_node> {
     const reply* host = element_of(r, 0);
     const auto port = array_integer(r, 1);
-    if (host == nullptr || host->kind != reply_kind::string || !port || *port <= 0 ||
-        *port > 65535)
+    if (host == nullptr || host->kind != reply_kind::string || !port || *port <= 0 || *port > 65535)
         return std::nullopt;
     cluster_node node;
-    node.host = host->text.empty() || host->text == "?" ? std::string{asked_host}
-                                                         : std::string{host->text};
+    node.host =
+        host->text.empty() || host->text == "?" ? std::string{asked_host} : std::string{host->text};
     node.port = static_cast<std::uint16_t>(*port);
     if (const reply* id = element_of(r, 2); id != nullptr && id->kind == reply_kind::string)
         node.id = std::string{id->text};
@@ -75,8 +74,8 @@ auto read_cluster_slots(const reply* r, std::string_view asked_host) -> slot_lay
                            std::to_string(*last) + " have no readable master";
             return layout;
         }
-        slot_range range{static_cast<std::uint16_t>(*first), static_cast<std::uint16_t>(*last),
-                         *master, {}};
+        slot_range range{
+            static_cast<std::uint16_t>(*first), static_cast<std::uint16_t>(*last), *master, {}};
         for (std::size_t i = 3; i < entry->elements.size(); ++i) {
             if (auto replica = read_node(entry->elements[i], asked_host))
                 range.replicas.push_back(std::move(*replica));
@@ -103,8 +102,8 @@ auto read_redirection(const reply* r) -> std::optional<redirection> {
     if (space == std::string_view::npos) return std::nullopt;
     unsigned slot = 0;
     const auto slot_text = text.substr(0, space);
-    const auto [ptr, ec] = std::from_chars(slot_text.data(), slot_text.data() + slot_text.size(),
-                                           slot);
+    const auto [ptr, ec] =
+        std::from_chars(slot_text.data(), slot_text.data() + slot_text.size(), slot);
     if (ec != std::errc{} || ptr != slot_text.data() + slot_text.size() || slot > 16383)
         return std::nullopt;
     out.slot = static_cast<std::uint16_t>(slot);

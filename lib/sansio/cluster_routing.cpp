@@ -42,7 +42,8 @@ auto cluster_routing::apply(const slot_layout& layout, time_point now) -> change
         if (!known.id.empty() && !range.master.id.empty() && known.id != range.master.id)
             renamed[n] = true;
         if (!range.master.id.empty()) known.id = range.master.id;
-        for (unsigned s = range.first; s <= range.last; ++s) owner[s] = static_cast<std::uint16_t>(n);
+        for (unsigned s = range.first; s <= range.last; ++s)
+            owner[s] = static_cast<std::uint16_t>(n);
     }
     masters_.assign(nodes_.size(), false);
     for (const auto n : owner)
@@ -86,10 +87,9 @@ auto cluster_routing::moved(std::uint16_t slot, const std::string& host, std::ui
         quarantine(slot, now);
         c.notes.push_back("slot " + std::to_string(slot) + " moved to " + describe(nodes_[n]) +
                           ", not a master before (a failover)" +
-                          (quarantine_.count() > 0
-                               ? ": its grants there are not counted for " +
-                                     std::to_string(quarantine_.count()) + " ms"
-                               : ""));
+                          (quarantine_.count() > 0 ? ": its grants there are not counted for " +
+                                                         std::to_string(quarantine_.count()) + " ms"
+                                                   : ""));
     }
     owner_[slot] = static_cast<std::uint16_t>(n);
     masters_[n] = true;

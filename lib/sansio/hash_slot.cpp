@@ -11,8 +11,8 @@ constexpr auto make_crc_table() -> std::array<std::uint16_t, 256> {
     for (unsigned i = 0; i < 256; ++i) {
         auto crc = static_cast<std::uint16_t>(i << 8);
         for (int bit = 0; bit < 8; ++bit) {
-            crc = static_cast<std::uint16_t>((crc & 0x8000U) != 0 ? (crc << 1) ^ 0x1021U
-                                                                  : crc << 1);
+            crc =
+                static_cast<std::uint16_t>((crc & 0x8000U) != 0 ? (crc << 1) ^ 0x1021U : crc << 1);
         }
         table[i] = crc;
     }

@@ -223,8 +223,9 @@ auto node_handshake::check_role(std::string_view text, step& s) -> bool {
         return false;
     }
     if (cluster != "1" && peer_ == peer::cluster_node) {
-        fail(s, "is not in cluster mode (cluster_enabled:0): a seed of a \"clusters\" member "
-                "must be a Redis Cluster node; list a standalone master under \"nodes\"");
+        fail(s,
+             "is not in cluster mode (cluster_enabled:0): a seed of a \"clusters\" member "
+             "must be a Redis Cluster node; list a standalone master under \"nodes\"");
         return false;
     }
     return true;

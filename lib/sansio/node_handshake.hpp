@@ -20,9 +20,9 @@ namespace redlock::detail {
 /// every node for a single lock. The first round is AUTH (with a password),
 /// one SCRIPT EXISTS naming every script, and one INFO of the server, persistence,
 /// replication and cluster sections: who the node is (run_id), whether it persists
-/// writes, that it is a master of the expected kind (standalone or cluster), so a restart is known before a grant is counted. A second round
-/// follows only when the answers call for it: SCRIPT LOAD of the scripts the
-/// node lacks (a restarted node has them before any EVALSHA reaches it), CONFIG
+/// writes, that it is a master of the expected kind (standalone or cluster), so a restart is known
+/// before a grant is counted. A second round follows only when the answers call for it: SCRIPT LOAD
+/// of the scripts the node lacks (a restarted node has them before any EVALSHA reaches it), CONFIG
 /// GET appendfsync when AOF is on (only then can the node persist every write),
 /// and a plain INFO when the two-section INFO failed or came back without
 /// run_id or aof_enabled (Redis before 7 takes one section only). Usually the

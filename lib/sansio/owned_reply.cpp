@@ -39,8 +39,8 @@ struct filler {
         next_value += from->elements.size();
         for (std::size_t i = 0; i < from->elements.size(); ++i)
             children.push_back(&values[first_value + i]);
-        to.elements = std::span<const reply* const>{children.data() + first_child,
-                                                    from->elements.size()};
+        to.elements =
+            std::span<const reply* const>{children.data() + first_child, from->elements.size()};
         for (std::size_t i = 0; i < from->elements.size(); ++i)
             copy(from->elements[i], first_value + i, next_value);
     }

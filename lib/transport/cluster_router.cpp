@@ -73,7 +73,8 @@ void cluster_router::connect_new(const cluster_routing::change& c) {
         if (by_node_.size() <= n) by_node_.resize(n + 1, nullptr);
         by_node_[n] = &connect(node.host, node.port);
     }
-    for (const std::string& note : c.notes) log_warning(p_.config, "redlock: " + name() + ": " + note);
+    for (const std::string& note : c.notes)
+        log_warning(p_.config, "redlock: " + name() + ": " + note);
 }
 
 void cluster_router::refresh() {
@@ -142,7 +143,8 @@ void cluster_router::on_slots(const reply_event& event) {
     // Connections for nodes the map names that were already open (seeds).
     for (std::size_t n = 0; n < routing_.node_count(); ++n) {
         if (by_node_.size() <= n) by_node_.resize(n + 1, nullptr);
-        if (by_node_[n] == nullptr) by_node_[n] = &connect(routing_.node(n).host, routing_.node(n).port);
+        if (by_node_[n] == nullptr)
+            by_node_[n] = &connect(routing_.node(n).host, routing_.node(n).port);
     }
     dispatch_parked();
 }

@@ -242,7 +242,8 @@ void routed_member::stop_all() noexcept {
         r.parked = false;
         if (!r.live || r.done) continue;
         call_guarded([&] {
-            forward(i, reply_event{request_status::stopped, nullptr, "the client is shutting down"});
+            forward(i,
+                    reply_event{request_status::stopped, nullptr, "the client is shutting down"});
         });
     }
 }

@@ -26,7 +26,6 @@
 
 namespace redlock::detail {
 
-
 class routed_member : protected reply_sink {
 public:
     routed_member(std::string name, int wait_replicas, std::chrono::milliseconds wait_timeout,

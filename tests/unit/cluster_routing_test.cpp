@@ -2,9 +2,10 @@
 // redirections, and the failover rule (which slots stop counting, for how long),
 // enumerated over every way a slot's master can change.
 
+#include "sansio/cluster_routing.hpp"
+
 #include "reply_tree.hpp"
 #include "sansio/cluster_replies.hpp"
-#include "sansio/cluster_routing.hpp"
 
 #include <doctest/doctest.h>
 
@@ -68,10 +69,11 @@ TEST_CASE("CLUSTER SLOTS is read into ranges, masters and replicas") {
     reply_tree bad;
     CHECK(!read_cluster_slots(bad.error("ERR This instance has cluster support disabled"), "h")
                .error.empty());
-    CHECK(!read_cluster_slots(bad.array({bad.array({bad.integer(5), bad.integer(2),
-                                                    node_entry(bad, "h", 1, "x")})}),
-                              "h")
-               .error.empty());
+    CHECK(
+        !read_cluster_slots(
+             bad.array({bad.array({bad.integer(5), bad.integer(2), node_entry(bad, "h", 1, "x")})}),
+             "h")
+             .error.empty());
     CHECK(!read_cluster_slots(bad.array({bad.array({bad.integer(0), bad.integer(2)})}), "h")
                .error.empty());
     CHECK(!read_cluster_slots(bad.array({bad.array({bad.integer(0), bad.integer(16384),
@@ -127,7 +129,8 @@ TEST_CASE("the failover rule, enumerated over every change of a slot's master") 
                     for (int n = 0; n < 3; ++n) {
                         if ((masters & (1 << n)) != 0)
                             first.ranges.push_back({static_cast<std::uint16_t>(1 + n),
-                                                    static_cast<std::uint16_t>(1 + n), nodes[n],
+                                                    static_cast<std::uint16_t>(1 + n),
+                                                    nodes[n],
                                                     {}});
                     }
                     if (first.ranges.empty()) continue;
@@ -137,20 +140,18 @@ TEST_CASE("the failover rule, enumerated over every change of a slot's master") 
                     if (renamed) now_serving.id = std::string(40, 'z');
                     const auto change =
                         routing.apply(layout_of({{0, 0, now_serving, {}}}), t0 + 10ms);
-                    const bool was_master =
-                        (masters & (1 << after)) != 0 || before == after;
+                    const bool was_master = (masters & (1 << after)) != 0 || before == after;
                     const bool known_id = routing.node(*routing.node_of(0)).id == now_serving.id;
                     CHECK(known_id);
-                    const bool expected =
-                        (before != after && !was_master) ||
-                        (renamed && (was_master || before == after));
+                    const bool expected = (before != after && !was_master) ||
+                                          (renamed && (was_master || before == after));
                     CAPTURE(before);
                     CAPTURE(after);
                     CAPTURE(masters);
                     CAPTURE(renamed);
                     CHECK((routing.quarantined_until(0) == t0 + 10ms + 5000ms) == expected);
-                    CHECK((routing.quarantined_until(0) == std::chrono::steady_clock::time_point{}) ==
-                          !expected);
+                    CHECK((routing.quarantined_until(0) ==
+                           std::chrono::steady_clock::time_point{}) == !expected);
                     CHECK(change.notes.empty() == !expected);
                     CHECK(routing.node_of(0) == routing.node_of(0));
                     CHECK(routing.quarantined_slots(t0 + 10ms + 5000ms).empty());

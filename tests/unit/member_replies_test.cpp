@@ -18,8 +18,8 @@ TEST_CASE("owned_reply is a deep copy that outlives the original") {
     owned_reply copy;
     {
         auto t = std::make_unique<reply_tree>();
-        const reply* original = t->array(
-            {t->integer(1), t->string("value"), t->array({t->integer(-2), t->nil()}), t->array({})});
+        const reply* original = t->array({t->integer(1), t->string("value"),
+                                          t->array({t->integer(-2), t->nil()}), t->array({})});
         copy = owned_reply{original};
     }  // the original's memory is gone
     const reply* r = copy.get();

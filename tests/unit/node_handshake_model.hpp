@@ -73,8 +73,8 @@ struct node_model {
     bool info_says_loading = false;  ///< INFO reports loading:1, the other commands work
     config_mode config = config_mode::always;
     bool subscribe_fails = false;
-    std::string role = "master";       ///< INFO replication's role: "master" or "slave"
-    std::string cluster_enabled = "0";  ///< INFO cluster's cluster_enabled; "" leaves it out
+    std::string role = "master";            ///< INFO replication's role: "master" or "slave"
+    std::string cluster_enabled = "0";      ///< INFO cluster's cluster_enabled; "" leaves it out
     std::optional<std::size_t> loading_at;  ///< this reply (0-based) is a LOADING error
     std::size_t answered = 0;
 

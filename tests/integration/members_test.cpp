@@ -1,0 +1,222 @@
+// Quorum members that are real deployments: Redis Clusters and Sentinel-managed
+// masters, mixed with standalone masters, against real redis-server and
+// redis-sentinel processes (tests/support/cluster_member, sentinel_member).
+// Resharding exercises ASK and MOVED; failovers exercise the quarantine and
+// wait_replicas (README, "Cluster and Sentinel members").
+
+#include "sansio/hash_slot.hpp"
+#include "support/cluster.hpp"
+#include "support/cluster_member.hpp"
+#include "support/log_capture.hpp"
+#include "support/redis_server.hpp"
+#include "support/sentinel_member.hpp"
+#include "support/wait.hpp"
+
+#include <doctest/doctest.h>
+#include <redlock/client.hpp>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace std::chrono_literals;
+using redlock_test::cluster_member;
+using redlock_test::cluster_member_options;
+using redlock_test::sentinel_member;
+
+namespace {
+
+auto lock_key(const std::string& resource) -> std::string {
+    return "redlock:" + redlock::detail::tagged_resource(resource);
+}
+
+/// A config of the given members only (no standalone node), with the test settings.
+auto members_config(std::vector<redlock::cluster_member> clusters,
+                    std::vector<redlock::sentinel_member> sentinels = {})
+    -> redlock::client_config {
+    redlock::client_config config = redlock_test::fixture_config({});
+    config.clusters = std::move(clusters);
+    config.sentinel_masters = std::move(sentinels);
+    // A first map or a first master address costs a round trip or two more than a node.
+    config.request_timeout = 200ms;
+    config.lock.ttl = 3000ms;
+    return config;
+}
+
+auto of(const cluster_member& c, int wait_replicas = 0) -> redlock::cluster_member {
+    redlock::cluster_member m;
+    m.seeds = c.seeds();
+    m.wait_replicas = wait_replicas;
+    return m;
+}
+
+auto of(const sentinel_member& s) -> redlock::sentinel_member {
+    redlock::sentinel_member m;
+    m.sentinels = s.sentinels();
+    m.master_name = s.master_name();
+    return m;
+}
+
+/// A resource whose lock lives in a slot `c`'s master `master` serves now.
+auto resource_on(const cluster_member& c, std::size_t master, const std::string& stem)
+    -> std::string {
+    for (int i = 0;; ++i) {
+        std::string r = stem + std::to_string(i);
+        if (c.master_of_slot(redlock::detail::resource_slot(r)) == master) return r;
+    }
+}
+
+/// Waits until `client` can lock (so its members have found their masters).
+auto warm(redlock::client& client) -> bool {
+    return redlock_test::wait_until(5s, [&] {
+        auto l = client.acquire("warm-up", {.ttl = 1000ms});
+        return l && client.release(*l);
+    });
+}
+
+}  // namespace
+
+TEST_CASE("members of every kind, mixed: a lock needs a majority of all of them") {
+    redlock_test::cluster standalone{2};
+    cluster_member shards{{.shards = 3, .replicas = 0, .node_timeout = 1000ms, .server = {}}};
+    sentinel_member managed;
+    redlock::client_config config = standalone.config();
+    config.clusters = {of(shards)};
+    config.sentinel_masters = {of(managed)};
+    config.request_timeout = 200ms;
+    auto client = redlock_test::create_client(config);
+    REQUIRE(warm(client));
+    CHECK(client.node_count() == 4);
+    for (std::size_t master = 0; master < 3; ++master) {
+        const std::string r = resource_on(shards, master, "orders:");
+        auto held = client.acquire(r, {.ttl = 5s});
+        REQUIRE(held);
+        // Every member got it: the standalone nodes, the slot's master, Sentinel's master.
+        CHECK(redlock_test::wait_until(2s, [&] {
+            return standalone.count_holding(lock_key(r), held->value()) == 2 &&
+                   shards.get(lock_key(r)) == held->value() &&
+                   managed.server(managed.master_index()).get(lock_key(r)) == held->value();
+        }));
+        auto rival = redlock_test::create_client(config);
+        CHECK_FALSE(rival.acquire(r, {.ttl = 5s}));
+        REQUIRE(client.release(*held));
+        CHECK_FALSE(shards.exists(lock_key(r)));
+    }
+    const auto health = client.check();
+    REQUIRE(health);
+    REQUIRE(health->nodes.size() == 4);
+    CHECK(health->nodes[2].topology.size() >= 3);  // three masters, their slots
+    CHECK(health->nodes[3].topology.at(0).find("redlock-m") != std::string::npos);
+}
+
+TEST_CASE("a slot resharded under locks: ASK while it moves, MOVED after, no lock lost") {
+    cluster_member shards{{.shards = 2, .replicas = 0, .node_timeout = 1000ms, .server = {}}};
+    auto client = redlock_test::create_client(members_config({of(shards)}));
+    REQUIRE(warm(client));
+    const std::string first = resource_on(shards, 0, "moving:");
+    const auto slot = redlock::detail::resource_slot(first);
+    auto held = client.acquire(first, {.ttl = 10s});
+    REQUIRE(held);
+    shards.begin_move_slot(slot, 1);
+    // A new lock in the slot while it moves: the old owner answers ASK for the absent key.
+    const std::string second = first + "-b";
+    std::string in_slot = second;
+    for (int i = 0; redlock::detail::resource_slot(in_slot) != slot; ++i) {
+        in_slot = "{" + first + "}:" + std::to_string(i);
+    }
+    auto during = client.acquire(in_slot, {.ttl = 10s});
+    CHECK(during);
+    shards.finish_move_slot(slot, 1);
+    CHECK(shards.master_of_slot(slot) == 1);
+    // The moved key kept its holder: a rival is refused, and the holder extends and releases
+    // through MOVED.
+    auto rival = redlock_test::create_client(members_config({of(shards)}));
+    CHECK_FALSE(rival.acquire(first, {.ttl = 1s}));
+    CHECK(client.extend(*held, 10s));
+    CHECK(client.release(*held));
+    CHECK_FALSE(shards.exists(lock_key(first)));
+    if (during) CHECK(client.release(*during));
+}
+
+TEST_CASE("a forced failover puts the slots in quarantine; a second holder is never granted") {
+    cluster_member shards{{.shards = 3, .replicas = 1, .node_timeout = 1000ms, .server = {}}};
+    redlock::client_config config = members_config({of(shards)});
+    config.restart_quarantine = 2000ms;
+    redlock_test::log_capture log;
+    config.logger = log.logger();
+    auto alice = redlock_test::create_client(config);
+    auto bob = redlock_test::create_client(config);
+    REQUIRE(warm(alice));
+    REQUIRE(warm(bob));
+    const std::string r = resource_on(shards, 0, "failing:");
+    auto held = alice.acquire(r, {.ttl = 10s});
+    REQUIRE(held);
+    // The replica may not have the key: as if it was lost in the failover.
+    shards.forced_failover(0);
+    const std::size_t promoted = shards.master_of_slot(redlock::detail::resource_slot(r));
+    shards.node(promoted).command({"DEL", lock_key(r)});
+    // Bob saw the old map: the promoted master's slots do not count for him.
+    const auto start = std::chrono::steady_clock::now();
+    bool granted_in_quarantine = false;
+    while (std::chrono::steady_clock::now() - start < 1500ms) {
+        if (auto l = bob.acquire(r, {.ttl = 10s}); l) granted_in_quarantine = true;
+        std::this_thread::sleep_for(100ms);
+    }
+    CHECK_FALSE(granted_in_quarantine);
+    CHECK(log.contains("a failover"));
+    // Another master's slots were not touched by the failover and still count.
+    CHECK(bob.acquire(resource_on(shards, 1, "healthy:"), {.ttl = 1s}));
+}
+
+TEST_CASE("wait_replicas: a grant the replica has survives a failover, without quarantine") {
+    cluster_member shards{{.shards = 3, .replicas = 1, .node_timeout = 1000ms, .server = {}}};
+    redlock::client_config config = members_config({of(shards, 1)});
+    auto alice = redlock_test::create_client(config);
+    REQUIRE(warm(alice));
+    const std::string r = resource_on(shards, 0, "replicated:");
+    auto held = alice.acquire(r, {.ttl = 10s});
+    REQUIRE(held);
+    shards.manual_failover(0);
+    CHECK(shards.get(lock_key(r)) == held->value());  // WAIT confirmed the replica had it
+    auto bob = redlock_test::create_client(config);
+    REQUIRE(warm(bob));
+    CHECK_FALSE(bob.acquire(r, {.ttl = 1s}));
+    CHECK(alice.extend(*held, 10s));
+    CHECK(alice.release(*held));
+}
+
+TEST_CASE("a Sentinel failover: the new master is in quarantine, then counts") {
+    sentinel_member managed;
+    redlock::client_config config = members_config({}, {of(managed)});
+    config.restart_quarantine = 1500ms;
+    auto client = redlock_test::create_client(config);
+    REQUIRE(warm(client));
+    const std::size_t old_master = managed.master_index();
+    managed.failover();
+    CHECK(managed.master_index() != old_master);
+    // Until the client has followed the switch and the quarantine is over, nothing counts.
+    CHECK(redlock_test::wait_until(10s, [&] {
+        auto l = client.acquire("after-switch", {.ttl = 2000ms});
+        return l &&
+               managed.server(managed.master_index()).get(lock_key("after-switch")) == l->value();
+    }));
+}
+
+TEST_CASE("members of the wrong kind are refused with a message that names them") {
+    redlock_test::redis_server plain;
+    redlock::cluster_member seeded_standalone;
+    seeded_standalone.seeds = {plain.address()};
+    auto client = redlock_test::create_client(members_config({seeded_standalone}));
+    auto l = client.acquire("x", {.ttl = 1s});
+    REQUIRE_FALSE(l);
+    CHECK(to_string(l.error()).find("not in cluster mode") != std::string::npos);
+
+    sentinel_member managed;
+    redlock::sentinel_member unknown = of(managed);
+    unknown.master_name = "nobody-monitors-this";
+    auto other = redlock_test::create_client(members_config({}, {unknown}));
+    auto m = other.acquire("x", {.ttl = 1s});
+    REQUIRE_FALSE(m);
+    CHECK(to_string(m.error()).find("nobody-monitors-this") != std::string::npos);
+}
