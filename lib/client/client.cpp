@@ -82,9 +82,9 @@ auto wait_for(Start&& start) -> result<T> {
     }
 }
 
-/// The status probes: `invalid`, if not empty, is delivered to `done` as
-/// invalid_argument through the loop like every other completion; otherwise
-/// `commands` go to every node and `parse` makes the result of the answers.
+/// The status probes: `invalid`, if not empty, is delivered to `done` as invalid_argument
+/// through the loop; otherwise `commands` go to every node (a cluster's: to `slot`'s master)
+/// and `parse` makes the result of the answers.
 template <class T, class Parse>
 void probe_then(detail::client_core& core, std::string invalid,
                 std::vector<std::vector<std::string>> commands, std::function<void(result<T>)> done,
@@ -96,17 +96,12 @@ void probe_then(detail::client_core& core, std::string invalid,
         });
         return;
     }
-    core.probe(
-        std::move(commands),
-        [parse = std::move(parse),
-         done = std::move(done)](result<std::vector<detail::node_probe>> probes) mutable {
-            if (!probes) {
-                done(failure{std::move(probes).error()});
-                return;
-            }
-            done(parse(std::move(*probes)));
-        },
-        slot);
+    auto answered = [parse = std::move(parse), done = std::move(done)](
+                        result<std::vector<detail::node_probe>> probes) mutable {
+        done(probes ? result<T>{parse(std::move(*probes))}
+                    : result<T>{failure{std::move(probes).error()}});
+    };
+    core.probe(std::move(commands), std::move(answered), slot);
 }
 
 }  // namespace

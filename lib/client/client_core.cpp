@@ -53,26 +53,8 @@ client_core::client_core(client_config config, uv_loop_t* external,
       loop_{external},
       timers_{loop_.loop()},
       batcher_{loop_.loop()} {
-    nodes_.reserve(config_.member_count());
-    for (const auto& address : config_.nodes) {
-        nodes_.push_back(std::make_unique<quorum_member>(std::make_unique<node_connection>(
-            loop_.loop(), batcher_, address, config_, rng_, connection_counters_, tls_)));
-    }
-    for (std::size_t i = 0; i < config_.clusters.size(); ++i) {
-        const cluster_member& m = config_.clusters[i];
-        std::string name =
-            "cluster " + (m.seeds.empty() ? std::to_string(i) : m.seeds.front().to_string());
-        nodes_.push_back(std::make_unique<quorum_member>(std::make_unique<cluster_router>(
-            cluster_router::parts{loop_.loop(), batcher_, config_, rng_, connection_counters_,
-                                  timers_, tls_},
-            m, std::move(name))));
-    }
-    for (const sentinel_member& m : config_.sentinel_masters) {
-        nodes_.push_back(std::make_unique<quorum_member>(std::make_unique<sentinel_router>(
-            sentinel_router::parts{loop_.loop(), batcher_, config_, rng_, connection_counters_,
-                                   timers_, tls_},
-            m, "sentinel master \"" + m.master_name + "\"")));
-    }
+    nodes_ =
+        make_members({loop_.loop(), batcher_, config_, rng_, connection_counters_, timers_, tls_});
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
         if (node_connection* c = nodes_[i]->standalone())
             c->on_identified([this, i] { check_identity(i); });

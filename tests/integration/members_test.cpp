@@ -139,7 +139,7 @@ TEST_CASE("a slot resharded under locks: ASK while it moves, MOVED after, no loc
     if (during) CHECK(client.release(*during));
 }
 
-TEST_CASE("a forced failover puts the slots in quarantine; a second holder is never granted") {
+TEST_CASE("a forced failover puts the slots in quarantine, and a second holder is never granted") {
     cluster_member shards{{.shards = 3, .replicas = 1, .node_timeout = 1000ms, .server = {}}};
     redlock::client_config config = members_config({of(shards)});
     config.restart_quarantine = 2000ms;

@@ -163,7 +163,7 @@ TEST_CASE("the failover rule, enumerated over every change of a slot's master") 
     CHECK(cases > 100);
 }
 
-TEST_CASE("a MOVED to a node that was no master is a failover; a resharding is not") {
+TEST_CASE("a MOVED to a node that was no master is a failover, a resharding is not") {
     cluster_routing routing{2000ms};
     (void)routing.apply(layout_of({{0, 8191, node(7001, 'a'), {node(7003, 'c')}},
                                    {8192, 16383, node(7002, 'b'), {}}}),

@@ -1,0 +1,35 @@
+#pragma once
+
+// The quorum's members, made from a configuration: a connection per standalone
+// node, a cluster_router per cluster, a sentinel_router per Sentinel-managed
+// master, in that order (client_config::member_count()).
+
+#include "transport/quorum_member.hpp"
+
+#include <uv.h>
+
+#include <memory>
+#include <vector>
+
+namespace redlock::detail {
+
+class random_source;
+class tls_context;
+class timer_queue;
+class write_batcher;
+
+struct member_parts {
+    uv_loop_t* loop;
+    write_batcher& batcher;
+    const client_config& config;  // outlives the members
+    random_source& rng;
+    connection_counters& counters;
+    timer_queue& timers;
+    std::shared_ptr<const tls_context> tls;
+};
+
+/// Not started: the caller starts each one.
+[[nodiscard]] auto make_members(const member_parts& p)
+    -> std::vector<std::unique_ptr<quorum_member>>;
+
+}  // namespace redlock::detail
