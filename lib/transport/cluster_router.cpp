@@ -164,20 +164,18 @@ auto cluster_router::connection_for(std::uint16_t slot, std::string& why, bool& 
     return by_node_[*n];
 }
 
-auto cluster_router::redirected(const redirection& r, node_connection& from) -> node_connection* {
+auto cluster_router::redirected(const redirection& r) -> node_connection* {
     std::string host = r.host;
     if (host.empty()) {
         // "MOVED 3999 :6381": the host the command went to.
         const auto n = routing_.node_of(r.slot);
         host = n ? routing_.node(*n).host : std::string{};
-        (void)from;
     }
     if (host.empty()) return nullptr;
     if (r.how == redirection::kind::ask) return &connect(host, r.port);
     const cluster_routing::change c =
         routing_.moved(r.slot, host, r.port, std::chrono::steady_clock::now());
     connect_new(c);
-    refresh_after(trouble_refresh);
     const auto n = routing_.node_of(r.slot);
     return n && *n < by_node_.size() ? by_node_[*n] : nullptr;
 }

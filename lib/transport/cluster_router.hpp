@@ -54,7 +54,7 @@ public:
 private:
     auto connection_for(std::uint16_t slot, std::string& why, bool& park)
         -> node_connection* override;
-    auto redirected(const redirection& r, node_connection& from) -> node_connection* override;
+    auto redirected(const redirection& r) -> node_connection* override;
     void trouble(std::uint16_t slot) override;
     void on_internal(std::uint32_t tag, const reply_event& event) override;
 

@@ -1,6 +1,7 @@
 #include "transport/routed_member.hpp"
 
 #include "sansio/command.hpp"
+#include "sansio/member_reply.hpp"
 #include "transport/callback_guard.hpp"
 #include "transport/node_connection.hpp"
 
@@ -14,7 +15,6 @@ constexpr std::uint32_t index_mask = (1U << 20) - 1;
 constexpr std::uint32_t wait_bit = 1U << 20;
 constexpr std::uint32_t asking_bit = 1U << 21;
 constexpr int round_shift = 22;
-constexpr std::uint8_t max_redirects = 5;
 
 constexpr auto inner_tag(std::uint32_t index, std::uint8_t round, std::uint32_t bits)
     -> std::uint32_t {
@@ -123,39 +123,35 @@ void routed_member::answer(std::uint32_t index, std::uint32_t tag, const reply_e
     request& r = requests_[index];
     const auto round = static_cast<std::uint8_t>(tag >> round_shift);
     if (r.done || round != r.round || (tag & asking_bit) != 0) return;
-    if ((tag & wait_bit) != 0) {
-        if (!r.holding) return;  // the write's own answer was handed on already
-        const replica_verdict v = replica_ack(event, wait_replicas_);
-        if (v.counts) {
-            forward(index, reply_event{request_status::reply, r.held.get(), {}});
-        } else {
-            forward(index, reply_event{request_status::unreachable, nullptr, v.cause});
-        }
-        return;
-    }
-    if (event.status == request_status::reply) {
-        if (const auto redirect = read_redirection(event.answer)) {
-            // Which connection answered is not kept: ask the member where the
-            // slot is now, which it learns from the redirection itself.
-            std::string why;
-            bool park = false;
-            node_connection* from = connection_for(r.slot, why, park);
-            node_connection* to = from == nullptr ? nullptr : redirected(*redirect, *from);
-            if (to != nullptr && r.redirects < max_redirects) {
-                ++r.redirects;
-                ++r.round;
-                place(index, *to, redirect->how == redirection::kind::ask);
-                return;
+    const member_reply_action a =
+        decide_member_reply(event, {(tag & wait_bit) != 0, r.holding, r.replicated, r.redirects});
+    if (a.refresh) trouble(r.slot);
+    switch (a.step) {
+        case member_step::drop:
+            return;
+        case member_step::judge_held: {
+            const replica_verdict v = replica_ack(event, wait_replicas_);
+            if (v.counts) {
+                forward(index, reply_event{request_status::reply, r.held.get(), {}});
+            } else {
+                forward(index, reply_event{request_status::unreachable, nullptr, v.cause});
             }
+            return;
         }
-        if (calls_for_refresh(event.answer)) trouble(r.slot);
-        if (r.replicated && !is_error(event.answer)) {
+        case member_step::hold:
             r.held = owned_reply{event.answer};
             r.holding = true;
-            return;  // WAIT's answer decides
-        }
-    } else if (event.status != request_status::stopped) {
-        trouble(r.slot);
+            return;
+        case member_step::follow:
+            if (node_connection* to = redirected(*a.to)) {
+                ++r.redirects;
+                ++r.round;
+                place(index, *to, a.to->how == redirection::kind::ask);
+                return;
+            }
+            break;  // nowhere to go: the redirection is the answer
+        case member_step::forward:
+            break;
     }
     forward(index, event);
 }

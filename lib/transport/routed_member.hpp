@@ -61,10 +61,9 @@ protected:
     /// `parked` set: nothing is known yet, keep the request until it is.
     virtual auto connection_for(std::uint16_t slot, std::string& why, bool& park)
         -> node_connection* = 0;
-    /// A MOVED or ASK answered by `from`: the connection to send to instead (null: none).
-    virtual auto redirected(const redirection& r, node_connection& from) -> node_connection* {
+    /// A MOVED or ASK: the connection to send to instead (null: none).
+    virtual auto redirected(const redirection& r) -> node_connection* {
         (void)r;
-        (void)from;
         return nullptr;
     }
     /// A request on `slot` failed (no answer, or an error that calls for a new look).

@@ -127,6 +127,10 @@ TEST_CASE("a slot resharded under locks: ASK while it moves, MOVED after, no loc
     }
     auto during = client.acquire(in_slot, {.ttl = 10s});
     CHECK(during);
+    // The target served it after an ASKING: the ASK was followed, not taken for a refusal.
+    const auto stats = shards.node(1).command({"INFO", "commandstats"});
+    REQUIRE(stats);
+    CHECK(stats->find("cmdstat_asking:calls=") != std::string::npos);
     shards.finish_move_slot(slot, 1);
     CHECK(shards.master_of_slot(slot) == 1);
     // The moved key kept its holder: a rival is refused, and the holder extends and releases
