@@ -3,6 +3,7 @@
 #include "client/client_setup.hpp"
 #include "client/counter_snapshots.hpp"
 #include "client/loop_delivery.hpp"
+#include "client/member_wakeups.hpp"
 #include "operations/acquire_op.hpp"
 #include "operations/extend_op.hpp"
 #include "operations/lock_state.hpp"
@@ -55,13 +56,15 @@ client_core::client_core(client_config config, uv_loop_t* external,
       batcher_{loop_.loop()} {
     nodes_ =
         make_members({loop_.loop(), batcher_, config_, rng_, connection_counters_, timers_, tls_});
+    client_id_ = rng_.lock_value().substr(0, 16);
+    std::string channel = std::string{ctx_.keys().wake_prefix} + client_id_;
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
         if (node_connection* c = nodes_[i]->standalone())
             c->on_identified([this, i] { check_identity(i); });
     }
+    wire_wakeups(nodes_, waiters_, channel);
     for (auto& n : nodes_) n->start();
-    client_id_ = rng_.lock_value().substr(0, 16);
-    waiters_.set_channel(std::string{ctx_.keys().wake_prefix} + client_id_);
+    waiters_.set_channel(std::move(channel));
     waiters_.set_tls(tls_);
 }
 

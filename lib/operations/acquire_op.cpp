@@ -1,11 +1,10 @@
 #include "operations/acquire_op.hpp"
 
-#include "sansio/hash_slot.hpp"
-
 #include "operations/lock_commands.hpp"
 #include "operations/lock_state.hpp"
 #include "operations/op_context.hpp"
 #include "sansio/command.hpp"
+#include "sansio/hash_slot.hpp"
 #include "sansio/reply.hpp"
 #include "sansio/script_fallback.hpp"
 
@@ -275,6 +274,8 @@ void acquire_op::send_grants() {
         } else {
             ctx_.waiters().add(wait_->entry.waiter_id, this);
         }
+        ctx_.waiters().watch_shard(wait_->entry.waiter_id, shard_wake_channel(ctx_.keys(), *state_),
+                                   slot_);
     }
     const grant_commands cmds = commands();
     const encoded_command grant = cmds.grant(false, first_permit_);

@@ -111,10 +111,19 @@ auto permit_keys(const key_space& space, const lock_state& lock, permit_scope sc
     return keys;
 }
 
+auto shard_wake_channel(const key_space& space, const lock_state& lock) -> std::string {
+    if (!space.publish_shard) return {};
+    return std::string{space.wake_prefix}.append(tagged_resource(lock.resources.front()));
+}
+
 auto release_call(const key_space& space, const lock_state& lock, bool eval,
                   std::string_view waiter_id, permit_scope scope, const handoff_offer* successor)
     -> encoded_command {
     const std::string_view wake{&lock.wake, 1};
+    // An empty channel publishes nothing there (scripts.cpp, release_wake_source).
+    const std::string_view classic = space.publish_classic ? space.wake_prefix : "";
+    const std::string shard_channel = shard_wake_channel(space, lock);
+    const std::string_view shard = shard_channel;
     if (lock.kind == lock_kind::permit) {
         const std::vector<std::string> keys = permit_keys(space, lock, scope);
         const joined_text queue = queue_key(space, lock);
@@ -123,7 +132,7 @@ auto release_call(const key_space& space, const lock_state& lock, bool eval,
         views.push_back(queue.view());
         views.push_back(live.view());
         return script_call(release_wake_script(), eval, views,
-                           {lock.value, wake, space.wake_prefix, waiter_id, "p"});
+                           {lock.value, wake, classic, waiter_id, "p", shard});
     }
     const lock_keys keys = keys_of(space, lock);
     if (lock.resources.size() == 1) {
@@ -133,16 +142,16 @@ auto release_call(const key_space& space, const lock_state& lock, bool eval,
             const joined_text readers = readers_key(space, lock);
             return script_call(release_wake_script(), eval,
                                {keys.front(), readers.view(), queue.view(), live.view()},
-                               {lock.value, wake, space.wake_prefix, waiter_id, "r"});
+                               {lock.value, wake, classic, waiter_id, "r", shard});
         }
         if (successor != nullptr) {
             return script_call(release_wake_script(), eval,
                                {keys.front(), queue.view(), live.view()},
-                               {lock.value, wake, space.wake_prefix, waiter_id, "w",
-                                successor->value, successor->ttl_text, successor->waiter_id});
+                               {lock.value, wake, classic, waiter_id, "w", shard, successor->value,
+                                successor->ttl_text, successor->waiter_id});
         }
         return script_call(release_wake_script(), eval, {keys.front(), queue.view(), live.view()},
-                           {lock.value, wake, space.wake_prefix, waiter_id, "w"});
+                           {lock.value, wake, classic, waiter_id, "w", shard});
     }
     return script_call(release_script(), eval, keys.all(), {lock.value});
 }

@@ -27,7 +27,18 @@ struct key_space {
     std::string_view queue_prefix;  ///< wait queues
     std::string_view fence_prefix;  ///< fence counters
     std::string_view wake_prefix;   ///< queue_prefix + "wake:": every client's channel
+    /// Releases publish on "<wake_prefix><client id>" (standalone and Sentinel members'
+    /// subscribers), and on the resource's shard channel "<wake_prefix><tagged resource>"
+    /// (SPUBLISH: a cluster member's, in the lock's slot).
+    bool publish_classic = true;
+    bool publish_shard = false;
 };
+
+/// The shard channel a cluster member's releases of `lock` wake its waiters on:
+/// wake_prefix + the tagged resource, so that it hashes to the lock's slot. Empty
+/// without cluster members (space.publish_shard false).
+[[nodiscard]] auto shard_wake_channel(const key_space& space, const lock_state& lock)
+    -> std::string;
 
 /// Strings joined, on the stack when short (the usual key): a key made for
 /// one command costs no allocation.

@@ -88,7 +88,12 @@ public:
     explicit op_context(parts p)
         : p_{p},
           wake_prefix_{p.config.queue_prefix + "wake:"},
-          keys_{p.config.key_prefix, p.config.queue_prefix, p.config.fence_prefix, wake_prefix_} {}
+          keys_{p.config.key_prefix,
+                p.config.queue_prefix,
+                p.config.fence_prefix,
+                wake_prefix_,
+                !p.config.nodes.empty() || !p.config.sentinel_masters.empty(),
+                !p.config.clusters.empty()} {}
     op_context(const op_context&) = delete;  // keys_ views wake_prefix_
     auto operator=(const op_context&) -> op_context& = delete;
     ~op_context() = default;

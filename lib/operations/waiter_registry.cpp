@@ -38,10 +38,30 @@ void waiter_registry::add(const std::string& id, waiter* w) {
     if (connections_.empty()) open_connections();
 }
 
+void waiter_registry::watch_shard(const std::string& id, std::string channel, std::uint16_t slot) {
+    if (closed_ || channel.empty()) return;
+    const auto it = waiters_.find(id);
+    if (it == waiters_.end() || !it->second.shard.channel.empty()) return;
+    it->second.shard = entry_shard{std::move(channel), slot};
+    if (++shard_watchers_[it->second.shard.channel] == 1 && shard_watcher_)
+        shard_watcher_(it->second.shard.channel, slot, true);
+}
+
+void waiter_registry::unwatch_shard(entry_shard& shard) {
+    if (shard.channel.empty()) return;
+    const auto it = shard_watchers_.find(shard.channel);
+    if (it != shard_watchers_.end() && --it->second == 0) {
+        shard_watchers_.erase(it);
+        if (shard_watcher_) shard_watcher_(shard.channel, shard.slot, false);
+    }
+    shard.channel.clear();
+}
+
 void waiter_registry::remove(const std::string& id) {
     if (closed_) return;
     const auto it = waiters_.find(id);
     if (it == waiters_.end()) return;
+    unwatch_shard(it->second.shard);
     if (!it->second.lock_key.empty()) {
         const auto list = successors_.find(it->second.lock_key);
         if (list != successors_.end()) {
@@ -59,11 +79,12 @@ void waiter_registry::remove(const std::string& id) {
 }
 
 auto waiter_registry::subscribed() const noexcept -> bool {
-    if (connections_.empty()) return false;
+    // Standalone nodes: this registry's connections, opened while anyone waits.
+    if (connections_.empty() && !config_.nodes.empty()) return false;
     for (const auto& c : connections_) {
         if (!c->subscribed()) return false;
     }
-    return true;
+    return !routed_hearing_ || routed_hearing_();
 }
 
 void waiter_registry::open_connections() {
@@ -94,6 +115,7 @@ void waiter_registry::close_connections() {
 auto waiter_registry::close(const std::function<void()>& on_closed) -> std::size_t {
     closed_ = true;
     waiters_.clear();
+    shard_watchers_.clear();
     successors_.clear();
     waiter_gauge_.store(0, std::memory_order_relaxed);
     const std::size_t n = connections_.size() + closing_.size();

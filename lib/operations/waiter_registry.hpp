@@ -69,6 +69,12 @@ protected:
     ~waiter() = default;
 };
 
+/// The shard channel a waiter listens on (empty: none).
+struct entry_shard {
+    std::string channel;
+    std::uint16_t slot = 0;
+};
+
 class waiter_registry {
 public:
     waiter_registry(uv_loop_t* loop, write_batcher& batcher, const client_config& config,
@@ -97,6 +103,18 @@ public:
     /// grace period, so that a steady stream of waiters does not open and close
     /// them all the time.
     void remove(const std::string& id);
+    /// Cluster members: waiter `id` (added already) hears of releases on the shard
+    /// `channel`, in `slot` (empty: none). The watcher (set_shard_watcher) is told when a
+    /// channel gains its first waiter and loses its last.
+    void watch_shard(const std::string& id, std::string channel, std::uint16_t slot);
+    using shard_watcher =
+        std::function<void(const std::string& channel, std::uint16_t slot, bool on)>;
+    void set_shard_watcher(shard_watcher fn) { shard_watcher_ = std::move(fn); }
+    /// Whether the cluster and Sentinel members' own subscriptions are confirmed.
+    void set_routed_hearing(std::function<bool()> fn) { routed_hearing_ = std::move(fn); }
+    /// A release notification, "<waiter id>|<released value>", from any subscriber.
+    void on_message(std::string_view message);
+
     /// Every node's subscriber connection has confirmed its SUBSCRIBE: a
     /// release notification can reach this client.
     [[nodiscard]] auto subscribed() const noexcept -> bool;
@@ -117,7 +135,7 @@ public:
 private:
     void open_connections();
     void close_connections();
-    void on_message(std::string_view message);
+    void unwatch_shard(entry_shard& shard);
 
     uv_loop_t* loop_;
     write_batcher& batcher_;
@@ -132,7 +150,11 @@ private:
         waiter* w = nullptr;
         std::string lock_key;  // empty: not a successor
         successor_order order{};
+        entry_shard shard;
     };
+    std::map<std::string, int> shard_watchers_;  // shard channel -> waiters on it
+    shard_watcher shard_watcher_;
+    std::function<bool()> routed_hearing_;
     std::unordered_map<std::string, entry> waiters_;
     std::unordered_map<std::string, std::map<successor_order, waiter*>> successors_;
     std::vector<std::unique_ptr<node_connection>> connections_;  // one per node while anyone waits

@@ -143,10 +143,12 @@ return {0, counter, redis.call('PTTL', KEYS[1])}
 // semaphore's permit keys when the permit is not known; for a reader, the lock
 // key and its readers' set), then the queue key and its liveness hash. ARGV[1]
 // value, ARGV[2] whom to wake ("1" the next in line, "a" every live waiter, "0"
-// nobody), ARGV[3] the wake channel prefix, ARGV[4] the holder's own waiter id
+// nobody), ARGV[3] the wake channel prefix ("" publishes nothing there), ARGV[4]
+// the holder's own waiter id
 // or "" (a holder that waited may still be queued where its grant answered
 // late: it leaves here), ARGV[5] "r" for a reader, "p" for a semaphore's
-// permit, else an exclusive holder.
+// permit, else an exclusive holder, ARGV[6] the resource's shard channel or ""
+// (SPUBLISH, for cluster members: it hashes to the lock's slot).
 //
 // An exclusive holder or a permit: deletes the key that holds our value. A
 // reader: leaves the readers' set; the last live reader out also deletes the
@@ -158,9 +160,9 @@ return {0, counter, redis.call('PTTL', KEYS[1])}
 // it once). "The next in line" is the first live waiter if it is a writer (or a
 // semaphore's waiter), else every live reader queued before the first live
 // writer: ZooKeeper's shared-lock recipe, never a herd.
-// The hand-off (an exclusive holder only): ARGV[6] a successor's value, ARGV[7]
-// its ttl ms, ARGV[8] its waiter id — a waiter of the releasing client, or ARGV[6]
-// "" for none. If the successor is the first live waiter here, or nobody live
+// The hand-off (an exclusive holder only): ARGV[7] a successor's value, ARGV[8]
+// its ttl ms, ARGV[9] its waiter id — a waiter of the releasing client, or ARGV[7]
+// absent or "" for none. If the successor is the first live waiter here, or nobody live
 // is queued, the key passes straight to it (SET value PX ttl, as its own grant
 // would), it leaves the queue, and nobody is woken: it holds where a majority
 // did so, without an attempt of its own. Elsewhere the release wakes as usual.
@@ -213,7 +215,7 @@ else
     end
   end
   if not deleted then return 0 end
-  if ARGV[5] == 'w' and ARGV[6] and ARGV[6] ~= '' then
+  if ARGV[5] == 'w' and ARGV[7] and ARGV[7] ~= '' then
     local first, dead = nil, 0
     local line = redis.call('ZRANGE', q, 0, 63)
     for _, w in ipairs(line) do
@@ -222,9 +224,9 @@ else
       dead = dead + 1
     end
     -- 64 dead entries say nothing about the 65th: no hand-off then.
-    if first == ARGV[8] or (first == nil and dead < 64) then
-      redis.call('SET', KEYS[1], ARGV[6], 'PX', ARGV[7])
-      forget(ARGV[8])
+    if first == ARGV[9] or (first == nil and dead < 64) then
+      redis.call('SET', KEYS[1], ARGV[7], 'PX', ARGV[8])
+      forget(ARGV[9])
       return 2
     end
   end
@@ -235,7 +237,11 @@ for _, w in ipairs(redis.call('ZRANGE', q, 0, 63)) do
   local kind = alive(w)
   if kind then
     if ARGV[2] == '1' and kind ~= 'r' and woken > 0 then break end
-    redis.call('PUBLISH', ARGV[3] .. string.match(w, '^(.*):'), w .. '|' .. mine)
+    local message = w .. '|' .. mine
+    if ARGV[3] ~= '' then
+      redis.call('PUBLISH', ARGV[3] .. string.match(w, '^(.*):'), message)
+    end
+    if ARGV[6] and ARGV[6] ~= '' then redis.call('SPUBLISH', ARGV[6], message) end
     woken = woken + 1
     if ARGV[2] == '1' and kind ~= 'r' then break end
   else

@@ -9,6 +9,7 @@ namespace redlock::detail {
 namespace {
 
 constexpr std::uint32_t slots_tag = 1U << 31;  // routed_member::internal_tag
+constexpr std::uint32_t subscription_tag = slots_tag | (1U << 30);
 // After trouble, the map is read again this soon (not more often: a node that
 // is down fails every request, and each would ask).
 constexpr std::chrono::milliseconds trouble_refresh{100};
@@ -108,7 +109,19 @@ void cluster_router::refresh_after(std::chrono::milliseconds delay) {
 }
 
 void cluster_router::on_internal(std::uint32_t tag, const reply_event& event) {
-    (void)tag;
+    if ((tag & subscription_tag) == subscription_tag) {
+        // An SSUBSCRIBE refused (MOVED: the slot moved meanwhile): look again.
+        if (event.status == request_status::reply && is_error(event.answer))
+            refresh_after(trouble_refresh);
+        // ["ssubscribe", channel, count]: that channel is heard from now on.
+        const reply* kind = element_of(event.answer, 0);
+        const reply* channel = element_of(event.answer, 1);
+        if (kind != nullptr && channel != nullptr && kind->text == "ssubscribe") {
+            if (auto it = watched_.find(std::string{channel->text}); it != watched_.end())
+                it->second.confirmed = true;
+        }
+        return;
+    }
     asking_ = false;
     if (closing_) return;
     on_slots(event);
@@ -147,6 +160,70 @@ void cluster_router::on_slots(const reply_event& event) {
             by_node_[n] = &connect(routing_.node(n).host, routing_.node(n).port);
     }
     dispatch_parked();
+    for (const auto& [channel, w] : watched_) subscribe_where_due(channel);
+}
+
+auto cluster_router::subscriber(std::size_t n) -> node_connection& {
+    auto& slot = subscribers_[n];
+    if (slot) return *slot;
+    node_address address;
+    address.host = routing_.node(n).host;
+    address.port = routing_.node(n).port;
+    address.tls = member_.seeds.empty() || member_.seeds.front().tls;
+    slot = std::make_unique<node_connection>(p_.loop, p_.batcher, std::move(address), p_.config,
+                                             p_.rng, own_counters(), p_.tls);
+    // The handshake's SUBSCRIBE (this client's classic channel) puts the connection in
+    // pub/sub mode; the shard channels follow, and again after every reconnect.
+    slot->subscribe(wake_channel(), on_wake());
+    slot->on_identified([this, n] {
+        for (auto& [channel, w] : watched_) {
+            if (w.at != n) continue;
+            w.confirmed = false;
+            subscribers_[n]->send(encoded_command{"SSUBSCRIBE", channel}.bytes(), this,
+                                  subscription_tag);
+        }
+    });
+    if (!closing_) slot->start();
+    return *slot;
+}
+
+void cluster_router::subscribe_where_due(const std::string& channel) {
+    auto it = watched_.find(channel);
+    if (it == watched_.end() || closing_) return;
+    watched& w = it->second;
+    const auto n = routing_.node_of(w.slot);
+    if (!n || w.at == n) return;
+    if (w.at) {
+        if (auto old = subscribers_.find(*w.at); old != subscribers_.end())
+            old->second->send(encoded_command{"SUNSUBSCRIBE", channel}.bytes(), this,
+                              subscription_tag);
+    }
+    w.at = *n;
+    w.confirmed = false;
+    subscriber(*n).send(encoded_command{"SSUBSCRIBE", channel}.bytes(), this, subscription_tag);
+}
+
+void cluster_router::watch(const std::string& channel, std::uint16_t slot, bool on) {
+    if (closing_) return;
+    if (on) {
+        watched_[channel] = watched{slot, std::nullopt};
+        subscribe_where_due(channel);
+        return;
+    }
+    const auto it = watched_.find(channel);
+    if (it == watched_.end()) return;
+    if (it->second.at) {
+        if (auto s = subscribers_.find(*it->second.at); s != subscribers_.end())
+            s->second->send(encoded_command{"SUNSUBSCRIBE", channel}.bytes(), this,
+                            subscription_tag);
+    }
+    watched_.erase(it);
+}
+
+auto cluster_router::hears_wakeups() const noexcept -> bool {
+    for (const auto& [channel, w] : watched_)
+        if (!w.confirmed) return false;
+    return true;
 }
 
 auto cluster_router::connection_for(std::uint16_t slot, std::string& why, bool& park)
@@ -230,16 +307,16 @@ void cluster_router::close(std::function<void()> done) {
     }
     stop_all();
     on_closed_ = std::move(done);
-    closes_pending_ = static_cast<int>(connections_.size());
+    closes_pending_ = static_cast<int>(connections_.size() + subscribers_.size());
     if (closes_pending_ == 0) {
         if (on_closed_) std::exchange(on_closed_, nullptr)();
         return;
     }
-    for (auto& [key, c] : connections_) {
-        c->close([this] {
-            if (--closes_pending_ == 0 && on_closed_) std::exchange(on_closed_, nullptr)();
-        });
-    }
+    const auto closed_one = [this] {
+        if (--closes_pending_ == 0 && on_closed_) std::exchange(on_closed_, nullptr)();
+    };
+    for (auto& [key, c] : connections_) c->close(closed_one);
+    for (auto& [n, c] : subscribers_) c->close(closed_one);
 }
 
 }  // namespace redlock::detail

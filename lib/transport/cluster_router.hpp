@@ -47,6 +47,8 @@ public:
     [[nodiscard]] auto quarantined_until(std::uint16_t slot) const noexcept
         -> std::chrono::steady_clock::time_point override;
     [[nodiscard]] auto topology() const -> std::vector<std::string> override;
+    void watch(const std::string& channel, std::uint16_t slot, bool on) override;
+    [[nodiscard]] auto hears_wakeups() const noexcept -> bool override;
 
     /// The connections to the cluster's nodes (seeds first), for metrics.
     [[nodiscard]] auto connections() const -> std::vector<const node_connection*>;
@@ -66,6 +68,10 @@ private:
     /// Asks again after `delay`, unless a refresh is already due sooner.
     void refresh_after(std::chrono::milliseconds delay);
     void on_slots(const reply_event& event);
+    /// SSUBSCRIBEs `channel` where its slot is served now (and leaves where it was).
+    void subscribe_where_due(const std::string& channel);
+    /// Node `n`'s subscriber connection, opened if new.
+    auto subscriber(std::size_t n) -> node_connection&;
 
     parts p_;
     const cluster_member& member_;
@@ -73,6 +79,15 @@ private:
     std::map<std::string, std::unique_ptr<node_connection>> connections_;  // by "host:port"
     std::vector<node_connection*> seeds_;
     std::vector<node_connection*> by_node_;  // routing_'s node index -> its connection
+    // Wake-ups: a subscriber connection per master that serves a watched shard
+    // channel, and each watched channel's slot and the node it is subscribed at.
+    std::map<std::size_t, std::unique_ptr<node_connection>> subscribers_;
+    struct watched {
+        std::uint16_t slot = 0;
+        std::optional<std::size_t> at;
+        bool confirmed = false;  // the SSUBSCRIBE at `at` was answered
+    };
+    std::map<std::string, watched> watched_;
     std::size_t next_source_ = 0;
     bool asking_ = false;  // a CLUSTER SLOTS is out
     std::size_t failed_sources_ = 0;

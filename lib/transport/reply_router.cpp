@@ -7,9 +7,11 @@
 namespace redlock::detail {
 namespace {
 
-/// A pub/sub push: ["message", channel, payload].
+/// A pub/sub push: ["message", channel, payload], or ["smessage", ...] on a shard channel.
 auto pushed_message(const reply* r) -> const reply* {
-    if (!is_array(r, 3) || reply_text(r->elements[0]) != "message") return nullptr;
+    if (!is_array(r, 3)) return nullptr;
+    const std::string_view kind = reply_text(r->elements[0]);
+    if (kind != "message" && kind != "smessage") return nullptr;
     return r->elements[2];
 }
 

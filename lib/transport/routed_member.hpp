@@ -50,6 +50,22 @@ public:
     /// Until when grants for `slot` do not count.
     [[nodiscard]] virtual auto quarantined_until(std::uint16_t slot) const noexcept
         -> std::chrono::steady_clock::time_point = 0;
+    /// Where release notifications go: this client's classic channel (subscribed to on
+    /// the member's masters), and what to do with each message. Call before start().
+    void set_wake(std::string client_channel, std::function<void(std::string_view)> on_message) {
+        wake_channel_ = std::move(client_channel);
+        on_wake_ = std::move(on_message);
+    }
+    /// A waiter of this client listens on shard `channel` (in `slot`) from now on
+    /// (`on`), or no one does any more. Only a cluster member has shard channels.
+    virtual void watch(const std::string& channel, std::uint16_t slot, bool on) {
+        (void)channel;
+        (void)slot;
+        (void)on;
+    }
+    /// Whether a release notification can reach this client's waiters now: every
+    /// subscription the member needs is confirmed.
+    [[nodiscard]] virtual auto hears_wakeups() const noexcept -> bool { return true; }
     /// A line per node for `redlock check`: who serves what, and what is in quarantine.
     [[nodiscard]] virtual auto topology() const -> std::vector<std::string> = 0;
 
@@ -80,6 +96,10 @@ protected:
     [[nodiscard]] auto timers() noexcept -> timer_queue& { return timers_; }
     /// The member can take requests (or no longer can): counted once in the
     /// client's connected nodes, as a standalone master's connection is.
+    [[nodiscard]] auto wake_channel() const noexcept -> const std::string& { return wake_channel_; }
+    [[nodiscard]] auto on_wake() const -> const std::function<void(std::string_view)>& {
+        return on_wake_;
+    }
     void set_up(bool up) noexcept {
         if (metrics_.up.exchange(up, std::memory_order_relaxed) == up) return;
         if (up) {
@@ -127,6 +147,8 @@ private:
     std::vector<std::pair<std::uint32_t, std::string>> failing_;  // failed on the next turn
     std::optional<timer_queue::key> failing_timer_;
     node_counters metrics_;
+    std::string wake_channel_;
+    std::function<void(std::string_view)> on_wake_;
     connection_counters* client_counters_;
     connection_counters own_counters_;
 };

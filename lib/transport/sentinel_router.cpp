@@ -123,6 +123,14 @@ void sentinel_router::switch_to(const master_address& address, std::string_view 
     }
     master_ = std::move(next);
     set_up(true);
+    if (!wake_channel().empty()) {
+        // Release notifications published on the master reach waiters of this client.
+        auto subscriber = make_connection(node);
+        subscriber->subscribe(wake_channel(), on_wake());
+        subscriber->start();
+        if (master_subscriber_) retire(std::move(master_subscriber_), std::chrono::milliseconds{0});
+        master_subscriber_ = std::move(subscriber);
+    }
     const std::string was = address_ ? address_->host + ":" + std::to_string(address_->port) : "";
     address_ = address;
     if (failover) {
@@ -218,6 +226,7 @@ void sentinel_router::close(std::function<void()> done) {
     for (auto& c : sentinels_) close_one(*c);
     for (auto& c : subscribers_) close_one(*c);
     if (master_) close_one(*master_);
+    if (master_subscriber_) close_one(*master_subscriber_);
     for (auto& c : retired_) close_one(*c);
     closed_one();
 }

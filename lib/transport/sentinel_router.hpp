@@ -48,6 +48,9 @@ public:
     [[nodiscard]] auto quarantined_until(std::uint16_t slot) const noexcept
         -> std::chrono::steady_clock::time_point override;
     [[nodiscard]] auto topology() const -> std::vector<std::string> override;
+    [[nodiscard]] auto hears_wakeups() const noexcept -> bool override {
+        return master_subscriber_ && master_subscriber_->subscribed();
+    }
     /// The master's connection, if one is known (for metrics).
     [[nodiscard]] auto master() const noexcept -> const node_connection* { return master_.get(); }
 
@@ -71,6 +74,7 @@ private:
     std::vector<std::unique_ptr<node_connection>> sentinels_;
     std::vector<std::unique_ptr<node_connection>> subscribers_;
     std::unique_ptr<node_connection> master_;
+    std::unique_ptr<node_connection> master_subscriber_;  // this client's wake channel
     std::optional<master_address> address_;
     std::list<std::unique_ptr<node_connection>> retired_;
     std::chrono::steady_clock::time_point quarantined_until_{};

@@ -16,6 +16,8 @@
 #include <redlock/client.hpp>
 
 #include <chrono>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -223,4 +225,53 @@ TEST_CASE("members of the wrong kind are refused with a message that names them"
     auto m = other.acquire("x", {.ttl = 1s});
     REQUIRE_FALSE(m);
     CHECK(to_string(m.error()).find("nobody-monitors-this") != std::string::npos);
+}
+
+TEST_CASE("a waiter on cluster and Sentinel members is woken by the release, not by its re-check") {
+    cluster_member shards{{.shards = 2, .replicas = 0, .node_timeout = 1000ms, .server = {}}};
+    sentinel_member managed;
+    for (const bool cluster : {true, false}) {
+        CAPTURE(cluster);
+        redlock::client_config config =
+            cluster ? members_config({of(shards)}) : members_config({}, {of(managed)});
+        // A re-check only every 5 s: a wake-up within 2 s can only be a notification.
+        config.lock.waiter_ttl = 10s;
+        auto holder = redlock_test::create_client(config);
+        auto waiter = redlock_test::create_client(config);
+        REQUIRE(warm(holder));
+        REQUIRE(warm(waiter));
+        const std::string r = cluster ? resource_on(shards, 1, "queue:") : "queue:s";
+        auto held = holder.acquire(r, {.ttl = 20s});
+        REQUIRE(held);
+        std::optional<redlock::result<redlock::lock>> got;
+        std::mutex m;
+        (void)waiter.acquire_async(r, {.ttl = 5s, .max_wait = 15s},
+                                   [&](redlock::result<redlock::lock> l) {
+                                       std::lock_guard g{m};
+                                       got = std::move(l);
+                                   });
+        // Queued on the member before the release.
+        REQUIRE(redlock_test::wait_until(3s, [&] {
+            return cluster ? shards.exists("redlock-queue:" + redlock::detail::tagged_resource(r))
+                           : managed.server(managed.master_index())
+                                 .exists("redlock-queue:" + redlock::detail::tagged_resource(r));
+        }));
+        // Asleep until its next re-check: no attempt for a while (its first, made
+        // before its subscription was confirmed, is followed by a short pause).
+        REQUIRE(redlock_test::wait_until(5s, [&] {
+            const auto before = waiter.stats().attempts;
+            return before >= 2 && redlock_test::holds_for(
+                                      800ms, [&] { return waiter.stats().attempts == before; });
+        }));
+        REQUIRE(holder.release(*held));
+        const auto released = std::chrono::steady_clock::now();
+        REQUIRE(redlock_test::wait_until(4s, [&] {
+            std::lock_guard g{m};
+            return got.has_value();
+        }));
+        CHECK(std::chrono::steady_clock::now() - released < 2s);
+        std::lock_guard g{m};
+        REQUIRE(*got);
+        CHECK(waiter.release(**got));
+    }
 }

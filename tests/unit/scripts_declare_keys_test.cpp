@@ -29,6 +29,7 @@ enum class key_args { none, first, all };
 const std::map<std::string, key_args, std::less<>> commands{
     {"TIME", key_args::none},
     {"PUBLISH", key_args::none},
+    {"SPUBLISH", key_args::none},  // a shard channel, not a key
     {"GET", key_args::first},
     {"SET", key_args::first},
     {"PTTL", key_args::first},
