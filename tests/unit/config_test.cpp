@@ -695,6 +695,71 @@ TEST_CASE("config: the shipped configuration files are valid") {
     REQUIRE_MESSAGE(single.has_value(), error_text(single));
     REQUIRE(single->nodes.size() == 1);
     CHECK(single->nodes[0].to_string() == "127.0.0.1:6379");
+    const auto clusters = redlock::load_config(configs / "cluster.json");
+    REQUIRE_MESSAGE(clusters.has_value(), error_text(clusters));
+    CHECK(clusters->member_count() == 3);
+    CHECK(clusters->clusters.at(2).seeds.at(0).to_string() == "127.0.0.1:7301");
+    const auto sentinels = redlock::load_config(configs / "sentinel.json");
+    REQUIRE_MESSAGE(sentinels.has_value(), error_text(sentinels));
+    CHECK(sentinels->sentinel_masters.at(1).master_name == "locks-b");
+    const auto mixed = redlock::load_config(configs / "mixed.json");
+    REQUIRE_MESSAGE(mixed.has_value(), error_text(mixed));
+    CHECK(mixed->member_count() == 4);
+    CHECK(mixed->clusters.at(0).wait_replicas == 1);
+}
+
+TEST_CASE("config: cluster and Sentinel members, and the errors that name their fields") {
+    const auto parsed = redlock::parse_config(R"({
+        "clusters": [{"seeds": [{"host": "10.0.0.1", "port": 7000}], "wait_replicas": 1,
+                      "refresh_ms": 5000}],
+        "sentinel_masters": [{"sentinels": [{"host": "10.0.0.2", "port": 26379}],
+                              "master_name": "locks", "refresh_ms": 2000}]})");
+    REQUIRE_MESSAGE(parsed.has_value(), error_text(parsed));
+    CHECK(parsed->nodes.empty());
+    CHECK(parsed->member_count() == 2);
+    CHECK(parsed->clusters[0].wait_replicas == 1);
+    CHECK(parsed->clusters[0].refresh_interval == std::chrono::milliseconds{5000});
+    CHECK(parsed->sentinel_masters[0].master_name == "locks");
+    CHECK(parsed->sentinel_masters[0].sentinel_password.empty());
+
+    struct bad {
+        const char* json;
+        const char* field;
+        const char* message;
+    };
+    const bad cases[] = {
+        {R"({})", "/nodes", "is required"},
+        {R"({"clusters": []})", "/nodes", "must contain at least one node"},
+        {R"({"clusters": [{}]})", "/clusters/0/seeds", "is required"},
+        {R"({"clusters": [{"seeds": []}]})", "/clusters/0/seeds", "at least one node"},
+        {R"({"clusters": [{"seeds": [{"host": "h", "port": 0}]}]})", "/clusters/0/seeds/0/port",
+         "1..65535"},
+        {R"({"clusters": [{"seeds": [{"host": "h"}], "wait_replicas": -1}]})",
+         "/clusters/0/wait_replicas", "between 0 and 64 (got -1)"},
+        {R"({"clusters": [{"seeds": [{"host": "h"}], "wait_replicas": 65}]})",
+         "/clusters/0/wait_replicas", "between 0 and 64"},
+        {R"({"clusters": [{"seeds": [{"host": "h"}], "refresh_ms": 0}]})",
+         "/clusters/0/refresh_ms", "positive"},
+        {R"({"clusters": [{"seeds": [{"host": "h"}], "seed": 1}]})", "/clusters/0/seed",
+         "unknown field"},
+        {R"({"clusters": {"seeds": []}})", "/clusters", "must be an array"},
+        {R"({"sentinel_masters": [{"sentinels": [{"host": "h"}]}]})",
+         "/sentinel_masters/0/master_name", "is required"},
+        {R"({"sentinel_masters": [{"sentinels": [{"host": "h"}], "master_name": ""}]})",
+         "/sentinel_masters/0/master_name", "empty"},
+        {R"({"sentinel_masters": [{"master_name": "m"}]})", "/sentinel_masters/0/sentinels",
+         "is required"},
+        {R"({"sentinel_masters": [{"sentinels": [{"host": "h"}], "master_name": "m",
+              "auth": {"password_env": "REDLOCK_TEST_SURELY_UNSET_VARIABLE"}}]})",
+         "/sentinel_masters/0/auth/password_env", "is not set"},
+    };
+    for (const bad& b : cases) {
+        CAPTURE(b.json);
+        const auto r = redlock::parse_config(b.json);
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().field == b.field);
+        CHECK_MESSAGE(r.error().message.find(b.message) != std::string::npos, r.error().message);
+    }
 }
 
 TEST_CASE("config: validate_config on configurations built in code") {
