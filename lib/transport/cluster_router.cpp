@@ -89,6 +89,7 @@ void cluster_router::refresh() {
     if (sources.empty()) return;
     node_connection* source = sources[next_source_ % sources.size()];
     asking_ = true;
+    asked_ = source->name();
     source->send(encoded_command{"CLUSTER", "SLOTS"}.bytes(), this,
                  slots_tag | static_cast<std::uint32_t>(next_source_ % sources.size()));
     refresh_after(member_.refresh_interval);
@@ -134,6 +135,8 @@ void cluster_router::on_slots(const reply_event& event) {
     } else {
         layout.error = std::string{event.cause};
     }
+    // Errors name the node asked: "127.0.0.1:7001: is not in cluster mode …".
+    if (!layout.error.empty()) layout.error = asked_ + ": " + layout.error;
     // An empty map (a node not yet joined, or a cluster being built) is no map.
     if (layout.error.empty() && layout.ranges.empty())
         layout.error = "CLUSTER SLOTS answered an empty slot map";

@@ -92,6 +92,7 @@ private:
     bool asking_ = false;  // a CLUSTER SLOTS is out
     std::size_t failed_sources_ = 0;
     std::string last_error_;
+    std::string asked_;  // the node the last CLUSTER SLOTS went to
     std::optional<timer_queue::key> refresh_timer_;
     std::uint64_t refresh_due_ = 0;  // loop ms
     bool closing_ = false;

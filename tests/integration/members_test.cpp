@@ -275,3 +275,21 @@ TEST_CASE("a waiter on cluster and Sentinel members is woken by the release, not
         CHECK(waiter.release(**got));
     }
 }
+
+TEST_CASE("a slot that no node of a cluster serves is named in the failure") {
+    cluster_member shards{{.shards = 2, .replicas = 0, .node_timeout = 1000ms, .server = {}}};
+    redlock::client_config config = members_config({of(shards)});
+    config.retry = {.attempts = 6, .delay = 200ms, .jitter = 0ms};
+    auto client = redlock_test::create_client(config);
+    REQUIRE(warm(client));
+    const std::string r = resource_on(shards, 0, "orphan:");
+    const std::string slot = std::to_string(redlock::detail::resource_slot(r));
+    // Every node forgets who serves the slot: the cluster no longer covers it.
+    for (std::size_t i = 0; i < shards.size(); ++i)
+        shards.node(i).command({"CLUSTER", "DELSLOTS", slot});
+    auto l = client.acquire(r, {.ttl = 1s});
+    REQUIRE_FALSE(l);
+    CHECK_MESSAGE(to_string(l.error()).find("slot " + slot + " is served by no node of cluster") !=
+                      std::string::npos,
+                  to_string(l.error()));
+}
