@@ -28,11 +28,11 @@ auto read_member_array(Reader& r, const nlohmann::json& root, std::string_view k
                        ReadOne read_one) -> bool {
     const auto list = root.find(key);
     if (list == root.end()) return true;
-    const std::string pointer = "/" + std::string{key};
+    const std::string pointer = json_pointer("", key);
     if (!list->is_array())
         return r.fail(pointer, "must be an array (got " + describe_json_value(*list) + ")");
     for (std::size_t i = 0; i < list->size(); ++i) {
-        if (!read_one((*list)[i], pointer + "/" + std::to_string(i))) return false;
+        if (!read_one((*list)[i], json_pointer(pointer, i))) return false;
     }
     return true;
 }
@@ -41,14 +41,14 @@ auto read_member_array(Reader& r, const nlohmann::json& root, std::string_view k
 template <class Reader>
 auto read_node_list(Reader& r, const nlohmann::json& object, std::string_view key,
                     const std::string& pointer, std::vector<node_address>& out) -> bool {
-    const std::string field = pointer + "/" + std::string{key};
+    const std::string field = json_pointer(pointer, key);
     const auto list = object.find(key);
     if (list == object.end()) return r.fail(field, "is required");
     if (!list->is_array())
         return r.fail(field, "must be an array (got " + describe_json_value(*list) + ")");
     for (std::size_t i = 0; i < list->size(); ++i) {
         node_address node;
-        if (!r.read_node((*list)[i], field + "/" + std::to_string(i), node)) return false;
+        if (!r.read_node((*list)[i], json_pointer(field, i), node)) return false;
         out.push_back(std::move(node));
     }
     return true;
@@ -74,9 +74,10 @@ auto read_members(Reader& r, const nlohmann::json& root, client_config& config) 
               r.read_int(value, "wait_replicas", pointer, m.wait_replicas, "must be at least 0") &&
               r.read_ms(value, "refresh_ms", pointer, m.refresh_interval)))
             return false;
-        if (!value.contains("master_name")) return r.fail(pointer + "/master_name", "is required");
+        if (!value.contains("master_name"))
+            return r.fail(json_pointer(pointer, "master_name"), "is required");
         if (const auto auth = value.find("auth"); auth != value.end()) {
-            if (!r.read_credentials(*auth, pointer + "/auth", m.sentinel_username,
+            if (!r.read_credentials(*auth, json_pointer(pointer, "auth"), m.sentinel_username,
                                     m.sentinel_password_env, m.sentinel_password))
                 return false;
         }

@@ -31,8 +31,25 @@ auto read_node(const reply* r, std::string_view asked_host) -> std::optional<clu
 }  // namespace
 
 auto cluster_node::address() const -> std::string {
+    // Appended piece by piece: GCC 12 at -O3 misreads a chain of operator+ (-Wrestrict).
     const bool v6 = host.find(':') != std::string::npos;
-    return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+    std::string out;
+    out.reserve(host.size() + 8);
+    if (v6) out.push_back('[');
+    out.append(host);
+    if (v6) out.push_back(']');
+    out.push_back(':');
+    out.append(std::to_string(port));
+    return out;
+}
+
+void append_slot_range(std::string& out, unsigned first, unsigned last) {
+    // Appended piece by piece: GCC 12 at -O3 misreads "-" + std::to_string(n) (-Wrestrict).
+    if (!out.empty()) out.append(", ");
+    out.append(std::to_string(first));
+    if (last == first) return;
+    out.push_back('-');
+    out.append(std::to_string(last));
 }
 
 auto slot_layout::unserved() const -> std::string {
@@ -47,9 +64,7 @@ auto slot_layout::unserved() const -> std::string {
         }
         unsigned e = s;
         while (e + 1 < 16384 && !served[e + 1]) ++e;
-        if (!out.empty()) out += ", ";
-        out += std::to_string(s);
-        if (e != s) out += "-" + std::to_string(e);
+        append_slot_range(out, s, e);
         s = e + 1;
     }
     return out;

@@ -41,6 +41,10 @@ struct slot_layout {
     [[nodiscard]] auto unserved() const -> std::string;
 };
 
+/// Appends "first-last" (or "first" alone) to `out`, after ", " unless it is empty: how slot
+/// ranges are listed in messages.
+void append_slot_range(std::string& out, unsigned first, unsigned last);
+
 /// Reads CLUSTER SLOTS's reply. A node announced with an empty host (or "?")
 /// is named by `asked_host`, the host the question went to, as Redis intends.
 [[nodiscard]] auto read_cluster_slots(const reply* r, std::string_view asked_host) -> slot_layout;

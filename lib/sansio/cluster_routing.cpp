@@ -105,9 +105,7 @@ auto cluster_routing::quarantined_slots(time_point now) const -> std::string {
         }
         unsigned e = s;
         while (e + 1 < 16384 && quarantined_until_[e + 1] > now) ++e;
-        if (!out.empty()) out += ", ";
-        out += std::to_string(s);
-        if (e != s) out += "-" + std::to_string(e);
+        append_slot_range(out, s, e);
         s = e + 1;
     }
     return out;
