@@ -121,6 +121,12 @@ void lock_round(cli_members& d) {
     CHECK(d.redlock({"run", "-r", "deploy", "--", "true"}).status == 75);
     CHECK(d.redlock({"acquire", "-r", "deploy"}).status == 75);
 
+    const auto extended =
+        d.redlock({"--json", "extend", "-r", "deploy", "--value", value, "--ttl-ms", "30000"});
+    CHECK(extended.status == 0);
+    CHECK(one_object(extended).at("validity_ms").get<long long>() > 20000);
+    CHECK(std::stoll(d.command(d.a_cluster(), key, {"PTTL", key}).value_or("-2")) > 20000);
+
     const auto status = d.redlock({"--json", "status", "-r", "deploy"});
     CHECK(status.status == 0);
     const json seen = one_object(status);

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <future>
 #include <string>
+#include <vector>
 
 using namespace std::chrono_literals;
 using redlock_test::deployment_kind;
@@ -82,6 +83,28 @@ void exclusive_with_fencing(const member_deployment& d, redlock::client& alice,
     CHECK(knowing >= 2);
     REQUIRE(carol.release(*third));
     CHECK(wait_until(2s, [&] { return d.with_key(lock_key_of(r)) == 0; }));
+    // A reader with fencing gets the current token, the last writer's.
+    redlock::lock_options fenced_reader = redlock_test::reader_options(5000ms);
+    fenced_reader.fencing = true;
+    auto reader = alice.acquire(r, fenced_reader);
+    REQUIRE(reader);
+    CHECK(reader->fence() == third->fence());
+    REQUIRE(alice.release(*reader));
+}
+
+/// acquire_all over resources that share a hash tag: one slot, so one master of each cluster.
+void one_slot_set(const member_deployment& d, redlock::client& alice, redlock::client& bob) {
+    const std::vector<std::string> set{"{order:7}:items", "{order:7}:payments"};
+    auto both = alice.acquire_all(set, redlock_test::writer_options(5000ms));
+    REQUIRE(both);
+    for (const auto& r : set) CHECK(held_everywhere(d, lock_key_of(r), both->value()));
+    CHECK_FALSE(bob.acquire(set[1], redlock_test::writer_options()));
+    auto extended = alice.extend(*both, 10s);
+    REQUIRE(extended);
+    CHECK(*extended > 5s);
+    REQUIRE(alice.release(*both));
+    for (const auto& r : set)
+        CHECK(wait_until(2s, [&] { return d.with_key(lock_key_of(r)) == 0; }));
 }
 
 void readers_and_writer(const member_deployment& d, redlock::client& alice, redlock::client& bob,
@@ -178,6 +201,7 @@ void lock_kinds(deployment_kind kind) {
     readers_and_writer(d, alice, bob, carol);
     semaphore_of_two(d, alice, bob, carol);
     reentrant(d, alice, bob);
+    one_slot_set(d, alice, bob);
 }
 
 /// Deletes the key in `member`, then extends: the member gets its key back.
@@ -208,6 +232,33 @@ void extend_status_check(deployment_kind kind) {
     REQUIRE(held);
     extend_repairs(d, alice, *held, d.a_cluster());
     if (kind == deployment_kind::mixed) extend_repairs(d, alice, *held, 2);  // the Sentinel's
+
+    // A reader and a permit are repaired too: the reader re-admitted, the permit's key set.
+    const std::size_t c = d.a_cluster();
+    auto reader = bob.acquire("report", redlock_test::reader_options(3000ms));
+    REQUIRE(reader);
+    const std::string report_key = lock_key_of("report");
+    REQUIRE(held_everywhere(d, report_key, "~readers"));
+    REQUIRE(d.command(c, report_key, {"DEL", report_key, report_key + "|readers"}) == "2");
+    REQUIRE(bob.extend(*reader, 10s));
+    CHECK(wait_until(2s, [&] {
+        return redlock_test::reader_ms_left(d.server_for(c, report_key), report_key,
+                                            reader->value()) > 5000;
+    }));
+    auto readers_seen = alice.status("report");
+    REQUIRE(readers_seen);
+    CHECK(readers_seen->shared());
+    CHECK(readers_seen->majority_readers == std::vector{reader->value()});
+    REQUIRE(bob.release(*reader));
+    auto leased = bob.acquire("leases", redlock_test::permit_options(2));
+    REQUIRE(leased);
+    const std::string permit_key =
+        lock_key_of("leases") + "|permit|" + std::to_string(leased->permit().value_or(-1));
+    REQUIRE(held_everywhere(d, permit_key, leased->value()));
+    REQUIRE(d.command(c, permit_key, {"DEL", permit_key}) == "1");
+    REQUIRE(bob.extend(*leased, 10s));
+    CHECK(wait_until(2s, [&] { return d.get(c, permit_key) == leased->value(); }));
+    REQUIRE(bob.release(*leased));
 
     // status: every member's view, and the holder a majority agree on.
     auto seen = bob.status(r);

@@ -21,10 +21,14 @@
 #include <redlock/client.hpp>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 using namespace std::chrono_literals;
 using redlock_test::deployment_kind;
@@ -105,12 +109,13 @@ void one_wait(const member_deployment& d, redlock::client& alice, redlock::clien
 }
 
 /// A release hands the lock to a waiter of the same client.
-void hand_off(const member_deployment& d, redlock::client& alice) {
-    const std::string r = "ledger";
+void hand_off(const member_deployment& d, redlock::client& alice, redlock::wait_mode mode) {
+    CAPTURE(mode_name(mode));
+    const std::string r = "ledger-" + mode_name(mode);
     const std::string queue = redlock_test::queue_key_of(r);
     auto held = alice.acquire(r, {.ttl = 10s});
     REQUIRE(held);
-    auto waiter = start_waiting(alice, r, redlock::wait_mode::targeted);
+    auto waiter = start_waiting(alice, r, mode);
     // Queued in every member, so that every member's release passes it the lock.
     REQUIRE(wait_until(5s, [&] {
         for (std::size_t m = 0; m < d.size(); ++m) {
@@ -141,7 +146,50 @@ void waiting_and_hand_off(deployment_kind kind) {
                             redlock::wait_mode::broadcast, redlock::wait_mode::poll}) {
         one_wait(d, alice, bob, mode);
     }
-    hand_off(d, alice);
+    hand_off(d, alice, redlock::wait_mode::targeted);
+    hand_off(d, alice, redlock::wait_mode::fair);
+}
+
+/// Clients on threads of their own contend for two resources (on whichever shards they
+/// fall): every acquisition is granted in the end, and never to two holders at once.
+void contenders(deployment_kind kind) {
+    const member_deployment d{kind};
+    CAPTURE(d.name());
+    std::vector<redlock::client> clients;
+    for (int i = 0; i < 4; ++i) {
+        clients.push_back(redlock_test::create_client(d.config()));
+        REQUIRE(warm(clients.back()));
+    }
+    constexpr int rounds = 5;
+    const std::array<std::string, 2> resources{"contended-a", "contended-b"};
+    std::array<std::atomic<int>, 2> inside{};
+    std::atomic<int> overlaps{0};
+    std::atomic<int> grants{0};
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (auto& client : clients) {
+        for (std::size_t r = 0; r < resources.size(); ++r) {
+            threads.emplace_back([&, r] {
+                for (int i = 0; i < rounds; ++i) {
+                    auto held = client.acquire(resources[r], {.ttl = 5000ms, .max_wait = 20s});
+                    if (!held) {
+                        ++failures;
+                        continue;
+                    }
+                    if (inside[r].fetch_add(1) != 0) ++overlaps;
+                    std::this_thread::sleep_for(2ms);  // the critical section's work
+                    inside[r].fetch_sub(1);
+                    if (client.release(*held)) ++grants;
+                }
+            });
+        }
+    }
+    for (auto& t : threads) t.join();
+    CHECK(overlaps == 0);
+    CHECK(failures == 0);
+    CHECK(grants == static_cast<int>(clients.size() * resources.size()) * rounds);
+    for (const auto& r : resources)
+        CHECK(wait_until(2s, [&] { return d.with_key(lock_key_of(r)) == 0; }));
 }
 
 void renewal_and_loss(deployment_kind kind) {
@@ -198,6 +246,16 @@ TEST_SUITE("members") {
         "standalone, cluster and Sentinel members: a waiter gets the lock in every wait "
         "mode, and a hand-off") {
         waiting_and_hand_off(deployment_kind::mixed);
+    }
+
+    TEST_CASE("three cluster members: contenders on threads, never two holders") {
+        contenders(deployment_kind::three_clusters);
+    }
+
+    TEST_CASE(
+        "standalone, cluster and Sentinel members: contenders on threads, never two "
+        "holders") {
+        contenders(deployment_kind::mixed);
     }
 
     TEST_CASE(
