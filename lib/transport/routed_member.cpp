@@ -167,9 +167,12 @@ void routed_member::forward(std::uint32_t index, const reply_event& event) {
     } else if (is_error(event.answer)) {
         metrics_.error_replies.fetch_add(1, std::memory_order_relaxed);
     }
+    // Nothing of `r` is touched once the sink runs: it may send, and a new request can
+    // move every request in memory. `held` keeps a held answer (the event's) alive.
+    const owned_reply held = std::move(r.held);
     reply_sink* sink = std::exchange(r.sink, nullptr);
-    if (sink != nullptr) sink->on_reply(r.tag, event);
-    r.held = owned_reply{};
+    const std::uint32_t tag = r.tag;
+    if (sink != nullptr) sink->on_reply(tag, event);
 }
 
 void routed_member::release_if_finished(std::uint32_t index) {

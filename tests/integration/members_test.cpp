@@ -15,6 +15,7 @@
 #include <doctest/doctest.h>
 #include <redlock/client.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <optional>
@@ -306,4 +307,37 @@ TEST_CASE("a slot that no node of a cluster serves is named in the failure") {
     CHECK_MESSAGE(to_string(l.error()).find("slot " + slot + " is served by no node of cluster") !=
                       std::string::npos,
                   to_string(l.error()));
+}
+
+TEST_CASE("many requests in flight through a cluster member, each callback sending more") {
+    // Completions arrive while the member's request table grows: a callback that sends
+    // (here: a release from inside the acquire's callback) must find nothing moved under it.
+    cluster_member shards{{.shards = 2, .replicas = 0, .node_timeout = 1000ms, .server = {}}};
+    redlock::client_config config = members_config({of(shards, 0)});
+    config.max_concurrent_acquisitions = 0;
+    auto client = redlock_test::create_client(config);
+    REQUIRE(warm(client));
+    constexpr int rounds = 3;
+    constexpr int in_flight = 400;
+    for (int round = 0; round < rounds; ++round) {
+        std::atomic<int> released{0};
+        std::atomic<int> failed{0};
+        for (int i = 0; i < in_flight; ++i) {
+            (void)client.acquire_async("burst:" + std::to_string(round) + ":" + std::to_string(i),
+                                       {.ttl = 5s}, [&](redlock::result<redlock::lock> l) {
+                                           if (!l) {
+                                               failed.fetch_add(1);
+                                               return;
+                                           }
+                                           client.release_async(
+                                               *l, [&](redlock::result<redlock::release_report> r) {
+                                                   (r ? released : failed).fetch_add(1);
+                                               });
+                                       });
+        }
+        REQUIRE(redlock_test::wait_until(20s, [&] { return released + failed == in_flight; }));
+        CHECK(failed == 0);
+    }
+    // Everything released: the member's masters hold no lock key.
+    for (std::size_t i = 0; i < shards.size(); ++i) CHECK(shards.node(i).dbsize() == 0);
 }
