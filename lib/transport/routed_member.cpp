@@ -15,6 +15,9 @@ constexpr std::uint32_t index_mask = (1U << 20) - 1;
 constexpr std::uint32_t wait_bit = 1U << 20;
 constexpr std::uint32_t asking_bit = 1U << 21;
 constexpr int round_shift = 22;
+// A request's number for its sender: its index, and its generation above it.
+constexpr int generation_shift = 20;
+constexpr std::uint32_t generation_mask = 0xFFF;
 
 constexpr auto inner_tag(std::uint32_t index, std::uint8_t round, std::uint32_t bits)
     -> std::uint32_t {
@@ -55,6 +58,7 @@ auto routed_member::send(std::string_view encoded, reply_sink* sink, std::uint32
         requests_.emplace_back();
     }
     request& r = requests_[index];
+    ++r.generation;
     r.sink = sink;
     r.tag = tag;
     r.slot = slot;
@@ -78,16 +82,20 @@ auto routed_member::send(std::string_view encoded, reply_sink* sink, std::uint32
     } else {
         fail_later(index, std::move(why));
     }
-    return index;
+    return index | ((r.generation & generation_mask) << generation_shift);
 }
 
 auto routed_member::disown(std::uint32_t number, const reply_sink* sink) noexcept -> bool {
-    if (number >= requests_.size()) return false;
-    request& r = requests_[number];
-    if (!r.live || r.done || r.sink != sink) return false;
+    const std::uint32_t index = number & index_mask;
+    if (index >= requests_.size()) return false;
+    request& r = requests_[index];
+    if (!r.live || r.done || r.sink != sink ||
+        (r.generation & generation_mask) != (number >> generation_shift)) {
+        return false;
+    }
     r.done = true;
     r.sink = nullptr;
-    release_if_finished(number);
+    release_if_finished(index);
     return true;
 }
 

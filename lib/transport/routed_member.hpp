@@ -124,6 +124,7 @@ private:
         std::uint8_t round = 0;      // sends so far; answers of an older round are dropped
         std::uint8_t redirects = 0;  // MOVED/ASK followed
         std::uint8_t owed = 0;       // answers still to come from connections
+        std::uint16_t generation = 0;  // bumped at each reuse: a stale number disowns nothing
         std::string command;         // encoded, for a resend
         owned_reply held;            // the write's answer, while WAIT's is awaited
         bool holding = false;
