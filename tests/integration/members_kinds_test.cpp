@@ -130,7 +130,9 @@ void readers_and_writer(const member_deployment& d, redlock::client& alice, redl
     auto wrote = writer.get();
     REQUIRE(wrote);
     CHECK(wrote->kind() == redlock::lock_kind::exclusive);
-    CHECK(held_everywhere(d, lock_key_of(r), wrote->value()));
+    // A majority, not every member: woken by the first release it heard of, the writer may
+    // ask a member where the last reader's release has not landed yet; that one refuses.
+    CHECK(d.holding(lock_key_of(r), wrote->value()) >= 2);
     CHECK_FALSE(alice.acquire(r, redlock_test::reader_options()));  // the writer excludes readers
     REQUIRE(carol.release(*wrote));
 }

@@ -104,7 +104,9 @@ void one_wait(const member_deployment& d, redlock::client& alice, redlock::clien
     MESSAGE(d.name() << ", " << mode_name(mode) << ": granted " << latency.count()
                      << " ms after the release began");
     CHECK(latency < 1500ms);
-    CHECK(wait_until(3s, [&] { return d.holding(lock_key_of(r), granted->value()) == 3; }));
+    // A majority: woken by the first member's notification, the waiter may ask another
+    // member before the release has landed there, and that one refuses.
+    CHECK(d.holding(lock_key_of(r), granted->value()) >= 2);
     REQUIRE(bob.release(*granted));
 }
 
@@ -212,9 +214,15 @@ void renewal_and_loss(deployment_kind kind) {
     CHECK(loss.calls == 0);
 
     // The key deleted in two members of three: the next renewal finds it lost.
+    // A renewal that lands between the two deletes repairs the first member (a majority
+    // still held it): delete again until a renewal sees both gone.
     const auto deleted_at = steady::now();
-    for (std::size_t m : {0, 1}) REQUIRE(d.command(m, key, {"DEL", key}) == "1");
-    REQUIRE(loss.arrived.wait_for(5s));
+    bool lost = false;
+    while (!lost && steady::now() - deleted_at < 5s) {
+        for (std::size_t m : {0, 1}) (void)d.command(m, key, {"DEL", key});
+        lost = loss.arrived.wait_for(150ms);
+    }
+    REQUIRE(lost);
     {
         std::lock_guard guard{loss.mutex};
         REQUIRE(loss.why);
