@@ -133,7 +133,14 @@ void routed_member::answer(std::uint32_t index, std::uint32_t tag, const reply_e
         }
         return;
     }
-    if (event.status == request_status::reply) {
+    if (event.status == request_status::reply && !is_error(event.answer)) {
+        // The usual answer: no redirection or trouble to look for.
+        if (r.replicated) {
+            r.held = owned_reply{event.answer};
+            r.holding = true;
+            return;  // WAIT's answer decides
+        }
+    } else if (event.status == request_status::reply) {
         if (const auto redirect = read_redirection(event.answer)) {
             // Which connection answered is not kept: ask the member where the
             // slot is now, which it learns from the redirection itself.
@@ -149,11 +156,6 @@ void routed_member::answer(std::uint32_t index, std::uint32_t tag, const reply_e
             }
         }
         if (calls_for_refresh(event.answer)) trouble(r.slot);
-        if (r.replicated && !is_error(event.answer)) {
-            r.held = owned_reply{event.answer};
-            r.holding = true;
-            return;  // WAIT's answer decides
-        }
     } else if (event.status != request_status::stopped) {
         trouble(r.slot);
     }
@@ -171,9 +173,13 @@ void routed_member::forward(std::uint32_t index, const reply_event& event) {
     } else if (is_error(event.answer)) {
         metrics_.error_replies.fetch_add(1, std::memory_order_relaxed);
     }
+    const bool held = r.replicated;  // only a replicated write's answer is kept
     reply_sink* sink = std::exchange(r.sink, nullptr);
     if (sink != nullptr) sink->on_reply(r.tag, event);
-    r.held = owned_reply{};
+    // Not `r`: the sink may have sent more (the next lock, started inline from a
+    // callback), and requests_ may have grown and moved. This slot is still
+    // live, so its index is still ours.
+    if (held) requests_[index].held = owned_reply{};
 }
 
 void routed_member::release_if_finished(std::uint32_t index) {

@@ -13,9 +13,12 @@
 #include "support/wait.hpp"
 
 #include <doctest/doctest.h>
+#include <hiredis/hiredis.h>
 #include <redlock/client.hpp>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -201,6 +204,70 @@ TEST_CASE("a Sentinel failover: the new master is in quarantine, then counts") {
         return l &&
                managed.server(managed.master_index()).get(lock_key("after-switch")) == l->value();
     }));
+}
+
+TEST_CASE("a one-node cluster announces its master with an empty host: the seed's host is used") {
+    // A node that never met another does not know its own address, and CLUSTER SLOTS names
+    // it "" (Redis means: the host you asked). bench/cluster_scaleout.sh builds such members.
+    // The fixture announces 127.0.0.1; without it, the node is such a node again.
+    cluster_member shards{{.shards = 1, .replicas = 0, .node_timeout = 1000ms, .server = {}}};
+    REQUIRE(shards.node(0).command({"CONFIG", "SET", "cluster-announce-ip", ""}) == "OK");
+    const auto slots = shards.node(0).query({"CLUSTER", "SLOTS"});
+    REQUIRE(slots->elements == 1);
+    REQUIRE(slots->element[0]->elements >= 3);
+    CHECK(std::string{slots->element[0]->element[2]->element[0]->str} == "");  // as said above
+    auto client = redlock_test::create_client(members_config({of(shards)}));
+    REQUIRE(warm(client));
+    auto held = client.acquire("lone:1", {.ttl = 5s});
+    REQUIRE(held);
+    CHECK(shards.get(lock_key("lone:1")) == held->value());
+    const auto health = client.check();
+    REQUIRE(health);
+    REQUIRE(health->nodes.size() == 1);
+    REQUIRE_FALSE(health->nodes[0].topology.empty());
+    const std::string master = "master 127.0.0.1:" + std::to_string(shards.node(0).port());
+    CHECK(health->nodes[0].topology[0].starts_with(master + ": 16384 slots"));
+    CHECK(client.release(*held));
+}
+
+TEST_CASE("locks started inside a cluster member's answer: its request table grows, none is lost") {
+    // The first grant's callback runs while the member hands on the answer, and starts
+    // `more` acquisitions right there: the member's table of requests grows and moves
+    // under that hand-off. It used to write to the old table afterwards (AddressSanitizer:
+    // heap-use-after-free; without it, a crash in free() under load).
+    cluster_member shards{{.shards = 1, .replicas = 0, .node_timeout = 1000ms, .server = {}}};
+    auto client = redlock_test::create_client(members_config({of(shards)}));
+    REQUIRE(warm(client));
+    constexpr int more = 300;
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::vector<redlock::lock> held;
+    int failed = 0;
+    const auto record = [&](redlock::result<redlock::lock> r) {
+        const std::lock_guard guard{mutex};
+        if (r) {
+            held.push_back(std::move(r).value());
+        } else {
+            ++failed;
+        }
+        changed.notify_all();
+    };
+    client.acquire_async("inline:first", {.ttl = 10s}, [&](redlock::result<redlock::lock> first) {
+        for (int i = 0; i < more; ++i)
+            client.acquire_async("inline:" + std::to_string(i), {.ttl = 10s}, record);
+        record(std::move(first));
+    });
+    {
+        std::unique_lock guard{mutex};
+        CHECK(changed.wait_for(guard, 20s,
+                               [&] { return static_cast<int>(held.size()) + failed == more + 1; }));
+    }
+    CHECK(failed == 0);
+    CHECK(held.size() == more + 1);
+    int released = 0;
+    for (const auto& l : held) released += client.release(l) ? 1 : 0;
+    CHECK(released == static_cast<int>(held.size()));
+    CHECK_FALSE(shards.exists(lock_key("inline:first")));
 }
 
 TEST_CASE("members of the wrong kind are refused with a message that names them") {
