@@ -71,7 +71,9 @@ int main(int argc, char** argv) {
     std::string stats_config;
     app.add_option("--stats-config", stats_config,
                    "the same servers' plain ports (JSON config), for their INFO and the scripts: "
-                   "required with a TLS --config, which this tool's hiredis 0.14 cannot speak");
+                   "required with a TLS --config, which this tool's hiredis 0.14 cannot speak; "
+                   "with cluster members, every node of every cluster under \"nodes\", for "
+                   "each node's commands and CPU");
     app.add_option("--mode", opt.mode,
                    "lib | raw | raw-hiredis | both (raw and lib) | all (the three) | lib-shared "
                    "(readers) | lib-shared-one (readers, all on one resource) | readers (lib and "
@@ -80,6 +82,11 @@ int main(int argc, char** argv) {
                                "lib-shared-one", "readers"}));
     app.add_option("--concurrency", opt.load.concurrency, "uncontended: locks in flight")
         ->check(CLI::Range(1, 100000));
+    app.add_option("--resources", opt.load.resources,
+                   "uncontended: distinct resources, taken in turn by the chains (at least "
+                   "--concurrency; default: one per chain). Many spread the locks over a cluster "
+                   "member's slots")
+        ->check(CLI::Range(1, 99999));  // "bench-lib-99999" still fits a short string
     app.add_flag("--contended", opt.load.contended,
                  "workers on one resource (library only) instead of distinct resources");
     auto* workers =
@@ -156,6 +163,13 @@ int main(int argc, char** argv) {
         return 64;
     }
     if (opt.load.readers > 0) opt.load.workers = opt.load.readers + opt.load.writers;
+    if (opt.load.resources > 0 &&
+        (opt.load.contended || opt.load.resources < opt.load.concurrency)) {
+        std::fprintf(stderr,
+                     "redlock_load: --resources is for uncontended runs, at least "
+                     "--concurrency of them\n");
+        return 64;
+    }
 
     std::string command = "redlock_load";
     for (int i = 1; i < argc; ++i) command += std::string{" "} + argv[i];
@@ -170,6 +184,17 @@ int main(int argc, char** argv) {
         // The raw modes and the server figures go through hiredis 0.14, which has no TLS.
         std::fprintf(stderr, "redlock_load: a TLS config runs --mode lib, with --stats-config\n");
         return 64;
+    }
+    const bool routed = !config->clusters.empty() || !config->sentinel_masters.empty();
+    if (routed && opt.mode != "lib" && opt.mode != "lib-shared" && opt.mode != "lib-shared-one") {
+        // The raw clients send every round to every node of `nodes`: no routing.
+        std::fprintf(stderr, "redlock_load: cluster and Sentinel members run the lib modes only\n");
+        return 64;
+    }
+    if (routed && stats_config.empty()) {
+        std::fprintf(stderr,
+                     "redlock_load: note: the server figures cover `nodes` only; name "
+                     "every cluster node in a --stats-config to count theirs\n");
     }
     auto stats_source = stats_config.empty() ? config : redlock::load_config(stats_config);
     if (!stats_source) {
@@ -227,6 +252,9 @@ int main(int argc, char** argv) {
     out["finished_utc"] = utc_now();
     out["config"] = opt.config;
     out["nodes"] = config->nodes.size();
+    out["clusters"] = config->clusters.size();
+    out["sentinel_masters"] = config->sentinel_masters.size();
+    if (opt.load.resources > 0) out["resources"] = opt.load.resources;
     out["workload"] = opt.load.contended ? "contended" : "uncontended";
     out["variant"] = to_string(opt.load.kind);
     out["concurrency"] = opt.load.contended ? opt.load.workers : opt.load.concurrency;
@@ -249,7 +277,7 @@ int main(int argc, char** argv) {
     out["ru_maxrss_kib"] = max_rss_kib();
     json results = json::object();
     for (std::size_t i = 0; i < totals.size(); ++i) {
-        results[totals[i].name] = mode_json(totals[i], opt.load);
+        results[totals[i].name] = mode_json(totals[i], opt.load, nodes->names());
         results[totals[i].name].update(extra[i]);
     }
     out["results"] = results;
