@@ -113,7 +113,19 @@ void routed_member::on_reply(std::uint32_t tag, const reply_event& event) noexce
         }
         const std::uint32_t index = tag & index_mask;
         if (index >= requests_.size()) return;
-        --requests_[index].owed;
+        request& r = requests_[index];
+        --r.owed;
+        // The usual answer, handed straight on: a plain reply (no error, so no
+        // redirection) to the current round of a request that waits for no WAIT.
+        if ((tag & (wait_bit | asking_bit)) == 0 && !r.done && !r.replicated &&
+            static_cast<std::uint8_t>(tag >> round_shift) == r.round &&
+            event.status == request_status::reply && !is_error(event.answer)) {
+            r.done = true;
+            reply_sink* sink = std::exchange(r.sink, nullptr);
+            if (sink != nullptr) sink->on_reply(r.tag, event);
+            release_if_finished(index);  // by index: the sink may have grown requests_
+            return;
+        }
         answer(index, tag, event);
         release_if_finished(index);
     });
