@@ -12,10 +12,10 @@
 # its pid when the script ends, however it ends. It then measures, with
 # build/bench-release/bench/redlock_load and the same many resources (so that
 # the locks spread over a member's slots, hence its shards):
-#   1. uncontended locks/s at 1 and 64 in flight, each configuration in its own
-#      process, the configurations interleaved (forwards, then backwards) over
-#      the repetitions; the standalone runs put the raw hiredis client beside
-#      the library in the same process;
+#   1. uncontended locks/s at 1 and 64 in flight (and 64 × S for S shards),
+#      each configuration in its own process, the configurations interleaved
+#      (forwards, then backwards) over 5 repetitions; the standalone runs put
+#      the raw hiredis client beside the library in the same process;
 #   2. the commands each shard served, and 3. each shard's CPU per lock, from
 #      every node's INFO commandstats and INFO cpu around the measured phases
 #      (redlock_load --stats-config names every cluster node);
@@ -37,7 +37,7 @@ case ${1:-} in
   *) echo "usage: $0 [--quick]" >&2; exit 64 ;;
 esac
 if [[ $quick == 1 ]]; then secs=1; reps=2; cg_small=300; cg_big=600; cg_pairs=2
-else secs=2; reps=3; cg_small=1000; cg_big=2000; cg_pairs=5; fi
+else secs=2; reps=5; cg_small=1000; cg_big=2000; cg_pairs=5; fi
 # Resources the chains take in turn: a multiple of 64 (each of 64 chains gets
 # 100), and enough that the slots' share per shard is within about 2 % of 1/S.
 resources=6400
@@ -218,12 +218,18 @@ run_load() {  # run_load CONFIG CONCURRENCY REP
     sed "s/^/  /"
 }
 echo "scaleout: throughput, $reps repetitions of ${secs} s per configuration and depth"
+# Runs compared with each other are neighbours in time: one depth at a time,
+# the configurations forwards, then backwards. Then each S-shard member at 64 × S
+# in flight, so that each shard sees about the 64 a standalone master sees (the
+# projection's per-shard cost at a like pipeline depth).
 for rep in $(seq "$reps"); do
   order=("${configs[@]}")
   if ((rep % 2 == 0)); then order=(cluster3 cluster2 cluster1 standalone); fi
-  for cfg in "${order[@]}"; do
-    for c in 1 64; do run_load "$cfg" "$c" "$rep"; done
+  for c in 1 64; do
+    for cfg in "${order[@]}"; do run_load "$cfg" "$c" "$rep"; done
   done
+  run_load cluster2 128 "$rep"
+  run_load cluster3 192 "$rep"
 done
 
 # ---- 4: client instructions per lock -------------------------------------------------------
@@ -252,6 +258,20 @@ for pair in $(seq "$cg_pairs"); do
   echo "  pair $pair:$(awk -v p="$pair" -v a="$cg_small" -v b="$cg_big" '
     $3 == p && $2 == a {x[$1] = $4} $3 == p && $2 == b {y[$1] = $4}
     END {for (c in y) printf " %s %.0f", c, (y[c] - x[c]) / (b - a)}' "$results/callgrind.txt")"
+done
+
+# What the cluster path itself costs per lock: the self instructions of the
+# member's routing layer (routed_member, cluster_router, cluster_routing, the
+# redirection reader), from the first pair's two profiles.
+routed_ir() {
+  callgrind_annotate --inclusive=no --threshold=100 "$1" 2>/dev/null |
+    awk '/routed_member::|cluster_router::|cluster_routing::|read_redirection|calls_for_refresh/ {
+           ir = $1; gsub(",", "", ir); sum += ir} END {print sum + 0}'
+}
+for cfg in cluster1 cluster3; do
+  a=$(routed_ir "$results/callgrind-$cfg-$cg_small-p1.out")
+  b=$(routed_ir "$results/callgrind-$cfg-$cg_big-p1.out")
+  echo "$cfg $(( (b - a) / (cg_big - cg_small) ))" >>"$results/callgrind-routed.txt"
 done
 
 cat >"$results/meta.json" <<EOF
