@@ -12,10 +12,10 @@
 # its pid when the script ends, however it ends. It then measures, with
 # build/bench-release/bench/redlock_load and the same many resources (so that
 # the locks spread over a member's slots, hence its shards):
-#   1. uncontended locks/s at 1 and 64 in flight (and 64 × S for S shards),
-#      each configuration in its own process, the configurations interleaved
-#      (forwards, then backwards) over 5 repetitions; the standalone runs put
-#      the raw hiredis client beside the library in the same process;
+#   1. uncontended locks/s at 1 and 64 in flight (and 64 × S for S shards):
+#      each cluster configuration in one process with the standalone members,
+#      the two clients alternating over 3 repetitions each; the standalone
+#      members also beside the raw hiredis client;
 #   2. the commands each shard served, and 3. each shard's CPU per lock, from
 #      every node's INFO commandstats and INFO cpu around the measured phases
 #      (redlock_load --stats-config names every cluster node);
@@ -37,7 +37,7 @@ case ${1:-} in
   *) echo "usage: $0 [--quick]" >&2; exit 64 ;;
 esac
 if [[ $quick == 1 ]]; then secs=1; reps=2; cg_small=300; cg_big=600; cg_pairs=2
-else secs=2; reps=5; cg_small=1000; cg_big=2000; cg_pairs=5; fi
+else secs=2; reps=3; cg_small=1000; cg_big=2000; cg_pairs=5; fi
 # Resources the chains take in turn: a multiple of 64 (each of 64 chains gets
 # 100), and enough that the slots' share per shard is within about 2 % of 1/S.
 resources=6400
@@ -47,6 +47,7 @@ for tool in redis-server redis-cli valgrind callgrind_annotate python3 cmake; do
 done
 
 started=$(date +%s)
+load_before=$(cut -d' ' -f1 /proc/loadavg)
 build=${REDLOCK_BENCH_BUILD:-build/bench-release}
 if [[ ! -f $build/build.ninja && ! -f $build/Makefile ]]; then
   launcher=()
@@ -201,35 +202,38 @@ for s in 1 2 3; do
   # For callgrind: no periodic slot-map refresh among the measured cycles (one
   # per member every 10 s by default: a cost per second, not per lock).
   cluster_config "$results/cluster$s-callgrind.json" ', "refresh_ms": 3600000' "${members[@]}"
-  # Every node, member by member and, within one, shard by shard (slot order).
-  echo "{\"nodes\": $(json_nodes "$all")}" >"$results/cluster$s-stats.json"
+  # Every node of the members, and the standalone masters (the baseline).
+  echo "{\"nodes\": $(json_nodes "$all$standalone")}" >"$results/cluster$s-stats.json"
   echo "$s $all" >>"$results/shards.txt"
 done
 echo "scaleout: nodes up (standalone: $standalone); $(( ${#pids[@]} )) redis-server processes"
 
 # ---- 1-3: throughput, commands and CPU per shard -------------------------------------------
-configs=(standalone cluster1 cluster2 cluster3)
-run_load() {  # run_load CONFIG CONCURRENCY REP
-  local cfg=$1 c=$2 rep=$3 mode=lib
-  [[ $cfg == standalone ]] && mode=both  # the raw client only speaks to standalone nodes
-  "$load" --config "$results/$cfg.json" --stats-config "$results/$cfg-stats.json" \
-    --mode "$mode" --concurrency "$c" --resources "$resources" --duration-s "$secs" --repeat 1 \
-    --progress never --label "$cfg-c$c-r$rep" --json "$results/$cfg-c$c-r$rep.json" |
-    sed "s/^/  /"
+# Each cluster configuration runs in one process beside the standalone members
+# (--baseline-config): the two clients alternate phase by phase (A B B A B A),
+# so each ratio compares neighbours in time on this shared machine. The
+# standalone members also run alone, the library beside the raw client. Then
+# each S-shard member at 64 × S in flight, so that each shard sees about the 64
+# locks in flight a standalone master sees (the projection's per-shard cost).
+run_load() {  # run_load LABEL ARGS...
+  local label=$1
+  shift
+  "$load" --resources "$resources" --duration-s "$secs" --repeat "$reps" --progress never \
+    --label "$label" --json "$results/$label.json" "$@" | sed "s/^/  /"
 }
-echo "scaleout: throughput, $reps repetitions of ${secs} s per configuration and depth"
-# Runs compared with each other are neighbours in time: one depth at a time,
-# the configurations forwards, then backwards. Then each S-shard member at 64 × S
-# in flight, so that each shard sees about the 64 a standalone master sees (the
-# projection's per-shard cost at a like pipeline depth).
-for rep in $(seq "$reps"); do
-  order=("${configs[@]}")
-  if ((rep % 2 == 0)); then order=(cluster3 cluster2 cluster1 standalone); fi
-  for c in 1 64; do
-    for cfg in "${order[@]}"; do run_load "$cfg" "$c" "$rep"; done
+echo "scaleout: throughput, $reps alternating repetitions of ${secs} s per configuration and depth"
+for c in 1 64; do
+  run_load "standalone-c$c" --config "$results/standalone.json" \
+    --stats-config "$results/standalone-stats.json" --mode both --concurrency "$c"
+  for s in 1 2 3; do
+    run_load "cluster$s-c$c" --config "$results/cluster$s.json" \
+      --baseline-config "$results/standalone.json" --stats-config "$results/cluster$s-stats.json" \
+      --mode lib --concurrency "$c"
   done
-  run_load cluster2 128 "$rep"
-  run_load cluster3 192 "$rep"
+done
+for s in 2 3; do
+  run_load "cluster$s-c$((64 * s))" --config "$results/cluster$s.json" \
+    --stats-config "$results/cluster$s-stats.json" --mode lib --concurrency $((64 * s))
 done
 
 # ---- 4: client instructions per lock -------------------------------------------------------
@@ -276,7 +280,8 @@ done
 
 cat >"$results/meta.json" <<EOF
 {"date": "$(date -u '+%Y-%m-%d %H:%M UTC')", "seconds": $(( $(date +%s) - started )),
- "cores": $(nproc), "load_average": "$(cut -d' ' -f1-3 /proc/loadavg)",
+ "cores": $(nproc), "load_before": "$load_before", "load_after": "$(cut -d' ' -f1 /proc/loadavg)",
+ "standalone": "$standalone",
  "redis": "$(redis-server --version | awk '{print $3}' | sed 's/v=//')",
  "commit": "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)",
  "secs": $secs, "reps": $reps, "resources": $resources, "cg_small": $cg_small, "cg_big": $cg_big,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The tables of docs/benchmarks.md, "Scale-out over cluster members", from the
-results directory bench/cluster_scaleout.sh wrote (its JSON, shards.txt,
-callgrind.txt, meta.json). Prints Markdown on stdout.
+results directory bench/cluster_scaleout.sh wrote (the redlock_load JSON,
+shards.txt, callgrind.txt, callgrind-routed.txt, meta.json). Markdown on stdout.
 
 Usage: cluster_scaleout_report.py RESULTS_DIR
 """
@@ -10,7 +10,6 @@ import pathlib
 import statistics
 import sys
 
-CONFIGS = ["standalone", "cluster1", "cluster2", "cluster3"]
 SHARDS = {"standalone": 1, "cluster1": 1, "cluster2": 2, "cluster3": 3}
 LABEL = {
     "standalone": "3 standalone masters",
@@ -36,79 +35,119 @@ def predicted_shares(resources: int, shards: int) -> list:
     counts = [0] * shards
     for r in range(resources):
         slot = crc16(f"bench-lib-{r}".encode()) % 16384
-        for k in range(shards):
-            if k * 16384 // shards <= slot < (k + 1) * 16384 // shards:
-                counts[k] += 1
+        counts[slot * shards // 16384] += 1
     return [c / resources for c in counts]
 
 
-def fmt(x: float, digits: int = 3) -> str:
+def fmt(x: float) -> str:
     """Three significant figures, thousands spaced."""
     if x >= 1000:
         return f"{x:,.0f}".replace(",", " ")
-    return f"{x:.{max(0, digits - len(str(int(abs(x)))))}f}" if x else "0"
+    if x == 0:
+        return "0"
+    return f"{x:.{max(0, 3 - len(str(int(abs(x)))))}f}"
+
+
+class Results:
+    def __init__(self, d: pathlib.Path):
+        self.d = d
+        self.meta = json.loads((d / "meta.json").read_text())
+        self.ports = {"standalone": self.meta["standalone"].split()}
+        for line in (d / "shards.txt").read_text().splitlines():
+            s, *ports = line.split()
+            self.ports[f"cluster{s}"] = ports
+
+    def run(self, cfg: str, c: int) -> dict:
+        return json.loads((self.d / f"{cfg}-c{c}.json").read_text())
+
+    def mode(self, cfg: str, c: int) -> dict:
+        """The measured configuration's own mode (the library on `cfg`)."""
+        return self.run(cfg, c)["results"]["lib"]
+
+    def nodes(self, cfg: str, c: int, mode: str = "lib", of: str = "") -> dict:
+        """Per node (by port) of `of` (default `cfg`) in run `cfg` at `c`, during `mode`'s
+        phases: commands and CPU µs per lock."""
+        per = {n["node"].rsplit(":", 1)[1]: n
+               for n in self.run(cfg, c)["results"][mode]["per_node"]}
+        return {p: per[p] for p in self.ports[of or cfg]}
+
+    def shard_cpu(self, cfg: str, c: int) -> list:
+        """Each shard's CPU µs per lock, the mean over the 3 members."""
+        s = SHARDS[cfg]
+        nodes = self.nodes(cfg, c)
+        ports = self.ports[cfg]
+        return [statistics.mean(nodes[ports[m * s + k]]["cpu_us_per_lock"] for m in range(3))
+                for k in range(s)]
+
+    def servers_cpu(self, cfg: str, c: int, mode: str = "lib") -> float:
+        """All the configuration's nodes, µs per lock (the other configuration's idle nodes out)."""
+        return sum(n["cpu_us_per_lock"] for n in self.nodes(cfg, c, mode).values())
 
 
 def main() -> int:
-    d = pathlib.Path(sys.argv[1])
-    meta = json.loads((d / "meta.json").read_text())
-    reps = meta["reps"]
-    runs = {}
-    for cfg in CONFIGS:
-        for c in (1, 64, 64 * SHARDS[cfg]):
-            runs[cfg, c] = [json.loads((d / f"{cfg}-c{c}-r{r}.json").read_text())
-                            for r in range(1, reps + 1)]
-
+    res = Results(pathlib.Path(sys.argv[1]))
+    meta = res.meta
     out = []
-    out.append(f"Measured {meta['date']} on {meta['cores']} cores (load average after: "
-               f"{meta['load_average']}), Redis {meta['redis']}, commit {meta['commit']}; "
-               f"{reps} repetitions of {meta['secs']} s per row, {meta['resources']} resources; "
+    out.append(f"Measured {meta['date']} on {meta['cores']} cores (1-minute load average "
+               f"{meta['load_before']} before, {meta['load_after']} after), Redis "
+               f"{meta['redis']}, commit {meta['commit']}; {meta['reps']} alternating repetitions "
+               f"of {meta['secs']} s per configuration and depth, {meta['resources']} resources; "
                f"the script took {meta['seconds']} s.")
     out.append("")
 
     # ---- throughput ---------------------------------------------------------------------------
-    out.append("| Members | In flight | Library locks/s (median) | per repetition | ÷ standalone "
-               "(median of the repetitions' ratios) | Raw locks/s | p50 ms | Client CPU µs/lock | "
-               "Allocations/lock | Servers' CPU µs/lock (all nodes) | Failed |")
-    out.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
-    ratios = {}
+    out.append("| Members | In flight | Library locks/s (median) | Per repetition | "
+               "Standalone in the same process | Per repetition ÷ standalone | Median ratio | "
+               "p50 ms | Client CPU µs/lock | Servers' CPU µs/lock | Allocations/lock | Failed |")
+    out.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    ratio = {}
     for c in (1, 64):
-        for cfg in CONFIGS:
-            rs = runs[cfg, c]
-            lib = [r["results"]["lib"] for r in rs]
-            ops = [x["ops_per_s"] for x in lib]
-            base = [r["results"]["lib"]["ops_per_s"] for r in runs["standalone", c]]
-            ratio = statistics.median(a / b for a, b in zip(ops, base))
-            ratios[cfg, c] = ratio
-            raw = ("—" if cfg != "standalone" else
-                   fmt(statistics.median(r["results"]["raw"]["ops_per_s"] for r in rs)))
-            out.append(
-                f"| {LABEL[cfg]} | {c} | {fmt(statistics.median(ops))} | "
-                f"{', '.join(fmt(x) for x in ops)} | {ratio:.2f} | {raw} | "
-                f"{statistics.median(x['latency_ns']['p50'] for x in lib) / 1e6:.3f} | "
-                f"{fmt(statistics.median(x['client_cpu_us_per_lock'] for x in lib))} | "
-                f"{fmt(statistics.median(x['allocs_per_lock'] for x in lib))} | "
-                f"{fmt(statistics.median(x['server_cpu_us_per_lock'] for x in lib))} | "
-                f"{sum(x['failed'] for x in lib)} |")
+        alone = res.run("standalone", c)["results"]
+        lib = alone["lib"]
+        out.append(f"| {LABEL['standalone']} (raw client: {fmt(alone['raw']['ops_per_s'])}) | {c} | "
+                   f"{fmt(lib['ops_per_s'])} | {', '.join(fmt(x) for x in lib['ops_per_s_reps'])} | "
+                   f"— | — | — | {lib['latency_ns']['p50'] / 1e6:.3f} | "
+                   f"{fmt(lib['client_cpu_us_per_lock'])} | "
+                   f"{fmt(res.servers_cpu('standalone', c))} | {fmt(lib['allocs_per_lock'])} | "
+                   f"{lib['failed']} |")
+        for cfg in ("cluster1", "cluster2", "cluster3"):
+            run = res.run(cfg, c)
+            lib, base = run["results"]["lib"], run["results"]["lib-baseline"]
+            reps = run["lib_vs_baseline"]["ops_per_s_reps"]
+            ratio[cfg, c] = statistics.median(reps)
+            out.append(f"| {LABEL[cfg]} | {c} | {fmt(lib['ops_per_s'])} | "
+                       f"{', '.join(fmt(x) for x in lib['ops_per_s_reps'])} | "
+                       f"{fmt(base['ops_per_s'])} | {', '.join(f'{x:.2f}' for x in reps)} | "
+                       f"**{ratio[cfg, c]:.2f}** | {lib['latency_ns']['p50'] / 1e6:.3f} | "
+                       f"{fmt(lib['client_cpu_us_per_lock'])} | {fmt(res.servers_cpu(cfg, c))} | "
+                       f"{fmt(lib['allocs_per_lock'])} | {lib['failed'] + base['failed']} |")
+    out.append("")
+    # Where client and servers share the 2 cores (CPU-bound at 64 in flight), what the
+    # CPU per lock of all of them predicts, from the same process's phases.
+    run = res.run("cluster1", 64)["results"]
+    mine = run["lib"]["client_cpu_us_per_lock"] + res.servers_cpu("cluster1", 64)
+    theirs = run["lib-baseline"]["client_cpu_us_per_lock"] + sum(
+        n["cpu_us_per_lock"]
+        for n in res.nodes("cluster1", 64, "lib-baseline", of="standalone").values())
+    out.append(f"At 64 in flight client and servers share the 2 cores, so throughput follows the "
+               f"CPU a lock costs all of them: {fmt(mine)} µs with 1-shard members against "
+               f"{fmt(theirs)} µs with standalone ones in the same process, which predicts "
+               f"{theirs / mine:.2f} × the throughput.")
     out.append("")
 
     # ---- commands per shard -------------------------------------------------------------------
-    shards_of = {}
-    for line in (d / "shards.txt").read_text().splitlines():
-        s, *ports = line.split()
-        shards_of[f"cluster{s}"] = ports
-    out.append("| Members | Goal per shard | Commands per shard, each member (all runs) | "
+    out.append("| Members | Goal per shard | Commands per shard, each member (all the lib runs) | "
                "Predicted from the resources' slots | Worst shard vs 1/S | Met |")
     out.append("|---|--:|---|---|--:|---|")
     verdict_share = True
-    for cfg in CONFIGS[1:]:
+    worst_all = 0.0
+    for cfg in ("cluster1", "cluster2", "cluster3"):
         s = SHARDS[cfg]
-        ports = shards_of[cfg]
+        ports = res.ports[cfg]
         commands = {p: 0 for p in ports}
-        for c in (1, 64):
-            for r in runs[cfg, c]:
-                for n in r["results"]["lib"]["per_node"]:
-                    commands[n["node"].rsplit(":", 1)[1]] += n["commands"]
+        for c in sorted({1, 64, 64 * s}):
+            for p, n in res.nodes(cfg, c).items():
+                commands[p] += n["commands"]
         members = []
         worst = 0.0
         for m in range(3):
@@ -117,6 +156,7 @@ def main() -> int:
             shares = [x / total for x in mine]
             worst = max([worst] + [abs(x - 1 / s) * s for x in shares])
             members.append(" / ".join(f"{x:.1%}" for x in shares) + f" of {fmt(total)}")
+        worst_all = max(worst_all, worst)
         predicted = " / ".join(f"{x:.1%}" for x in predicted_shares(meta["resources"], s))
         met = worst <= 0.10
         verdict_share = verdict_share and met
@@ -125,34 +165,25 @@ def main() -> int:
     out.append("")
 
     # ---- server CPU per lock per shard --------------------------------------------------------
-    out.append("| Members | In flight | CPU µs/lock of each shard (median of the repetitions, "
-               "mean of the 3 members) | One member, all its shards | All 3 members |")
+    out.append("| Members | In flight | CPU µs per lock of each shard (mean of the 3 members) | "
+               "One member, all its shards | All 3 members |")
     out.append("|---|--:|---|--:|--:|")
-    per_shard_cpu = {}
-    for c in (1, 64, 128, 192):
-        for cfg in CONFIGS:
-            s = SHARDS[cfg]
-            if (cfg, c) not in runs:
-                continue
-            per_rep = []
-            for r in runs[cfg, c]:
-                nodes = r["results"]["lib"]["per_node"]
-                per_rep.append([statistics.mean(nodes[m * s + k]["cpu_us_per_lock"]
-                                                for m in range(3)) for k in range(s)])
-            shard = [statistics.median(x[k] for x in per_rep) for k in range(s)]
-            per_shard_cpu[cfg, c] = shard
-            out.append(f"| {LABEL[cfg]} | {c} | {' / '.join(fmt(x) for x in shard)} | "
-                       f"{fmt(sum(shard))} | {fmt(3 * sum(shard))} |")
+    for cfg, c in [("standalone", 1), ("cluster1", 1), ("cluster2", 1), ("cluster3", 1),
+                   ("standalone", 64), ("cluster1", 64), ("cluster2", 64), ("cluster3", 64),
+                   ("cluster2", 128), ("cluster3", 192)]:
+        shard = res.shard_cpu(cfg, c)
+        out.append(f"| {LABEL[cfg]} | {c} | {' / '.join(fmt(x) for x in shard)} | "
+                   f"{fmt(sum(shard))} | {fmt(3 * sum(shard))} |")
     out.append("")
 
     # ---- instructions per lock ----------------------------------------------------------------
     pairs = {}
-    for line in (d / "callgrind.txt").read_text().splitlines():
+    for line in (res.d / "callgrind.txt").read_text().splitlines():
         cfg, n, pair, total = line.split()
         pairs.setdefault((cfg, pair), {})[int(n)] = int(total)
     small, big = meta["cg_small"], meta["cg_big"]
     out.append(f"| Members | Instructions per lock, median of {meta['cg_pairs']} pairs | "
-               "each pair | ÷ standalone (medians) | Goal | Met |")
+               "Each pair | ÷ standalone | Goal | Met |")
     out.append("|---|--:|---|--:|--:|---|")
     per_lock = {}
     for cfg in ("standalone", "cluster1", "cluster3"):
@@ -163,34 +194,33 @@ def main() -> int:
     for cfg in ("standalone", "cluster1", "cluster3"):
         median, each = per_lock[cfg]
         x = median / per_lock["standalone"][0]
-        goal = "" if cfg == "standalone" else "≤ 1.10"
-        met = "" if cfg == "standalone" else ("met" if x <= 1.10 else "not met")
+        goal, met = "", ""
         if cfg != "standalone":
+            goal, met = "≤ 1.10", "met" if x <= 1.10 else "not met"
             verdict_ir = verdict_ir and x <= 1.10
         out.append(f"| {LABEL[cfg]} | {fmt(median)} | {', '.join(fmt(e) for e in each)} | "
                    f"{x:.3f} | {goal} | {met} |")
+    out.append("")
+    routed = dict(line.split() for line in (res.d / "callgrind-routed.txt").read_text().splitlines())
+    out.append("Of which the member's routing layer itself (self instructions of routed_member, "
+               "cluster_router, cluster_routing and the redirection reader, first pair): "
+               + ", ".join(f"{LABEL[c]} {fmt(float(routed[c]))}" for c in ("cluster1", "cluster3"))
+               + ".")
     out.append("")
 
     # ---- goals --------------------------------------------------------------------------------
     out.append("| Goal | Measured | Verdict |")
     out.append("|---|---|---|")
-    out.append(f"| each shard serves 1/S ± 10 % of a member's commands | worst shard within "
-               f"the bound for S = 1, 2, 3 | {'met' if verdict_share else 'not met'} |")
+    out.append(f"| each shard serves 1/S ± 10 % of its member's commands | worst shard "
+               f"{worst_all:+.1%} off 1/S (S = 1, 2, 3) | {'met' if verdict_share else 'not met'} |")
     out.append(f"| client instructions per lock ≤ 1.10 × standalone | 1 shard "
                f"{per_lock['cluster1'][0] / per_lock['standalone'][0]:.3f}, 3 shards "
                f"{per_lock['cluster3'][0] / per_lock['standalone'][0]:.3f} | "
                f"{'met' if verdict_ir else 'not met'} |")
-    worst_tp = min(ratios["cluster1", 1], ratios["cluster1", 64])
+    worst_tp = min(ratio["cluster1", 1], ratio["cluster1", 64])
     out.append(f"| uncontended throughput, 1-shard members ≥ 0.9 × standalone | "
-               f"{ratios['cluster1', 1]:.2f} at 1 in flight, {ratios['cluster1', 64]:.2f} at 64 | "
-               f"{'met' if worst_tp >= 0.9 else 'not met'} |")
-    out.append("")
-
-    routed = dict(line.split() for line in (d / "callgrind-routed.txt").read_text().splitlines())
-    out.append("Of which the member's routing layer itself (self instructions of routed_member, "
-               "cluster_router, cluster_routing and the redirection reader, first pair): "
-               + ", ".join(f"{LABEL[c]} {fmt(float(routed[c]))}" for c in ("cluster1", "cluster3"))
-               + ".")
+               f"{ratio['cluster1', 1]:.2f} at 1 in flight, {ratio['cluster1', 64]:.2f} at 64 "
+               f"(median of the per-repetition ratios) | {'met' if worst_tp >= 0.9 else 'not met'} |")
     out.append("")
 
     # ---- projection ---------------------------------------------------------------------------
@@ -202,13 +232,12 @@ def main() -> int:
                "Projected locks/s, one client |")
     out.append("|---|--:|--:|--:|--:|--:|--:|--:|")
     server_base = None
-    for cfg in CONFIGS:
+    for cfg in ("standalone", "cluster1", "cluster2", "cluster3"):
         c = 64 * SHARDS[cfg]
-        busiest = max(per_shard_cpu[cfg, c])
+        busiest = max(res.shard_cpu(cfg, c))
         server = 1e6 / busiest
         server_base = server_base or server
-        client = statistics.median(r["results"]["lib"]["client_cpu_us_per_lock"]
-                                   for r in runs[cfg, c])
+        client = res.mode(cfg, c)["client_cpu_us_per_lock"]
         out.append(f"| {LABEL[cfg]} | {c} | {fmt(busiest)} | {fmt(server)} | "
                    f"{server / server_base:.2f} | {fmt(client)} | {fmt(1e6 / client)} | "
                    f"{fmt(min(server, 1e6 / client))} |")

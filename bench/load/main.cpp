@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,8 @@ using namespace redlock::bench;
 using json = nlohmann::ordered_json;
 using std::chrono::milliseconds;
 
-auto make_driver(const std::string& mode, const redlock::client_config& config, workload load)
-    -> std::unique_ptr<driver> {
+auto make_driver(const std::string& mode, const redlock::client_config& config,
+                 const redlock::client_config* baseline, workload load) -> std::unique_ptr<driver> {
     // Each mode locks its own keys, of the same length: a key one mode left
     // behind (a release that timed out) never refuses another mode's SET.
     if (mode == "lib") {
@@ -38,6 +39,10 @@ auto make_driver(const std::string& mode, const redlock::client_config& config, 
         if (load.contended && (load.readers > 0 || load.permits > 0))
             return kinds_driver::create(config, load);
         return lib_driver::create(config, load);
+    }
+    if (mode == "lib-baseline" && baseline != nullptr) {  // the same locks on other members
+        load.resource_prefix = "bench-bas-";
+        return lib_driver::create(*baseline, load);
     }
     if (mode == "lib-shared" || mode == "lib-shared-one") {  // readers
         load.shared = true;
@@ -68,6 +73,10 @@ int main(int argc, char** argv) {
         "Drives the redlock library against real nodes, beside a raw client that sends the same "
         "commands without lock logic (the ceiling), and reports both."};
     app.add_option("--config", opt.config, "cluster config (JSON)")->required();
+    std::string baseline_config;
+    app.add_option("--baseline-config", baseline_config,
+                   "with --mode lib: a second configuration (other members), measured as mode "
+                   "lib-baseline in the same process, alternating with lib");
     std::string stats_config;
     app.add_option("--stats-config", stats_config,
                    "the same servers' plain ports (JSON config), for their INFO and the scripts: "
@@ -196,6 +205,21 @@ int main(int argc, char** argv) {
                      "redlock_load: note: the server figures cover `nodes` only; name "
                      "every cluster node in a --stats-config to count theirs\n");
     }
+    std::optional<redlock::client_config> baseline;
+    if (!baseline_config.empty()) {
+        if (opt.mode != "lib" || opt.load.contended) {
+            std::fprintf(stderr,
+                         "redlock_load: --baseline-config goes with an uncontended "
+                         "--mode lib\n");
+            return 64;
+        }
+        auto loaded = redlock::load_config(baseline_config);
+        if (!loaded) {
+            std::fprintf(stderr, "redlock_load: %s\n", loaded.error().what().c_str());
+            return 78;
+        }
+        baseline = std::move(*loaded);
+    }
     auto stats_source = stats_config.empty() ? config : redlock::load_config(stats_config);
     if (!stats_source) {
         std::fprintf(stderr, "redlock_load: %s\n", stats_source.error().what().c_str());
@@ -212,6 +236,8 @@ int main(int argc, char** argv) {
         modes = {"raw", "raw-hiredis", "lib"};
     } else if (opt.mode == "readers") {
         modes = {"lib", "lib-shared", "lib-shared-one"};
+    } else if (baseline) {
+        modes = {"lib", "lib-baseline"};
     } else {
         modes = {opt.mode};
     }
@@ -227,7 +253,8 @@ int main(int argc, char** argv) {
     std::vector<std::unique_ptr<driver>> drivers;
     std::vector<mode_totals> totals(modes.size());
     for (std::size_t i = 0; i < modes.size(); ++i) {
-        drivers.push_back(make_driver(modes[i], *config, opt.load));
+        drivers.push_back(
+            make_driver(modes[i], *config, baseline ? &*baseline : nullptr, opt.load));
         if (!drivers.back()) return 69;
         totals[i].name = modes[i];
     }
@@ -281,6 +308,17 @@ int main(int argc, char** argv) {
         results[totals[i].name].update(extra[i]);
     }
     out["results"] = results;
+    if (results.contains("lib") && results.contains("lib-baseline")) {
+        // Repetition by repetition: neighbours in time, so the machine's load
+        // moves both alike.
+        const auto& a = results["lib"]["ops_per_s_reps"];
+        const auto& b = results["lib-baseline"]["ops_per_s_reps"];
+        json per_rep = json::array();
+        for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
+            per_rep.push_back(b[i].get<double>() > 0 ? a[i].get<double>() / b[i].get<double>() : 0);
+        out["baseline_config"] = baseline_config;
+        out["lib_vs_baseline"] = json{{"ops_per_s_reps", per_rep}};
+    }
     if (results.contains("lib") && results.contains("raw")) {
         const auto& lib = results["lib"];
         const auto& raw = results["raw"];
