@@ -2,9 +2,12 @@
 # Scale-out over cluster members (docs/benchmarks.md, "Scale-out over cluster
 # members"), reproduced on this machine in one command:
 #
-#   bench/cluster_scaleout.sh           # about 5 minutes
+#   bench/cluster_scaleout.sh           # about 4 minutes
 #   bench/cluster_scaleout.sh --quick   # about 2 minutes: 1 s phases, 2 repetitions,
 #                                       # callgrind at 300 and 600 cycles, 2 pairs
+#   bench/cluster_scaleout.sh --publish # the full run, its JSON and tables also copied to
+#                                       # docs/benchmarks/scaleout/ (what docs/benchmarks.md
+#                                       # quotes; re-render with bench/cluster_scaleout_report.py)
 #
 # On loopback, on free ports, in a temporary directory of its own, it starts 3
 # standalone masters and, for S = 1, 2 and 3, three Redis Cluster members of S
@@ -31,10 +34,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 quick=0
+publish=0
 case ${1:-} in
   --quick) quick=1 ;;
+  --publish) publish=1 ;;
   "") ;;
-  *) echo "usage: $0 [--quick]" >&2; exit 64 ;;
+  *) echo "usage: $0 [--quick | --publish]" >&2; exit 64 ;;
 esac
 if [[ $quick == 1 ]]; then secs=1; reps=2; cg_small=300; cg_big=600; cg_pairs=2
 else secs=2; reps=3; cg_small=1000; cg_big=2000; cg_pairs=5; fi
@@ -288,4 +293,10 @@ cat >"$results/meta.json" <<EOF
  "cg_pairs": $cg_pairs}
 EOF
 python3 bench/cluster_scaleout_report.py "$results" | tee "$results/summary.md"
+if [[ $publish == 1 ]]; then
+  rm -rf docs/benchmarks/scaleout
+  mkdir -p docs/benchmarks/scaleout
+  cp "$results"/*.json "$results"/*.txt "$results/summary.md" docs/benchmarks/scaleout/
+  echo "scaleout: published to docs/benchmarks/scaleout/"
+fi
 echo "scaleout: done in $(( $(date +%s) - started )) s; results in $results"
