@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -55,7 +56,14 @@ lib_driver::lib_driver(client c, const workload& load) : client_{std::move(c)}, 
     slots_.resize(static_cast<std::size_t>(load_.concurrency));
     for (std::size_t i = 0; i < slots_.size(); ++i) {
         slots_[i].self = this;
-        slots_[i].resource = load_.resource_prefix + (load_.one_resource ? "0" : std::to_string(i));
+        if (load_.one_resource) {
+            slots_[i].resources = {load_.resource_prefix + "0"};
+            continue;
+        }
+        // Named once here: a cycle costs the same whatever the number of resources.
+        for (const std::size_t r : resources_of_chain(
+                 i, slots_.size(), static_cast<std::size_t>(std::max(load_.resources, 0))))
+            slots_[i].resources.push_back(load_.resource_prefix + std::to_string(r));
     }
 }
 
@@ -85,7 +93,9 @@ void lib_driver::begin(slot& s) {
         return;
     }
     s.t0 = now;
-    client_.acquire_async(s.resource, options_,
+    const std::string& resource = s.resources[s.turn];
+    if (++s.turn == s.resources.size()) s.turn = 0;
+    client_.acquire_async(resource, options_,
                           [&s](result<lock> r) { s.self->on_acquired(s, std::move(r)); });
 }
 

@@ -25,7 +25,8 @@ namespace redlock::bench {
 /// Load through the library's public API, on one client and its own loop
 /// thread.
 ///
-/// Uncontended: `concurrency` chains, each on its own resource, each running
+/// Uncontended: `concurrency` chains, each on its own resource (or its own
+/// share of `load.resources`, in turn), each running
 /// acquire_async -> [extend_async ->] release_async -> next, all inside the
 /// callbacks (so on the loop thread, where calls run inline); with
 /// `load.shared` they are readers, and with `load.one_resource` all on one
@@ -56,7 +57,8 @@ public:
 private:
     struct slot {
         lib_driver* self = nullptr;
-        std::string resource;
+        std::vector<std::string> resources;  // taken in turn, one per cycle
+        std::size_t turn = 0;
         steady::time_point t0{};
         lock held;
     };

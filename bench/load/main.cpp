@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,8 @@ using namespace redlock::bench;
 using json = nlohmann::ordered_json;
 using std::chrono::milliseconds;
 
-auto make_driver(const std::string& mode, const redlock::client_config& config, workload load)
-    -> std::unique_ptr<driver> {
+auto make_driver(const std::string& mode, const redlock::client_config& config,
+                 const redlock::client_config* baseline, workload load) -> std::unique_ptr<driver> {
     // Each mode locks its own keys, of the same length: a key one mode left
     // behind (a release that timed out) never refuses another mode's SET.
     if (mode == "lib") {
@@ -38,6 +39,10 @@ auto make_driver(const std::string& mode, const redlock::client_config& config, 
         if (load.contended && (load.readers > 0 || load.permits > 0))
             return kinds_driver::create(config, load);
         return lib_driver::create(config, load);
+    }
+    if (mode == "lib-baseline" && baseline != nullptr) {  // the same locks on other members
+        load.resource_prefix = "bench-bas-";
+        return lib_driver::create(*baseline, load);
     }
     if (mode == "lib-shared" || mode == "lib-shared-one") {  // readers
         load.shared = true;
@@ -68,10 +73,16 @@ int main(int argc, char** argv) {
         "Drives the redlock library against real nodes, beside a raw client that sends the same "
         "commands without lock logic (the ceiling), and reports both."};
     app.add_option("--config", opt.config, "cluster config (JSON)")->required();
+    std::string baseline_config;
+    app.add_option("--baseline-config", baseline_config,
+                   "with --mode lib: a second configuration (other members), measured as mode "
+                   "lib-baseline in the same process, alternating with lib");
     std::string stats_config;
     app.add_option("--stats-config", stats_config,
                    "the same servers' plain ports (JSON config), for their INFO and the scripts: "
-                   "required with a TLS --config, which this tool's hiredis 0.14 cannot speak");
+                   "required with a TLS --config, which this tool's hiredis 0.14 cannot speak; "
+                   "with cluster members, every node of every cluster under \"nodes\", for "
+                   "each node's commands and CPU");
     app.add_option("--mode", opt.mode,
                    "lib | raw | raw-hiredis | both (raw and lib) | all (the three) | lib-shared "
                    "(readers) | lib-shared-one (readers, all on one resource) | readers (lib and "
@@ -80,6 +91,11 @@ int main(int argc, char** argv) {
                                "lib-shared-one", "readers"}));
     app.add_option("--concurrency", opt.load.concurrency, "uncontended: locks in flight")
         ->check(CLI::Range(1, 100000));
+    app.add_option("--resources", opt.load.resources,
+                   "uncontended: distinct resources, taken in turn by the chains (at least "
+                   "--concurrency; default: one per chain). Many spread the locks over a cluster "
+                   "member's slots")
+        ->check(CLI::Range(1, 99999));  // "bench-lib-99999" still fits a short string
     app.add_flag("--contended", opt.load.contended,
                  "workers on one resource (library only) instead of distinct resources");
     auto* workers =
@@ -156,6 +172,13 @@ int main(int argc, char** argv) {
         return 64;
     }
     if (opt.load.readers > 0) opt.load.workers = opt.load.readers + opt.load.writers;
+    if (opt.load.resources > 0 &&
+        (opt.load.contended || opt.load.resources < opt.load.concurrency)) {
+        std::fprintf(stderr,
+                     "redlock_load: --resources is for uncontended runs, at least "
+                     "--concurrency of them\n");
+        return 64;
+    }
 
     std::string command = "redlock_load";
     for (int i = 1; i < argc; ++i) command += std::string{" "} + argv[i];
@@ -170,6 +193,32 @@ int main(int argc, char** argv) {
         // The raw modes and the server figures go through hiredis 0.14, which has no TLS.
         std::fprintf(stderr, "redlock_load: a TLS config runs --mode lib, with --stats-config\n");
         return 64;
+    }
+    const bool routed = !config->clusters.empty() || !config->sentinel_masters.empty();
+    if (routed && opt.mode != "lib" && opt.mode != "lib-shared" && opt.mode != "lib-shared-one") {
+        // The raw clients send every round to every node of `nodes`: no routing.
+        std::fprintf(stderr, "redlock_load: cluster and Sentinel members run the lib modes only\n");
+        return 64;
+    }
+    if (routed && stats_config.empty()) {
+        std::fprintf(stderr,
+                     "redlock_load: note: the server figures cover `nodes` only; name "
+                     "every cluster node in a --stats-config to count theirs\n");
+    }
+    std::optional<redlock::client_config> baseline;
+    if (!baseline_config.empty()) {
+        if (opt.mode != "lib" || opt.load.contended) {
+            std::fprintf(stderr,
+                         "redlock_load: --baseline-config goes with an uncontended "
+                         "--mode lib\n");
+            return 64;
+        }
+        auto loaded = redlock::load_config(baseline_config);
+        if (!loaded) {
+            std::fprintf(stderr, "redlock_load: %s\n", loaded.error().what().c_str());
+            return 78;
+        }
+        baseline = std::move(*loaded);
     }
     auto stats_source = stats_config.empty() ? config : redlock::load_config(stats_config);
     if (!stats_source) {
@@ -187,6 +236,8 @@ int main(int argc, char** argv) {
         modes = {"raw", "raw-hiredis", "lib"};
     } else if (opt.mode == "readers") {
         modes = {"lib", "lib-shared", "lib-shared-one"};
+    } else if (baseline) {
+        modes = {"lib", "lib-baseline"};
     } else {
         modes = {opt.mode};
     }
@@ -202,7 +253,8 @@ int main(int argc, char** argv) {
     std::vector<std::unique_ptr<driver>> drivers;
     std::vector<mode_totals> totals(modes.size());
     for (std::size_t i = 0; i < modes.size(); ++i) {
-        drivers.push_back(make_driver(modes[i], *config, opt.load));
+        drivers.push_back(
+            make_driver(modes[i], *config, baseline ? &*baseline : nullptr, opt.load));
         if (!drivers.back()) return 69;
         totals[i].name = modes[i];
     }
@@ -227,6 +279,9 @@ int main(int argc, char** argv) {
     out["finished_utc"] = utc_now();
     out["config"] = opt.config;
     out["nodes"] = config->nodes.size();
+    out["clusters"] = config->clusters.size();
+    out["sentinel_masters"] = config->sentinel_masters.size();
+    if (opt.load.resources > 0) out["resources"] = opt.load.resources;
     out["workload"] = opt.load.contended ? "contended" : "uncontended";
     out["variant"] = to_string(opt.load.kind);
     out["concurrency"] = opt.load.contended ? opt.load.workers : opt.load.concurrency;
@@ -249,10 +304,21 @@ int main(int argc, char** argv) {
     out["ru_maxrss_kib"] = max_rss_kib();
     json results = json::object();
     for (std::size_t i = 0; i < totals.size(); ++i) {
-        results[totals[i].name] = mode_json(totals[i], opt.load);
+        results[totals[i].name] = mode_json(totals[i], opt.load, nodes->names());
         results[totals[i].name].update(extra[i]);
     }
     out["results"] = results;
+    if (results.contains("lib") && results.contains("lib-baseline")) {
+        // Repetition by repetition: neighbours in time, so the machine's load
+        // moves both alike.
+        const auto& a = results["lib"]["ops_per_s_reps"];
+        const auto& b = results["lib-baseline"]["ops_per_s_reps"];
+        json per_rep = json::array();
+        for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
+            per_rep.push_back(b[i].get<double>() > 0 ? a[i].get<double>() / b[i].get<double>() : 0);
+        out["baseline_config"] = baseline_config;
+        out["lib_vs_baseline"] = json{{"ops_per_s_reps", per_rep}};
+    }
     if (results.contains("lib") && results.contains("raw")) {
         const auto& lib = results["lib"];
         const auto& raw = results["raw"];

@@ -66,6 +66,7 @@ auto node_stats::connect(const client_config& config) -> std::optional<node_stat
             }
         }
         stats.nodes_.push_back(std::move(c));
+        stats.names_.push_back(address.to_string());
     }
     return stats;
 }
@@ -79,6 +80,7 @@ auto node_stats::info(redisContext* c, const char* section) -> std::string {
 auto node_stats::snapshot() -> server_snapshot {
     server_snapshot s;
     for (auto& c : nodes_) {
+        node_snapshot& node = s.nodes.emplace_back();
         const std::string stats = info(c.get(), "commandstats");
         std::string_view text = stats;
         // cmdstat_<name>:calls=<n>,usec=...
@@ -89,11 +91,13 @@ auto node_stats::snapshot() -> server_snapshot {
             const std::size_t calls = text.find("calls=", colon);
             if (colon == std::string_view::npos || calls == std::string_view::npos) break;
             const std::string name{text.substr(at + tag.size(), colon - at - tag.size())};
-            s.calls[name] += std::strtoull(text.data() + calls + 6, nullptr, 10);
+            node.calls[name] = std::strtoull(text.data() + calls + 6, nullptr, 10);
+            s.calls[name] += node.calls[name];
         }
         const std::string cpu = info(c.get(), "cpu");
-        s.cpu_seconds += std::strtod(std::string{field(cpu, "used_cpu_user")}.c_str(), nullptr) +
-                         std::strtod(std::string{field(cpu, "used_cpu_sys")}.c_str(), nullptr);
+        node.cpu_seconds = std::strtod(std::string{field(cpu, "used_cpu_user")}.c_str(), nullptr) +
+                           std::strtod(std::string{field(cpu, "used_cpu_sys")}.c_str(), nullptr);
+        s.cpu_seconds += node.cpu_seconds;
     }
     return s;
 }

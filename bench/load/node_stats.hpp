@@ -13,10 +13,17 @@
 
 namespace redlock::bench {
 
-/// What the nodes say about themselves, summed over every node.
+/// What one node says about itself.
+struct node_snapshot {
+    std::map<std::string, std::uint64_t> calls;  ///< INFO commandstats: calls per command
+    double cpu_seconds = 0;                      ///< INFO cpu: used_cpu_user + used_cpu_sys
+};
+
+/// What the nodes say about themselves, summed over every node, and each node's own.
 struct server_snapshot {
     std::map<std::string, std::uint64_t> calls;  ///< INFO commandstats: calls per command
     double cpu_seconds = 0;                      ///< INFO cpu: used_cpu_user + used_cpu_sys
+    std::vector<node_snapshot> nodes;            ///< in the order of names()
 };
 
 /// Synchronous hiredis connections to every node of a config, beside the load:
@@ -39,6 +46,8 @@ public:
     [[nodiscard]] auto load_scripts() -> bool;
     /// The first node's redis_version.
     [[nodiscard]] auto redis_version() -> std::string;
+    /// Each node's address, in the config's order.
+    [[nodiscard]] auto names() const -> const std::vector<std::string>& { return names_; }
 
 private:
     struct context_free {
@@ -49,6 +58,7 @@ private:
     [[nodiscard]] auto info(redisContext* c, const char* section) -> std::string;
 
     std::vector<context> nodes_;
+    std::vector<std::string> names_;
 };
 
 }  // namespace redlock::bench

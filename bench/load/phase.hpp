@@ -185,6 +185,10 @@ struct workload {
     /// one resource per chain.
     bool shared = false;
     bool one_resource = false;
+    /// Uncontended: distinct resources the chains take in turn (0: one per
+    /// chain, the same every cycle). More resources than chains spread the
+    /// locks over a cluster member's hash slots, so over its shards.
+    int resources = 0;
     /// Contended: the first `writers` workers take exclusive locks and the
     /// `readers` after them shared ones (both 0: every worker exclusive), or
     /// with `permits` > 0 every worker takes one of that many permits.
@@ -195,6 +199,17 @@ struct workload {
     /// (a like-for-like reference for the instruction count; not the ceiling).
     bool raw_library_encoder = false;
 };
+
+/// Uncontended, with `resources` > `chains`: the resources of chain `chain`
+/// are chain, chain + chains, chain + 2 × chains, … below `resources`, taken
+/// in turn. No two chains share one, so they never contend. Otherwise each
+/// chain has one resource, its own number.
+[[nodiscard]] inline auto resources_of_chain(std::size_t chain, std::size_t chains,
+                                             std::size_t resources) -> std::vector<std::size_t> {
+    std::vector<std::size_t> out{chain};
+    for (std::size_t r = chain + chains; r < resources; r += chains) out.push_back(r);
+    return out;
+}
 
 /// A source of load: the library, or a raw client sending the same commands.
 class driver {

@@ -8,6 +8,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <initializer_list>
@@ -44,12 +45,23 @@ struct cycle_plan {
     }
 };
 
+/// Every key of one resource, named as the library names them.
+struct raw_keys {
+    std::string key;
+    std::string fence_key;
+    std::string queue_key;
+    std::string live_key;
+};
+
 /// One in-flight cycle's strings and progress.
 struct raw_cycle {
     std::string key;
     std::string fence_key;
     std::string queue_key;
     std::string live_key;
+    /// With more resources than chains: this chain's, taken in turn (empty: one resource).
+    std::vector<raw_keys> spread;
+    std::size_t turn = 0;
     std::string value;
     std::string token;
     std::uint64_t max_counter = 0;
@@ -87,6 +99,15 @@ inline void restart_cycle(raw_cycle& c, steady::time_point now, value_sequence& 
     c.answered = 0;
     c.max_counter = 0;
     values.next(c.value);
+    if (!c.spread.empty()) {
+        // Copied into the cycle's own strings: no allocation once they are long enough.
+        const raw_keys& k = c.spread[c.turn];
+        if (++c.turn == c.spread.size()) c.turn = 0;
+        c.key = k.key;
+        c.fence_key = k.fence_key;
+        c.queue_key = k.queue_key;
+        c.live_key = k.live_key;
+    }
 }
 
 /// What round `kind` needs before it is encoded: the fencing token, from the
@@ -98,15 +119,28 @@ inline void prepare_round(raw_cycle& c, round_kind kind) {
 /// Every in-flight cycle's keys, named as the library names them.
 [[nodiscard]] inline auto make_cycles(const client_config& config, const workload& load)
     -> std::vector<raw_cycle> {
-    std::vector<raw_cycle> cycles(static_cast<std::size_t>(load.concurrency));
-    for (std::size_t i = 0; i < cycles.size(); ++i) {
+    const auto keys_of = [&](std::size_t resource) {
         // Every key of a lock carries the resource's hash tag ("redlock:{resource}").
         const std::string tagged =
-            detail::tagged_resource(load.resource_prefix + std::to_string(i));
-        cycles[i].key = config.key_prefix + tagged;
-        cycles[i].fence_key = config.fence_prefix + tagged;
-        cycles[i].queue_key = config.queue_prefix + tagged;
-        cycles[i].live_key = cycles[i].queue_key + "|live";
+            detail::tagged_resource(load.resource_prefix + std::to_string(resource));
+        raw_keys k{config.key_prefix + tagged,
+                   config.fence_prefix + tagged,
+                   config.queue_prefix + tagged,
+                   {}};
+        k.live_key = k.queue_key + "|live";
+        return k;
+    };
+    std::vector<raw_cycle> cycles(static_cast<std::size_t>(load.concurrency));
+    for (std::size_t i = 0; i < cycles.size(); ++i) {
+        raw_keys k = keys_of(i);
+        cycles[i].key = k.key;
+        cycles[i].fence_key = k.fence_key;
+        cycles[i].queue_key = k.queue_key;
+        cycles[i].live_key = k.live_key;
+        const auto mine = resources_of_chain(i, cycles.size(),
+                                             static_cast<std::size_t>(std::max(load.resources, 0)));
+        if (mine.size() < 2) continue;
+        for (const std::size_t r : mine) cycles[i].spread.push_back(keys_of(r));
     }
     return cycles;
 }

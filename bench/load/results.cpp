@@ -54,7 +54,8 @@ auto wait_mode_name(wait_mode w) -> const char* {
     return "?";
 }
 
-auto mode_json(const mode_totals& t, const workload& load) -> json {
+auto mode_json(const mode_totals& t, const workload& load,
+               const std::vector<std::string>& node_names) -> json {
     const variant kind = load.kind;
     const double locks = static_cast<double>(std::max<std::uint64_t>(t.completed, 1));
     const bool set_in_scripts = kind == variant::fencing || t.name.starts_with("lib-shared") ||
@@ -107,6 +108,27 @@ auto mode_json(const mode_totals& t, const workload& load) -> json {
         out["jain"] = jain_index(t.per_worker);
     }
     if (load.contended) contended_json(out, t, load, locks);
+    // Each node's part: which shard served how much (a cluster member's slots
+    // spread the locks), and what a lock cost there.
+    json nodes = json::array();
+    for (std::size_t i = 0; i < t.per_node.size(); ++i) {
+        std::uint64_t node_top = 0;
+        std::uint64_t node_all = 0;
+        for (const auto& [name, n] : t.per_node[i].calls) {
+            node_all += n;
+            if (is_top_level(name, set_in_scripts)) node_top += n;
+        }
+        nodes.push_back(json{
+            {"node", i < node_names.size() ? node_names[i] : std::to_string(i)},
+            {"commands", node_top},
+            {"commands_share",
+             top > 0 ? static_cast<double>(node_top) / static_cast<double>(top) : 0.0},
+            {"redis_calls", node_all},
+            {"cpu_s", t.per_node[i].cpu_seconds},
+            {"cpu_us_per_lock", t.per_node[i].cpu_seconds * 1e6 / locks},
+        });
+    }
+    out["per_node"] = nodes;
     return out;
 }
 

@@ -73,6 +73,16 @@ void runner::run(driver& d, mode_totals& t, int rep) {
         t.calls[name] += n - (was == before.calls.end() ? 0 : was->second);
     }
     t.calls.erase("info");  // our own snapshots
+    t.per_node.resize(after.nodes.size());
+    for (std::size_t i = 0; i < after.nodes.size() && i < before.nodes.size(); ++i) {
+        node_snapshot& mine = t.per_node[i];
+        mine.cpu_seconds += after.nodes[i].cpu_seconds - before.nodes[i].cpu_seconds;
+        for (const auto& [name, n] : after.nodes[i].calls) {
+            if (name == "info") continue;
+            const auto was = before.nodes[i].calls.find(name);
+            mine.calls[name] += n - (was == before.nodes[i].calls.end() ? 0 : was->second);
+        }
+    }
 }
 
 void runner::phase(driver& d, mode_totals& t, int slots, std::uint64_t ops, double seconds,

@@ -57,6 +57,8 @@ struct mode_totals {
     std::uint64_t overlaps = 0;
     std::map<std::string, std::uint64_t> errors;
     std::map<std::string, std::uint64_t> calls;
+    /// Each node's share of `calls` and `server_cpu` (the stats config's nodes, in order).
+    std::vector<node_snapshot> per_node;
     std::vector<std::uint64_t> per_worker;  // contended: locks held by each worker
     long rss_before_kib = 0;                // resident before this mode's first phase
     long rss_peak_kib = 0;                  // highest resident seen during its phases

@@ -80,16 +80,23 @@ void cluster_router::connect_new(const cluster_routing::change& c) {
 
 void cluster_router::refresh() {
     if (closing_ || asking_) return;
-    // Sources in turn: the masters known, then the seeds.
-    std::vector<node_connection*> sources;
+    // Sources in turn: the masters known, then the seeds; each with its host,
+    // which names a node the answer announces with an empty host (a node that
+    // never met another one does not know its own address).
+    std::vector<std::pair<node_connection*, std::string>> sources;
     for (std::size_t n = 0; n < by_node_.size(); ++n)
-        if (routing_.is_master(n) && by_node_[n] != nullptr) sources.push_back(by_node_[n]);
-    for (node_connection* s : seeds_)
-        if (std::find(sources.begin(), sources.end(), s) == sources.end()) sources.push_back(s);
+        if (routing_.is_master(n) && by_node_[n] != nullptr)
+            sources.emplace_back(by_node_[n], routing_.node(n).host);
+    for (std::size_t i = 0; i < seeds_.size(); ++i) {
+        const auto known = [&](const auto& s) { return s.first == seeds_[i]; };
+        if (std::none_of(sources.begin(), sources.end(), known))
+            sources.emplace_back(seeds_[i], member_.seeds[i].host);
+    }
     if (sources.empty()) return;
-    node_connection* source = sources[next_source_ % sources.size()];
+    const auto& [source, host] = sources[next_source_ % sources.size()];
     asking_ = true;
     asked_ = source->name();
+    asked_host_ = host;
     source->send(encoded_command{"CLUSTER", "SLOTS"}.bytes(), this,
                  slots_tag | static_cast<std::uint32_t>(next_source_ % sources.size()));
     refresh_after(member_.refresh_interval);
@@ -131,7 +138,7 @@ void cluster_router::on_internal(std::uint32_t tag, const reply_event& event) {
 void cluster_router::on_slots(const reply_event& event) {
     slot_layout layout;
     if (event.status == request_status::reply) {
-        layout = read_cluster_slots(event.answer, {});
+        layout = read_cluster_slots(event.answer, asked_host_);
     } else {
         layout.error = std::string{event.cause};
     }
@@ -236,12 +243,16 @@ auto cluster_router::connection_for(std::uint16_t slot, std::string& why, bool& 
         return nullptr;
     }
     const auto n = routing_.node_of(slot);
-    if (!n || *n >= by_node_.size() || by_node_[*n] == nullptr) {
-        why = "slot " + std::to_string(slot) + " is served by no node of " + name();
-        refresh_after(trouble_refresh);
-        return nullptr;
-    }
-    return by_node_[*n];
+    if (n && *n < by_node_.size() && by_node_[*n] != nullptr) [[likely]]
+        return by_node_[*n];
+    unrouted(slot, why);
+    return nullptr;
+}
+
+void cluster_router::unrouted(std::uint16_t slot, std::string& why) {
+    // Out of line: the message costs the per-request path nothing.
+    why = "slot " + std::to_string(slot) + " is served by no node of " + name();
+    refresh_after(trouble_refresh);
 }
 
 auto cluster_router::redirected(const redirection& r) -> node_connection* {

@@ -56,6 +56,8 @@ public:
 private:
     auto connection_for(std::uint16_t slot, std::string& why, bool& park)
         -> node_connection* override;
+    /// No node serves `slot`: says so in `why`, and reads the map again soon.
+    [[gnu::noinline, gnu::cold]] void unrouted(std::uint16_t slot, std::string& why);
     auto redirected(const redirection& r) -> node_connection* override;
     void trouble(std::uint16_t slot) override;
     void on_internal(std::uint32_t tag, const reply_event& event) override;
@@ -89,7 +91,8 @@ private:
     };
     std::map<std::string, watched> watched_;
     std::size_t next_source_ = 0;
-    bool asking_ = false;  // a CLUSTER SLOTS is out
+    bool asking_ = false;     // a CLUSTER SLOTS is out
+    std::string asked_host_;  // the host it went to
     std::size_t failed_sources_ = 0;
     std::string last_error_;
     std::string asked_;  // the node the last CLUSTER SLOTS went to

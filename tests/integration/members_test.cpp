@@ -13,10 +13,12 @@
 #include "support/wait.hpp"
 
 #include <doctest/doctest.h>
+#include <hiredis/hiredis.h>
 #include <redlock/client.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -224,6 +226,70 @@ TEST_CASE("a Sentinel failover: the new master is in quarantine, then counts") {
     }));
 }
 
+TEST_CASE("a one-node cluster announces its master with an empty host: the seed's host is used") {
+    // A node that never met another does not know its own address, and CLUSTER SLOTS names
+    // it "" (Redis means: the host you asked). bench/cluster_scaleout.sh builds such members.
+    // The fixture announces 127.0.0.1; without it, the node is such a node again.
+    cluster_member shards{{.shards = 1, .replicas = 0, .node_timeout = 1000ms, .server = {}}};
+    REQUIRE(shards.node(0).command({"CONFIG", "SET", "cluster-announce-ip", ""}) == "OK");
+    const auto slots = shards.node(0).query({"CLUSTER", "SLOTS"});
+    REQUIRE(slots->elements == 1);
+    REQUIRE(slots->element[0]->elements >= 3);
+    CHECK(std::string{slots->element[0]->element[2]->element[0]->str} == "");  // as said above
+    auto client = redlock_test::create_client(members_config({of(shards)}));
+    REQUIRE(warm(client));
+    auto held = client.acquire("lone:1", {.ttl = 5s});
+    REQUIRE(held);
+    CHECK(shards.get(lock_key("lone:1")) == held->value());
+    const auto health = client.check();
+    REQUIRE(health);
+    REQUIRE(health->nodes.size() == 1);
+    REQUIRE_FALSE(health->nodes[0].topology.empty());
+    const std::string master = "master 127.0.0.1:" + std::to_string(shards.node(0).port());
+    CHECK(health->nodes[0].topology[0].starts_with(master + ": 16384 slots"));
+    CHECK(client.release(*held));
+}
+
+TEST_CASE("locks started inside a cluster member's answer: its request table grows, none is lost") {
+    // The first grant's callback runs while the member hands on the answer, and starts
+    // `more` acquisitions right there: the member's table of requests grows and moves
+    // under that hand-off. It used to write to the old table afterwards (AddressSanitizer:
+    // heap-use-after-free; without it, a crash in free() under load).
+    cluster_member shards{{.shards = 1, .replicas = 0, .node_timeout = 1000ms, .server = {}}};
+    auto client = redlock_test::create_client(members_config({of(shards)}));
+    REQUIRE(warm(client));
+    constexpr int more = 300;
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::vector<redlock::lock> held;
+    int failed = 0;
+    const auto record = [&](redlock::result<redlock::lock> r) {
+        const std::lock_guard guard{mutex};
+        if (r) {
+            held.push_back(std::move(r).value());
+        } else {
+            ++failed;
+        }
+        changed.notify_all();
+    };
+    client.acquire_async("inline:first", {.ttl = 10s}, [&](redlock::result<redlock::lock> first) {
+        for (int i = 0; i < more; ++i)
+            client.acquire_async("inline:" + std::to_string(i), {.ttl = 10s}, record);
+        record(std::move(first));
+    });
+    {
+        std::unique_lock guard{mutex};
+        CHECK(changed.wait_for(guard, 20s,
+                               [&] { return static_cast<int>(held.size()) + failed == more + 1; }));
+    }
+    CHECK(failed == 0);
+    CHECK(held.size() == more + 1);
+    int released = 0;
+    for (const auto& l : held) released += client.release(l) ? 1 : 0;
+    CHECK(released == static_cast<int>(held.size()));
+    CHECK_FALSE(shards.exists(lock_key("inline:first")));
+}
+
 TEST_CASE("members of the wrong kind are refused with a message that names them") {
     redlock_test::redis_server plain;
     redlock::cluster_member seeded_standalone;
@@ -307,37 +373,4 @@ TEST_CASE("a slot that no node of a cluster serves is named in the failure") {
     CHECK_MESSAGE(to_string(l.error()).find("slot " + slot + " is served by no node of cluster") !=
                       std::string::npos,
                   to_string(l.error()));
-}
-
-TEST_CASE("many requests in flight through a cluster member, each callback sending more") {
-    // Completions arrive while the member's request table grows: a callback that sends
-    // (here: a release from inside the acquire's callback) must find nothing moved under it.
-    cluster_member shards{{.shards = 2, .replicas = 0, .node_timeout = 1000ms, .server = {}}};
-    redlock::client_config config = members_config({of(shards, 0)});
-    config.max_concurrent_acquisitions = 0;
-    auto client = redlock_test::create_client(config);
-    REQUIRE(warm(client));
-    constexpr int rounds = 3;
-    constexpr int in_flight = 400;
-    for (int round = 0; round < rounds; ++round) {
-        std::atomic<int> released{0};
-        std::atomic<int> failed{0};
-        for (int i = 0; i < in_flight; ++i) {
-            (void)client.acquire_async("burst:" + std::to_string(round) + ":" + std::to_string(i),
-                                       {.ttl = 5s}, [&](redlock::result<redlock::lock> l) {
-                                           if (!l) {
-                                               failed.fetch_add(1);
-                                               return;
-                                           }
-                                           client.release_async(
-                                               *l, [&](redlock::result<redlock::release_report> r) {
-                                                   (r ? released : failed).fetch_add(1);
-                                               });
-                                       });
-        }
-        REQUIRE(redlock_test::wait_until(20s, [&] { return released + failed == in_flight; }));
-        CHECK(failed == 0);
-    }
-    // Everything released: the member's masters hold no lock key.
-    for (std::size_t i = 0; i < shards.size(); ++i) CHECK(shards.node(i).dbsize() == 0);
 }
