@@ -1,8 +1,10 @@
 #include "cluster_faults.hpp"
 
+#include "leftovers.hpp"
 #include "record.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace redlock_torture {
@@ -24,7 +26,7 @@ cluster_faults::cluster_faults(std::vector<redlock_test::cluster_member>& member
     // A key's slot is the same in every cluster (CRC16 of its hash tag).
     for (const auto& key : keys_) slots_.push_back(members_.front().key_slot(key));
     for (const char* kind :
-         {"forced_failover", "restart", "manual_failover", "move_slot", "skipped"})
+         {"forced_failover", "restart", "manual_failover", "move_slot", "skipped", "holds_dropped"})
         counts_[kind] = 0;
 }
 
@@ -99,8 +101,9 @@ void cluster_faults::inject(clock::time_point now) {
     redlock_test::cluster_member& member = members_[m];
     member_state& s = state_[m];
     const std::size_t master = member.master_of_slot(slot);
-    std::string detail = "slot=" + std::to_string(slot) + " (" + keys_[r] + ") master=" +
-                         std::to_string(master) + " port=" + std::to_string(member.node(master).port());
+    std::string detail = "slot=" + std::to_string(slot) + " (" + keys_[r] +
+                         ") master=" + std::to_string(master) +
+                         " port=" + std::to_string(member.node(master).port());
     const auto began = clock::now();
 
     if (roll < settings_.forced_failover + settings_.manual_failover) {
@@ -114,10 +117,19 @@ void cluster_faults::inject(clock::time_point now) {
         }
         detail += " replica=" + std::to_string(replica);
         if (roll < settings_.forced_failover) {
-            if (s.crashed) return skip(what, m, detail + ": node " + std::to_string(*s.crashed) +
-                                                    " is still down");
+            if (s.crashed)
+                return skip(what, m,
+                            detail + ": node " + std::to_string(*s.crashed) + " is still down");
             note("forced-failover-begin", m, detail);
-            member.forced_failover(master);
+            std::vector<bool> had_slot;
+            for (const auto slot_of_key : slots_)
+                had_slot.push_back(member.master_of_slot(slot_of_key) == master);
+            std::size_t dropped = 0;
+            member.forced_failover(master, [&](std::size_t promoted) {
+                if (settings_.lose_holds) dropped = drop_holds(member.node(promoted), had_slot);
+            });
+            detail += " holds_dropped=" + std::to_string(dropped);
+            counts_["holds_dropped"] += dropped;
             s.crashed = master;
             // Back (as a replica) once the quarantine is over, and 0-3 s later still.
             s.restart_at = clock::now() + settings_.quarantine + settings_.margin +
@@ -146,6 +158,22 @@ void cluster_faults::inject(clock::time_point now) {
     next_fault_ = clock::now() + gap;
 }
 
+auto cluster_faults::drop_holds(const redlock_test::redis_server& node,
+                                const std::vector<bool>& had_slot) -> std::size_t {
+    std::size_t dropped = 0;
+    for (std::size_t k = 0; k < keys_.size(); ++k) {
+        if (!had_slot[k]) continue;
+        // "redlock:{R}*": the lock key, the readers' set, the permits and their count; every
+        // one in R's slot, so one DEL takes them.
+        std::vector<std::string> argv{"DEL"};
+        for (auto& key : keys_matching(node, keys_[k] + "*")) argv.push_back(std::move(key));
+        if (argv.size() == 1) continue;
+        const auto reply = node.command(argv);
+        dropped += reply ? std::strtoull(reply->c_str(), nullptr, 10) : 0;
+    }
+    return dropped;
+}
+
 void cluster_faults::heal_all() {
     for (std::size_t m = 0; m < state_.size(); ++m) {
         if (state_[m].crashed) restart(m);
@@ -160,8 +188,8 @@ auto cluster_faults::layout() const -> std::string {
         for (std::size_t r = 0; r < keys_.size(); ++r) {
             const std::size_t owner = members_[m].master_of_slot(slots_[r]);
             text += " " + keys_[r] + " slot " + std::to_string(slots_[r]) + " on node " +
-                    std::to_string(owner) + " (" +
-                    std::to_string(members_[m].node(owner).port()) + ")";
+                    std::to_string(owner) + " (" + std::to_string(members_[m].node(owner).port()) +
+                    ")";
         }
     }
     return text;

@@ -7,7 +7,12 @@
 //                     promoted (cluster_member::forced_failover: with 2 shards, CLUSTER FAILOVER
 //                     TAKEOVER at once). What the replica had not received yet is lost, like a
 //                     master restarted without persistence: the clients' quarantine is what
-//                     must keep a lost grant from being granted again.
+//                     must keep a lost grant from being granted again. On loopback a replica
+//                     is microseconds behind and loses next to nothing, so by default the
+//                     promoted replica is made to lose every hold of the torture resources in
+//                     the slots it took over (lock keys, readers' sets, permits: DEL at once,
+//                     before the clients have read the new map), as a replica that lagged a
+//                     TTL behind would. Fence counters and wait queues are kept.
 //   restart           the crashed node, some seconds later (quarantine + margin + 0-3 s after
 //                     its failover): it rejoins as its successor's replica, empty, and resyncs.
 //   manual failover   CLUSTER FAILOVER on the replica of a master serving a torture resource's
@@ -43,14 +48,18 @@ namespace redlock_torture {
 struct cluster_fault_settings {
     /// The clients' restart_quarantine_ms (0 with wait_replicas): how long after a failover
     /// the member's moved slots do not count. The member counts as impaired that long after the
-    /// failover has settled, plus `margin` (the clients see the new map up to a refresh later).
+    /// failover has settled, plus `margin`: a client reads the new map after its next request
+    /// to the member fails, and that was seen to take a second.
     std::chrono::milliseconds quarantine{1000};
-    std::chrono::milliseconds margin{1000};
+    std::chrono::milliseconds margin{2000};
     /// The first fault comes after `first_fault`; each next one `min_gap` to `max_gap` after the
     /// previous one has settled.
     std::chrono::milliseconds first_fault{2000};
     std::chrono::milliseconds min_gap{1000};
     std::chrono::milliseconds max_gap{3000};
+    /// The promoted replica loses the torture resources' holds (see above); false: it keeps
+    /// what replication gave it.
+    bool lose_holds = true;
     /// Percent chances; what is left to 100 goes to slot moves.
     int forced_failover = 35;
     int manual_failover = 30;
@@ -71,8 +80,9 @@ public:
     /// Restarts every crashed node, at once.
     void heal_all();
 
-    /// Per kind: forced_failover, restart, manual_failover, move_slot; and "skipped": faults
-    /// ruled out (another member impaired, or no replica to promote).
+    /// Per kind: forced_failover, restart, manual_failover, move_slot; "skipped": faults
+    /// ruled out (another member impaired, or no replica to promote); "holds_dropped": the keys
+    /// the promoted replicas were made to lose.
     [[nodiscard]] auto counts() const -> const std::map<std::string, std::uint64_t>& {
         return counts_;
     }
@@ -94,6 +104,9 @@ private:
     [[nodiscard]] auto other_impaired(std::size_t m, clock::time_point now) const -> bool;
     void inject(clock::time_point now);
     void restart(std::size_t m);
+    /// DELs on `node` every key of the torture resources whose slot `had_slot` says it took.
+    auto drop_holds(const redlock_test::redis_server& node, const std::vector<bool>& had_slot)
+        -> std::size_t;
     auto uniform(std::int64_t lo, std::int64_t hi) -> std::int64_t;
     void note(const char* what, std::size_t m, const std::string& detail);
     void skip(const char* what, std::size_t m, const std::string& why);

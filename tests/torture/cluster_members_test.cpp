@@ -14,20 +14,28 @@
 // slot whose new master was not a master in the client's previous map does not count for
 // restart_quarantine_ms, here 1000 ms, the longest TTL the workers use. A forced failover loses
 // what the replica had not received; the quarantine is what must keep a lost grant from being
-// granted again. REDLOCK_TORTURE_WAIT_REPLICAS=1 runs the other configuration: every write
-// confirmed by WAIT 1 (the one replica each master has), and no quarantine.
+// granted again, and the promoted replica is made to lose every hold in those slots
+// (cluster_faults.hpp), so that it has to. REDLOCK_TORTURE_WAIT_REPLICAS=1 runs the other
+// configuration: every write confirmed by WAIT 1 (the one replica each master has), and no
+// quarantine.
 //
 // Environment:
 //   REDLOCK_TORTURE_SECONDS  length of the fault phase (default 60)
 //   REDLOCK_TORTURE_SEED     seed of the fault schedule and the workers (default: random,
 //                            printed for replay)
 //   REDLOCK_TORTURE_WORKERS  worker processes (default 4)
-//   REDLOCK_TORTURE_THREADS  threads per worker, sharing its client (default 2)
+//   REDLOCK_TORTURE_THREADS  threads per worker, sharing its client (default 2); with 2 or
+//                            more, the run fails without a hand-off
 //   REDLOCK_TORTURE_KEEP     1: keep the run directory (records, logs, faults.log) on success
 //   REDLOCK_TORTURE_WAIT_REPLICAS  each member's wait_replicas (default 0; 1: every master's
 //                            replica must confirm each write, and the quarantine defaults to 0)
 //   REDLOCK_TORTURE_QUARANTINE_MS  the clients' restart_quarantine_ms (default 1000 with
-//                            wait_replicas 0, else 0)
+//                            wait_replicas 0, else 0). 0 with wait_replicas 0 is unsafe on
+//                            purpose: the lossy failovers then give the checker work
+//   REDLOCK_TORTURE_LOSSY    0: a promoted replica keeps every key replication gave it (on
+//                            loopback, all of them); 1 (the default with wait_replicas 0): it
+//                            loses the torture resources' holds in the slots it took over
+//                            (cluster_faults.hpp)
 
 #include "checker.hpp"
 #include "cluster_faults.hpp"
@@ -122,9 +130,11 @@ TEST_CASE("torture: contending workers on three Redis Cluster members under fail
         std::clamp<std::uint64_t>(env_number("REDLOCK_TORTURE_THREADS", 2), 1, 64));
     const bool keep = env_number("REDLOCK_TORTURE_KEEP", 0) == 1;
     const std::uint64_t wait_replicas = env_number("REDLOCK_TORTURE_WAIT_REPLICAS", 0);
-    const std::uint64_t quarantine_ms = env_number(
-        "REDLOCK_TORTURE_QUARANTINE_MS",
-        wait_replicas > 0 ? 0 : static_cast<std::uint64_t>(max_ttl.count()));
+    // With wait_replicas, every acknowledged write is on the replica: nothing to lose.
+    const bool lossy = env_number("REDLOCK_TORTURE_LOSSY", wait_replicas > 0 ? 0 : 1) != 0;
+    const std::uint64_t quarantine_ms =
+        env_number("REDLOCK_TORTURE_QUARANTINE_MS",
+                   wait_replicas > 0 ? 0 : static_cast<std::uint64_t>(max_ttl.count()));
     const redlock_torture::workload load{.resources = {"torture:a", "torture:b", "torture:c"},
                                          .uses = "x,rw," + std::to_string(semaphore_permits),
                                          .permits = semaphore_permits,
@@ -143,7 +153,9 @@ TEST_CASE("torture: contending workers on three Redis Cluster members under fail
         std::to_string(member_count) +
         " Redis Cluster members of 2 shards, 1 replica per master; wait_replicas " +
         std::to_string(wait_replicas) + ", clients' restart quarantine " +
-        std::to_string(quarantine_ms) + " ms; run directory " + dir.string());
+        std::to_string(quarantine_ms) + " ms; forced failovers " +
+        (lossy ? "lose the holds in the slots they move" : "lose nothing on purpose") +
+        "; run directory " + dir.string());
 
     // ---- the members: 3 clusters of 4 nodes ---------------------------------------------------
     std::vector<redlock_test::cluster_member> members;
@@ -175,6 +187,7 @@ TEST_CASE("torture: contending workers on three Redis Cluster members under fail
     for (const auto& r : load.resources) lock_keys.push_back("redlock:{" + r + "}");
     redlock_torture::cluster_fault_settings settings;
     settings.quarantine = std::chrono::milliseconds{quarantine_ms};
+    settings.lose_holds = lossy;
     redlock_torture::cluster_faults faults{members, lock_keys, settings, seed, fault_log};
     say("torture (cluster members): at the start " + faults.layout());
     const auto fault_end = std::chrono::steady_clock::now() + std::chrono::seconds{seconds};
@@ -235,8 +248,8 @@ TEST_CASE("torture: contending workers on three Redis Cluster members under fail
         }
     }
     const redlock_torture::leftover_limits limits{max_ttl.count(), waiter_ttl.count()};
-    const auto keys = redlock_torture::summarize_leftovers(
-        redlock_torture::scan_keys(masters, {}), limits, fence_counters);
+    const auto keys = redlock_torture::summarize_leftovers(redlock_torture::scan_keys(masters, {}),
+                                                           limits, fence_counters);
 
     // ---- the records, the checks, the figures ---------------------------------------------------
     const auto records = redlock_torture::read_records(dir, workers, problems);
@@ -251,7 +264,8 @@ TEST_CASE("torture: contending workers on three Redis Cluster members under fail
         "  faults injected: forced failovers " + std::to_string(counts.at("forced_failover")) +
             ", restarts " + std::to_string(counts.at("restart")) + ", manual failovers " +
             std::to_string(counts.at("manual_failover")) + ", slot moves " +
-            std::to_string(counts.at("move_slot")) + " (skipped " +
+            std::to_string(counts.at("move_slot")) + ", hold keys dropped by failovers " +
+            std::to_string(counts.at("holds_dropped")) + " (skipped " +
             std::to_string(counts.at("skipped")) + ", at most " +
             std::to_string(faults.max_impaired()) +
             " members impaired at once); the clients' failover warnings " +
@@ -277,12 +291,16 @@ TEST_CASE("torture: contending workers on three Redis Cluster members under fail
     // The faults happened, and the clients applied the failover rule to them.
     CHECK(failovers > 0);
     if (quarantine_ms > 0 && failovers > 0) CHECK(warnings > 0);
+    // As in torture_test.cpp: a release handed a lock to a waiting thread of its client, on
+    // cluster members too (their release script runs on the slot's master).
+    const bool handoffs_seen = threads < 2 || records.total("handoffs") > 0;
+    CHECK(handoffs_seen);
     for (const auto& r : load.resources) CHECK(redlock_torture::holds_of(report, r) > 0);
     for (const char* kind : {"writer", "reader", "permit"})
         CHECK(redlock_torture::holds_of_kind(report, kind) > 0);
     const bool passed = problems.empty() && records.unreadable == 0 && report.ok() &&
                         keys.left == 0 && records.total("kind_mismatch") == 0 &&
-                        records.total("fencing_mismatch") == 0;
+                        records.total("fencing_mismatch") == 0 && handoffs_seen;
     if (passed && !keep) {
         std::error_code ignored;
         fs::remove_all(dir, ignored);

@@ -154,9 +154,9 @@ void print_figures(std::uint64_t seed, const run_records& records, const check_r
         ", node restarts seen " + total("node_restarts_seen"));
     say("  kinds: valid holds by kind: writer " + std::to_string(holds_of_kind(report, "writer")) +
         ", reader " + std::to_string(holds_of_kind(report, "reader")) + ", permit " +
-        std::to_string(holds_of_kind(report, "permit")) + "; most holders at once: " +
-        most_at_once + "; kind mismatches " + total("kind_mismatch") + ", fencing mismatches " +
-        total("fencing_mismatch"));
+        std::to_string(holds_of_kind(report, "permit")) +
+        "; most holders at once: " + most_at_once + "; kind mismatches " + total("kind_mismatch") +
+        ", fencing mismatches " + total("fencing_mismatch"));
     say("  hand-offs: " + total("handoffs") + " (releases passing the lock to a waiter of the " +
         "same client); writers granted without a token " + total("granted_unfenced") + " (valid " +
         std::to_string(report.unfenced_writers) + ", checked for overlaps)");
@@ -164,8 +164,8 @@ void print_figures(std::uint64_t seed, const run_records& records, const check_r
         std::to_string(report.overlaps.size()) + ", token inversions " +
         std::to_string(report.inversions.size()) + ", more than " + std::to_string(load.permits) +
         " permits at once " + std::to_string(report.excesses.size()) + ", keys left " +
-        std::to_string(keys.left) + " (bookkeeping keys expiring in time: " +
-        std::to_string(keys.expiring) +
+        std::to_string(keys.left) +
+        " (bookkeeping keys expiring in time: " + std::to_string(keys.expiring) +
         "; fence counters kept: " + std::to_string(keys.fence_counters) +
         "), unreadable record lines " + std::to_string(records.unreadable));
     say("  runtime " + std::to_string(seconds) + " s");

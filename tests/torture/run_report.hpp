@@ -73,8 +73,7 @@ struct leftover_summary {
     -> leftover_summary;
 
 /// Per resource, from the checker's report: the holds, and the most holders at once.
-[[nodiscard]] auto holds_of(const check_report& report, const std::string& resource)
-    -> std::size_t;
+[[nodiscard]] auto holds_of(const check_report& report, const std::string& resource) -> std::size_t;
 [[nodiscard]] auto holds_of_kind(const check_report& report, const char* kind) -> std::size_t;
 
 /// The figures every torture run prints, "torture figures (seed S):" then one line each:

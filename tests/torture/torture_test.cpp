@@ -131,8 +131,8 @@ TEST_CASE("torture: contending workers under injected faults") {
         " (replay with REDLOCK_TORTURE_SEED=" + std::to_string(seed) + "), " +
         std::to_string(seconds) + " s of faults, " + std::to_string(workers) + " workers of " +
         std::to_string(threads) + " threads, " + std::to_string(resources.size()) + " resources (" +
-        load.uses + ": a plain lock, readers and writers, a semaphore), " + std::to_string(node_count) +
-        " nodes (" + std::to_string(persistent_nodes) +
+        load.uses + ": a plain lock, readers and writers, a semaphore), " +
+        std::to_string(node_count) + " nodes (" + std::to_string(persistent_nodes) +
         " with appendfsync always, the others in memory " +
         std::string{delayed_restart ? "with the delayed-restart rule" : "restarted without delay"} +
         "; clients' restart quarantine " + std::to_string(quarantine_ms) + " ms), at most " +
