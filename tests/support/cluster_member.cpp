@@ -274,13 +274,20 @@ void cluster_member::manual_failover(std::size_t master) {
                   [&] { return role(replica) == "master" && role(master) == "slave"; });
 }
 
-void cluster_member::forced_failover(std::size_t master) {
+void cluster_member::forced_failover(std::size_t master,
+                                     const std::function<void(std::size_t)>& on_promoted) {
     check_index(master, "forced_failover");
     const auto replica = replica_of(master);
     nodes_[master].crash();
     // A failover needs the votes of a majority of all masters: with fewer than 3, the
     // survivors are no majority, and only a takeover promotes the replica.
     if (options_.shards < 3) run_ok(replica, {"CLUSTER", "FAILOVER", "TAKEOVER"});
+    if (on_promoted) {
+        const auto deadline = std::chrono::steady_clock::now() + failure_limit;
+        while (role(replica) != "master" && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds{1});
+        if (role(replica) == "master") on_promoted(replica);
+    }
     await_settled(failure_limit, [&] { return role(replica) == "master"; });
 }
 

@@ -90,7 +90,12 @@ public:
     /// surviving masters elect it (after node_timeout and an election delay: some 2-4 s);
     /// with fewer there is no majority left to vote, so the fixture sends CLUSTER FAILOVER
     /// TAKEOVER to the replica, as an operator would. The crashed node stays down.
-    void forced_failover(std::size_t master);
+    /// `on_promoted`, if set, is called with the replica's index as soon as its ROLE says
+    /// master, before the rest of the cluster has settled: what it does to the new master comes
+    /// before almost anything a client sends there (a client reads the new map only after a
+    /// request to the crashed master fails).
+    void forced_failover(std::size_t master,
+                         const std::function<void(std::size_t)>& on_promoted = {});
     /// Starts node `i` again (crashing it first if it runs) with its kept nodes.conf: a former
     /// master that was failed over comes back as a replica of its successor. Waits until it
     /// has rejoined and the cluster is settled.

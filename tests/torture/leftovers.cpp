@@ -15,30 +15,40 @@ auto keys_matching(const redlock_test::redis_server& node, const std::string& pa
 }
 
 auto leftover::describe() const -> std::string {
-    return "node " + std::to_string(node) + ": " + key + " (" + shape_name(shape) + ")" +
+    return node_name + ": " + key + " (" + shape_name(shape) + ")" +
            (value.empty() ? "" : " = " + value) + ", pttl " + std::to_string(pttl_ms) + " ms";
 }
 
-auto scan_keys(const std::vector<redlock_test::redis_server>& nodes, const key_layout& layout)
+auto scan_keys(const std::vector<named_node>& nodes, const key_layout& layout)
     -> std::vector<leftover> {
     std::vector<leftover> found;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const redlock_test::redis_server& node = *nodes[i].server;
         for (const auto& prefix : {layout.key_prefix, layout.queue_prefix}) {
-            for (auto& key : keys_matching(nodes[i], prefix + "*")) {
+            for (auto& key : keys_matching(node, prefix + "*")) {
                 leftover l;
                 l.node = i;
+                l.node_name = nodes[i].name;
                 l.shape = shape_of(key, layout).value_or(key_shape::unknown);
-                l.pttl_ms = nodes[i].pttl(key);
+                l.pttl_ms = node.pttl(key);
                 // The holder's value, for a failure message; sets, queues and hashes have none.
                 if (l.shape != key_shape::reader_set && l.shape != key_shape::queue &&
                     l.shape != key_shape::liveness)
-                    l.value = nodes[i].get(key).value_or("(gone)");
+                    l.value = node.get(key).value_or("(gone)");
                 l.key = std::move(key);
                 found.push_back(std::move(l));
             }
         }
     }
     return found;
+}
+
+auto scan_keys(const std::vector<redlock_test::redis_server>& nodes, const key_layout& layout)
+    -> std::vector<leftover> {
+    std::vector<named_node> named;
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+        named.push_back({"node " + std::to_string(i), &nodes[i]});
+    return scan_keys(named, layout);
 }
 
 }  // namespace redlock_torture
