@@ -83,15 +83,19 @@ auto cluster_routing::moved(std::uint16_t slot, const std::string& host, std::ui
                             time_point now) -> change {
     change c;
     const std::size_t n = index_of(host, port, c);
-    if (owner_[slot] != n && mapped_ && !is_master(n)) {
+    owner_[slot] = static_cast<std::uint16_t>(n);
+    // A promotion seen through a MOVED: the node is not recorded as a master, so that
+    // each further slot it turns out to serve (by MOVED or by the next map) is a failover
+    // too, not a resharding to a master.
+    if (mapped_ && !is_master(n)) {
         quarantine(slot, now);
         c.notes.push_back("slot " + std::to_string(slot) + " moved to " + describe(nodes_[n]) +
                           ", not a master before (a failover)" +
                           (quarantine_.count() > 0 ? ": its grants there are not counted for " +
                                                          std::to_string(quarantine_.count()) + " ms"
                                                    : ""));
+        return c;
     }
-    owner_[slot] = static_cast<std::uint16_t>(n);
     masters_[n] = true;
     return c;
 }

@@ -180,9 +180,20 @@ TEST_CASE("a MOVED to a node that was no master is a failover, a resharding is n
     CHECK(c.notes.size() == 1);
     CHECK(routing.quarantined_until(5) == t0 + 2ms + 2000ms);
     CHECK(routing.quarantined_slots(t0 + 3ms) == "5");
-    // C is a master now: another of A's slots moving there is not a second failover.
+    // Another of A's slots redirected to C: the same failover, in quarantine too.
     c = routing.moved(6, "127.0.0.1", 7003, t0 + 3ms);
+    CHECK(routing.quarantined_until(6) == t0 + 3ms + 2000ms);
+    // The next map: every slot C took from A is in quarantine, not only those it redirected.
+    (void)routing.apply(layout_of({{0, 8191, node(7003, 'c'), {}},
+                                   {8192, 16383, node(7002, 'b'), {}}}),
+                        t0 + 4ms);
+    CHECK(routing.quarantined_until(7) == t0 + 4ms + 2000ms);
+    CHECK(routing.quarantined_until(5) == t0 + 2ms + 2000ms);  // not extended: seen already
+    CHECK(routing.quarantined_until(9000) == std::chrono::steady_clock::time_point{});
+    // C is a master in that map: a slot moved to it later is a resharding.
+    c = routing.moved(9000, "127.0.0.1", 7003, t0 + 5ms);
     CHECK(c.notes.empty());
+    CHECK(routing.quarantined_until(9000) == std::chrono::steady_clock::time_point{});
 }
 
 TEST_CASE("with the quarantine off (wait_replicas), a failover is followed and nothing waits") {
