@@ -309,7 +309,7 @@ void client_core::probe(std::vector<std::vector<std::string>> commands,
 }
 
 auto client_core::stats() const -> client_stats {
-    return read_stats(counters_, connection_counters_, waiters_,
+    return read_stats(counters_, connection_counters_, nodes_, waiters_,
                       ops_.size() + admission_.held_back());
 }
 

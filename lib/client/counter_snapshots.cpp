@@ -7,6 +7,7 @@
 namespace redlock::detail {
 
 auto read_stats(const op_counters& ops, const connection_counters& connections,
+                const std::vector<std::unique_ptr<quorum_member>>& members,
                 const waiter_registry& waiters, std::size_t operations) -> client_stats {
     constexpr auto relaxed = std::memory_order_relaxed;
     client_stats s;
@@ -30,6 +31,18 @@ auto read_stats(const op_counters& ops, const connection_counters& connections,
     s.operations = operations;
     s.connects = connections.connects.load(relaxed);
     s.nodes_connected = connections.connected.load(relaxed);
+    // A cluster's or Sentinel master's connections count in the member's own counters
+    // (their number is not the members'); their traffic is the client's all the same.
+    for (const auto& m : members) {
+        const routed_member* r = m->routed();
+        if (r == nullptr) continue;
+        const connection_counters& own = r->traffic();
+        s.requests += own.requests.load(relaxed);
+        s.timeouts += own.timeouts.load(relaxed);
+        s.writes += own.writes.load(relaxed);
+        s.node_restarts += own.restarts.load(relaxed);
+        s.connects += own.connects.load(relaxed);
+    }
     return s;
 }
 

@@ -19,6 +19,7 @@ class waiter_registry;
 
 /// `operations`: in flight, and held back by max_concurrent_acquisitions.
 [[nodiscard]] auto read_stats(const op_counters& ops, const connection_counters& connections,
+                              const std::vector<std::unique_ptr<quorum_member>>& members,
                               const waiter_registry& waiters, std::size_t operations)
     -> client_stats;
 

@@ -43,6 +43,11 @@ public:
     /// The member's counters as one node's, for client::metrics() (any thread):
     /// answers it failed to give, and `up` while it knows where to send.
     [[nodiscard]] auto metrics() const noexcept -> const node_counters& { return metrics_; }
+    /// What the member's own connections counted (requests, writes, connects…), for
+    /// client::stats(); read from any thread.
+    [[nodiscard]] auto traffic() const noexcept -> const connection_counters& {
+        return own_counters_;
+    }
 
     virtual void start() = 0;
     /// Fails what is pending with `stopped`, closes every connection, then `done`.
@@ -111,6 +116,7 @@ protected:
     /// The counters the member's own connections write: its connections are
     /// not the client's nodes (stats().nodes_connected counts members).
     [[nodiscard]] auto own_counters() noexcept -> connection_counters& { return own_counters_; }
+
 
 private:
     struct request {

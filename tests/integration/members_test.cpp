@@ -146,6 +146,11 @@ TEST_CASE("a slot resharded under locks: ASK while it moves, MOVED after, no loc
     CHECK(client.release(*held));
     CHECK_FALSE(shards.exists(lock_key(first)));
     if (during) CHECK(client.release(*during));
+    // The member's connections count in the client's stats like a node's.
+    const auto stats_now = client.stats();
+    CHECK(stats_now.requests > 0);
+    CHECK(stats_now.writes > 0);
+    CHECK(stats_now.nodes_connected == 1);  // one member, however many connections
 }
 
 TEST_CASE("a failover, manual or forced, puts the slots in quarantine: never two holders") {
