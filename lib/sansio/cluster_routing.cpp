@@ -1,5 +1,7 @@
 #include "sansio/cluster_routing.hpp"
 
+#include <algorithm>
+
 namespace redlock::detail {
 namespace {
 
@@ -48,6 +50,15 @@ auto cluster_routing::apply(const slot_layout& layout, time_point now) -> change
     masters_.assign(nodes_.size(), false);
     for (const auto n : owner)
         if (n != no_node) masters_[n] = true;
+    replicas_.assign(nodes_.size(), {});
+    for (const slot_range& range : layout.ranges) {
+        auto& list = replicas_[index_of(range.master.host, range.master.port, c)];
+        for (const cluster_node& r : range.replicas) {
+            std::string address = r.address();
+            if (std::find(list.begin(), list.end(), address) == list.end())
+                list.push_back(std::move(address));
+        }
+    }
     if (had_map) {
         // Report each failover once per new master, with the slots it took.
         std::vector<std::pair<unsigned, unsigned>> taken_first_last(nodes_.size(), {16384, 0});

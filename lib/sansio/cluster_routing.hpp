@@ -62,6 +62,10 @@ public:
     [[nodiscard]] auto is_master(std::size_t i) const noexcept -> bool {
         return i < masters_.size() && masters_[i];
     }
+    /// The replicas the last map named for master `i` ("host:port" each), for `redlock check`.
+    [[nodiscard]] auto replicas_of(std::size_t i) const -> std::vector<std::string> {
+        return i < replicas_.size() ? replicas_[i] : std::vector<std::string>{};
+    }
     /// Whether a slot map has been applied.
     [[nodiscard]] auto mapped() const noexcept -> bool { return mapped_; }
     /// The slots in quarantine at `now`, as "first-last" items; empty when none.
@@ -72,8 +76,9 @@ private:
     void quarantine(std::uint16_t slot, time_point now);
 
     std::chrono::milliseconds quarantine_;
-    std::vector<cluster_node> nodes_;  // every node ever named; indices are stable
-    std::vector<bool> masters_;        // per node: serves a slot in the current map
+    std::vector<cluster_node> nodes_;                 // every node ever named; indices are stable
+    std::vector<bool> masters_;                       // per node: serves a slot in the current map
+    std::vector<std::vector<std::string>> replicas_;  // per node: its replicas in that map
     std::array<std::uint16_t, 16384> owner_{};
     std::array<time_point, 16384> quarantined_until_{};
     bool mapped_ = false;

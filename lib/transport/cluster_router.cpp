@@ -298,8 +298,12 @@ auto cluster_router::topology() const -> std::vector<std::string> {
         for (unsigned s = 0; s < 16384; ++s)
             if (routing_.node_of(static_cast<std::uint16_t>(s)) == n) ++count;
         const node_connection* c = n < by_node_.size() ? by_node_[n] : nullptr;
-        lines.push_back("master " + routing_.node(n).address() + ": " + std::to_string(count) +
-                        " slots" + (c != nullptr && c->connected() ? "" : ", not connected"));
+        std::string line = "master " + routing_.node(n).address() + ": " + std::to_string(count) +
+                           " slots" + (c != nullptr && c->connected() ? "" : ", not connected");
+        const std::vector<std::string> replicas = routing_.replicas_of(n);
+        line += replicas.empty() ? std::string{", no replica"} : ", replicas";
+        for (const std::string& r : replicas) line.append(" ").append(r);
+        lines.push_back(std::move(line));
     }
     if (const std::string q = routing_.quarantined_slots(now); !q.empty())
         lines.push_back("in quarantine (a failover): slots " + q);

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 using namespace std::chrono_literals;
 using redlock::detail::cluster_node;
@@ -169,6 +170,8 @@ TEST_CASE("a MOVED to a node that was no master is a failover, a resharding is n
                                    {8192, 16383, node(7002, 'b'), {}}}),
                         t0);
     CHECK(routing.node(*routing.node_of(100)).port == 7001);
+    CHECK(routing.replicas_of(*routing.node_of(100)) == std::vector<std::string>{"127.0.0.1:7003"});
+    CHECK(routing.replicas_of(*routing.node_of(9000)).empty());
     // Resharding: slot 100 moves to B, a master already.
     auto c = routing.moved(100, "127.0.0.1", 7002, t0 + 1ms);
     CHECK(c.notes.empty());
@@ -184,9 +187,8 @@ TEST_CASE("a MOVED to a node that was no master is a failover, a resharding is n
     c = routing.moved(6, "127.0.0.1", 7003, t0 + 3ms);
     CHECK(routing.quarantined_until(6) == t0 + 3ms + 2000ms);
     // The next map: every slot C took from A is in quarantine, not only those it redirected.
-    (void)routing.apply(layout_of({{0, 8191, node(7003, 'c'), {}},
-                                   {8192, 16383, node(7002, 'b'), {}}}),
-                        t0 + 4ms);
+    (void)routing.apply(
+        layout_of({{0, 8191, node(7003, 'c'), {}}, {8192, 16383, node(7002, 'b'), {}}}), t0 + 4ms);
     CHECK(routing.quarantined_until(7) == t0 + 4ms + 2000ms);
     CHECK(routing.quarantined_until(5) == t0 + 2ms + 2000ms);  // not extended: seen already
     CHECK(routing.quarantined_until(9000) == std::chrono::steady_clock::time_point{});
