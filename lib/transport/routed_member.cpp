@@ -50,6 +50,13 @@ routed_member::~routed_member() {
 auto routed_member::send(std::string_view encoded, reply_sink* sink, std::uint32_t tag,
                          std::uint16_t slot, bool replicated) -> std::uint32_t {
     std::uint32_t index = 0;
+    if (free_.empty() && requests_.size() > index_mask) {
+        // A tag holds 20 bits of index: beyond a million requests in flight on one
+        // member, refuse (on a later turn, as every failure) rather than alias.
+        overflow_.emplace_back(sink, tag);
+        schedule_failures();
+        return node_connection::no_request;
+    }
     if (!free_.empty()) {
         index = free_.back();
         free_.pop_back();
@@ -193,9 +200,17 @@ void routed_member::release_if_finished(std::uint32_t index) {
 
 void routed_member::fail_later(std::uint32_t index, std::string why) {
     failing_.emplace_back(index, std::move(why));
+    schedule_failures();
+}
+
+void routed_member::schedule_failures() {
     if (failing_timer_) return;
     failing_timer_ = timers_.schedule(std::chrono::milliseconds{0}, [this] {
         failing_timer_.reset();
+        for (auto& [sink, tag] : std::exchange(overflow_, {})) {
+            sink->on_reply(tag, reply_event{request_status::unreachable, nullptr,
+                                            "more than a million requests in flight"});
+        }
         auto batch = std::exchange(failing_, {});
         for (auto& [i, cause] : batch) {
             if (!requests_[i].done) {
@@ -244,6 +259,12 @@ void routed_member::stop_all() noexcept {
     }
     failing_.clear();
     parked_.clear();
+    for (auto& [sink, tag] : std::exchange(overflow_, {})) {
+        call_guarded([&] {
+            sink->on_reply(
+                tag, reply_event{request_status::stopped, nullptr, "the client is shutting down"});
+        });
+    }
     for (std::uint32_t i = 0; i < requests_.size(); ++i) {
         request& r = requests_[i];
         r.parked = false;

@@ -117,7 +117,6 @@ protected:
     /// not the client's nodes (stats().nodes_connected counts members).
     [[nodiscard]] auto own_counters() noexcept -> connection_counters& { return own_counters_; }
 
-
 private:
     struct request {
         reply_sink* sink = nullptr;
@@ -127,12 +126,12 @@ private:
         bool live = false;  // the slot is in use
         bool done = false;  // answered or disowned: later answers are dropped
         bool parked = false;
-        std::uint8_t round = 0;      // sends so far; answers of an older round are dropped
-        std::uint8_t redirects = 0;  // MOVED/ASK followed
-        std::uint8_t owed = 0;       // answers still to come from connections
+        std::uint8_t round = 0;        // sends so far; answers of an older round are dropped
+        std::uint8_t redirects = 0;    // MOVED/ASK followed
+        std::uint8_t owed = 0;         // answers still to come from connections
         std::uint16_t generation = 0;  // bumped at each reuse: a stale number disowns nothing
-        std::string command;         // encoded, for a resend
-        owned_reply held;            // the write's answer, while WAIT's is awaited
+        std::string command;           // encoded, for a resend
+        owned_reply held;              // the write's answer, while WAIT's is awaited
         bool holding = false;
     };
 
@@ -142,6 +141,7 @@ private:
     void place(std::uint32_t index, node_connection& c, bool asking);
     void forward(std::uint32_t index, const reply_event& event);
     void fail_later(std::uint32_t index, std::string why);
+    void schedule_failures();
     void release_if_finished(std::uint32_t index);
 
     std::string name_;
@@ -151,7 +151,8 @@ private:
     std::vector<request> requests_;
     std::vector<std::uint32_t> free_;
     std::vector<std::uint32_t> parked_;
-    std::vector<std::pair<std::uint32_t, std::string>> failing_;  // failed on the next turn
+    std::vector<std::pair<std::uint32_t, std::string>> failing_;   // failed on the next turn
+    std::vector<std::pair<reply_sink*, std::uint32_t>> overflow_;  // refused: no index left
     std::optional<timer_queue::key> failing_timer_;
     node_counters metrics_;
     std::string wake_channel_;
