@@ -136,9 +136,13 @@ TEST_SUITE("grant commands") {
         CHECK(live_key(keys, lock).view() == "queue:{orders:42}|live");
         CHECK(fence_key(keys, lock) == "fence:{orders:42}");
         const std::uint16_t slot = key_slot("{orders:42}");
+        // Each key made first: a view into a temporary would dangle in the list.
+        const auto lock_key = keys_of(keys, lock);
+        const auto readers = readers_key(keys, lock);
+        const auto queue = queue_key(keys, lock);
+        const auto live = live_key(keys, lock);
         for (const std::string_view k :
-             {keys_of(keys, lock).front(), readers_key(keys, lock).view(),
-              queue_key(keys, lock).view(), live_key(keys, lock).view()})
+             {lock_key.front(), readers.view(), queue.view(), live.view()})
             CHECK(key_slot(k) == slot);
         CHECK(key_slot(fence_key(keys, lock)) == slot);
 
