@@ -122,8 +122,10 @@ auto release_call(const key_space& space, const lock_state& lock, bool eval,
     const std::string_view wake{&lock.wake, 1};
     // An empty channel publishes nothing there (scripts.cpp, release_wake_source).
     const std::string_view classic = space.publish_classic ? space.wake_prefix : "";
-    const std::string shard_channel = shard_wake_channel(space, lock);
-    const std::string_view shard = shard_channel;
+    // On the stack, like the keys: a release is on every lock's path.
+    const joined_text shard_channel =
+        space.publish_shard ? tagged_key(space.wake_prefix, lock.resources.front()) : joined_text{};
+    const std::string_view shard = shard_channel.view();
     if (lock.kind == lock_kind::permit) {
         const std::vector<std::string> keys = permit_keys(space, lock, scope);
         const joined_text queue = queue_key(space, lock);
