@@ -138,6 +138,13 @@ void routed_member::answer(std::uint32_t index, std::uint32_t tag, const reply_e
     request& r = requests_[index];
     const auto round = static_cast<std::uint8_t>(tag >> round_shift);
     if (r.done || round != r.round || (tag & asking_bit) != 0) return;
+    if (!r.replicated && (tag & wait_bit) == 0 && event.status == request_status::reply &&
+        !is_error(event.answer)) {
+        // The usual answer: what decide_member_reply says of it (forward, no refresh),
+        // without asking.
+        forward(index, event);
+        return;
+    }
     const member_reply_action a =
         decide_member_reply(event, {(tag & wait_bit) != 0, r.holding, r.replicated, r.redirects});
     if (a.refresh) trouble(r.slot);
