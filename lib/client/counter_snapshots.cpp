@@ -46,8 +46,7 @@ auto read_stats(const op_counters& ops, const connection_counters& connections,
     return s;
 }
 
-auto read_metrics(const op_counters& ops,
-                  const std::vector<std::unique_ptr<quorum_member>>& nodes,
+auto read_metrics(const op_counters& ops, const std::vector<std::unique_ptr<quorum_member>>& nodes,
                   const waiter_registry& waiters) -> metrics_snapshot {
     constexpr auto relaxed = std::memory_order_relaxed;
     metrics_snapshot m;

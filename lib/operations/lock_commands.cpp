@@ -113,7 +113,7 @@ auto permit_keys(const key_space& space, const lock_state& lock, permit_scope sc
 
 auto shard_wake_channel(const key_space& space, const lock_state& lock) -> std::string {
     if (!space.publish_shard) return {};
-    return std::string{space.wake_prefix}.append(tagged_resource(lock.resources.front()));
+    return std::string{tagged_key(space.wake_prefix, lock.resources.front()).view()};
 }
 
 auto release_call(const key_space& space, const lock_state& lock, bool eval,

@@ -5,14 +5,6 @@
 namespace redlock::detail {
 namespace {
 
-auto to_port(std::string_view text) -> std::optional<std::uint16_t> {
-    unsigned value = 0;
-    const auto* end = text.data() + text.size();
-    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-    if (ec != std::errc{} || ptr != end || value == 0 || value > 65535) return std::nullopt;
-    return static_cast<std::uint16_t>(value);
-}
-
 /// One node entry of CLUSTER SLOTS: [host, port, id?, metadata?].
 auto read_node(const reply* r, std::string_view asked_host) -> std::optional<cluster_node> {
     const reply* host = element_of(r, 0);
@@ -29,6 +21,14 @@ auto read_node(const reply* r, std::string_view asked_host) -> std::optional<clu
 }
 
 }  // namespace
+
+auto read_port(std::string_view text) -> std::optional<std::uint16_t> {
+    unsigned value = 0;
+    const auto* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if (ec != std::errc{} || ptr != end || value == 0 || value > 65535) return std::nullopt;
+    return static_cast<std::uint16_t>(value);
+}
 
 auto cluster_node::address() const -> std::string {
     // Appended piece by piece: GCC 12 at -O3 misreads a chain of operator+ (-Wrestrict).
@@ -125,7 +125,7 @@ auto read_redirection(const reply* r) -> std::optional<redirection> {
     const std::string_view where = text.substr(space + 1);
     const auto colon = where.rfind(':');
     if (colon == std::string_view::npos) return std::nullopt;
-    const auto port = to_port(where.substr(colon + 1));
+    const auto port = read_port(where.substr(colon + 1));
     if (!port) return std::nullopt;
     out.port = *port;
     std::string_view host = where.substr(0, colon);

@@ -41,6 +41,9 @@ struct slot_layout {
     [[nodiscard]] auto unserved() const -> std::string;
 };
 
+/// A TCP port written in decimal (1..65535), as redirections and Sentinel name them.
+[[nodiscard]] auto read_port(std::string_view text) -> std::optional<std::uint16_t>;
+
 /// Appends "first-last" (or "first" alone) to `out`, after ", " unless it is empty: how slot
 /// ranges are listed in messages.
 void append_slot_range(std::string& out, unsigned first, unsigned last);

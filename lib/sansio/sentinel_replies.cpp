@@ -1,21 +1,10 @@
 #include "sansio/sentinel_replies.hpp"
 
-#include <charconv>
+#include "sansio/cluster_replies.hpp"
+
 #include <vector>
 
 namespace redlock::detail {
-namespace {
-
-auto to_port(std::string_view text) -> std::optional<std::uint16_t> {
-    unsigned value = 0;
-    const auto* end = text.data() + text.size();
-    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-    if (ec != std::errc{} || ptr != end || value == 0 || value > 65535) return std::nullopt;
-    return static_cast<std::uint16_t>(value);
-}
-
-}  // namespace
-
 auto read_master_address(const reply* r) -> master_lookup {
     master_lookup out;
     if (is_nil(r) || (r != nullptr && r->kind == reply_kind::array && r->elements.empty())) {
@@ -28,7 +17,7 @@ auto read_master_address(const reply* r) -> master_lookup {
         out.error = "GET-MASTER-ADDR-BY-NAME answered " + describe_reply(r);
         return out;
     }
-    const auto p = to_port(port->text);
+    const auto p = read_port(port->text);
     if (!p || host->text.empty()) {
         out.error = "GET-MASTER-ADDR-BY-NAME answered an unusable address";
         return out;
@@ -47,7 +36,7 @@ auto read_switch_master(std::string_view payload, std::string_view name)
         payload.remove_prefix(space + 1);
     }
     if (words.size() != 5 || words[0] != name) return std::nullopt;
-    const auto port = to_port(words[4]);
+    const auto port = read_port(words[4]);
     if (!port || words[3].empty()) return std::nullopt;
     return master_address{std::string{words[3]}, *port};
 }

@@ -20,30 +20,26 @@ auto key_of(const std::string& host, std::uint16_t port) -> std::string {
 
 }  // namespace
 
-cluster_router::cluster_router(parts p, const cluster_member& member, std::string name)
-    : routed_member{std::move(name), member.wait_replicas, p.config.request_timeout, p.timers,
-                    p.counters},
-      p_{std::move(p)},
+cluster_router::cluster_router(const member_parts& parts, const cluster_member& member,
+                               std::string name)
+    : routed_member{parts, std::move(name), member.wait_replicas},
       member_{member},
-      routing_{member.wait_replicas > 0
-                   ? std::chrono::milliseconds{0}
-                   : p_.config.restart_quarantine.value_or(p_.config.lock.ttl)} {}
+      routing_{failover_quarantine()} {}
 
-cluster_router::~cluster_router() {
-    if (refresh_timer_) timers().cancel(*refresh_timer_);
+auto cluster_router::discovered(const std::string& host, std::uint16_t port) const -> node_address {
+    node_address address;
+    address.host = host;
+    address.port = port;
+    // Discovered nodes are reached like the first seed (TLS or not).
+    address.tls = member_.seeds.empty() || member_.seeds.front().tls;
+    return address;
 }
 
 auto cluster_router::connect(const std::string& host, std::uint16_t port) -> node_connection& {
     const std::string key = key_of(host, port);
     auto it = connections_.find(key);
     if (it != connections_.end()) return *it->second;
-    node_address address;
-    address.host = host;
-    address.port = port;
-    // Discovered nodes are reached like the first seed (TLS or not).
-    address.tls = member_.seeds.empty() || member_.seeds.front().tls;
-    auto c = std::make_unique<node_connection>(p_.loop, p_.batcher, std::move(address), p_.config,
-                                               p_.rng, own_counters(), p_.tls);
+    auto c = open_connection(discovered(host, port), parts().config);
     c->expect(node_handshake::peer::cluster_node);
     node_connection& ref = *c;
     connections_.emplace(key, std::move(c));
@@ -55,8 +51,7 @@ void cluster_router::start() {
     for (const node_address& seed : member_.seeds) {
         if (seed.is_unix()) {
             // A seed on a Unix socket: its own connection, not shared by address.
-            auto c = std::make_unique<node_connection>(p_.loop, p_.batcher, seed, p_.config, p_.rng,
-                                                       own_counters(), p_.tls);
+            auto c = open_connection(seed, parts().config);
             c->expect(node_handshake::peer::cluster_node);
             seeds_.push_back(c.get());
             c->start();
@@ -65,7 +60,7 @@ void cluster_router::start() {
         }
         seeds_.push_back(&connect(seed.host, seed.port));
     }
-    refresh();
+    look_again();
 }
 
 void cluster_router::connect_new(const cluster_routing::change& c) {
@@ -75,10 +70,10 @@ void cluster_router::connect_new(const cluster_routing::change& c) {
         by_node_[n] = &connect(node.host, node.port);
     }
     for (const std::string& note : c.notes)
-        log_warning(p_.config, "redlock: " + name() + ": " + note);
+        log_warning(parts().config, "redlock: " + name() + ": " + note);
 }
 
-void cluster_router::refresh() {
+void cluster_router::look_again() {
     if (closing_ || asking_) return;
     // Sources in turn: the masters known, then the seeds; each with its host,
     // which names a node the answer announces with an empty host (a node that
@@ -99,28 +94,14 @@ void cluster_router::refresh() {
     asked_host_ = host;
     source->send(encoded_command{"CLUSTER", "SLOTS"}.bytes(), this,
                  slots_tag | static_cast<std::uint32_t>(next_source_ % sources.size()));
-    refresh_after(member_.refresh_interval);
-}
-
-void cluster_router::refresh_after(std::chrono::milliseconds delay) {
-    if (closing_) return;
-    const std::uint64_t due = timers().now() + static_cast<std::uint64_t>(delay.count());
-    if (refresh_timer_) {
-        if (refresh_due_ <= due) return;
-        timers().cancel(*refresh_timer_);
-    }
-    refresh_due_ = due;
-    refresh_timer_ = timers().schedule(delay, [this] {
-        refresh_timer_.reset();
-        refresh();
-    });
+    look_again_after(member_.refresh_interval);
 }
 
 void cluster_router::on_internal(std::uint32_t tag, const reply_event& event) {
     if ((tag & subscription_tag) == subscription_tag) {
         // An SSUBSCRIBE refused (MOVED: the slot moved meanwhile): look again.
         if (event.status == request_status::reply && is_error(event.answer))
-            refresh_after(trouble_refresh);
+            look_again_after(trouble_refresh);
         // ["ssubscribe", channel, count]: that channel is heard from now on.
         const reply* kind = element_of(event.answer, 0);
         const reply* channel = element_of(event.answer, 1);
@@ -155,11 +136,11 @@ void cluster_router::on_slots(const reply_event& event) {
             fail_parked("no slot map from any seed (" + last_error_ + ")");
             failed_sources_ = 0;
         }
-        refresh_after(std::max(p_.config.reconnect.min_delay, trouble_refresh));
+        look_again_after(std::max(parts().config.reconnect.min_delay, trouble_refresh));
         return;
     }
     failed_sources_ = 0;
-    refresh_after(member_.refresh_interval);
+    look_again_after(member_.refresh_interval);
     const cluster_routing::change c = routing_.apply(layout, std::chrono::steady_clock::now());
     connect_new(c);
     set_up(true);
@@ -176,12 +157,8 @@ void cluster_router::on_slots(const reply_event& event) {
 auto cluster_router::subscriber(std::size_t n) -> node_connection& {
     auto& slot = subscribers_[n];
     if (slot) return *slot;
-    node_address address;
-    address.host = routing_.node(n).host;
-    address.port = routing_.node(n).port;
-    address.tls = member_.seeds.empty() || member_.seeds.front().tls;
-    slot = std::make_unique<node_connection>(p_.loop, p_.batcher, std::move(address), p_.config,
-                                             p_.rng, own_counters(), p_.tls);
+    slot =
+        open_connection(discovered(routing_.node(n).host, routing_.node(n).port), parts().config);
     // The handshake's SUBSCRIBE (this client's classic channel) puts the connection in
     // pub/sub mode; the shard channels follow, and again after every reconnect.
     slot->subscribe(wake_channel(), on_wake());
@@ -252,7 +229,7 @@ auto cluster_router::connection_for(std::uint16_t slot, std::string& why, bool& 
 void cluster_router::unrouted(std::uint16_t slot, std::string& why) {
     // Out of line: the message costs the per-request path nothing.
     why = "slot " + std::to_string(slot) + " is served by no node of " + name();
-    refresh_after(trouble_refresh);
+    look_again_after(trouble_refresh);
 }
 
 auto cluster_router::redirected(const redirection& r) -> node_connection* {
@@ -273,7 +250,7 @@ auto cluster_router::redirected(const redirection& r) -> node_connection* {
 
 void cluster_router::trouble(std::uint16_t slot) {
     (void)slot;
-    refresh_after(trouble_refresh);
+    look_again_after(trouble_refresh);
 }
 
 auto cluster_router::quarantined_until(std::uint16_t slot) const noexcept
@@ -319,10 +296,7 @@ auto cluster_router::connections() const -> std::vector<const node_connection*> 
 void cluster_router::close(std::function<void()> done) {
     if (closing_) return;
     closing_ = true;
-    if (refresh_timer_) {
-        timers().cancel(*refresh_timer_);
-        refresh_timer_.reset();
-    }
+    stop_looking();
     stop_all();
     on_closed_ = std::move(done);
     closes_pending_ = static_cast<int>(connections_.size() + subscribers_.size());

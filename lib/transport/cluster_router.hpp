@@ -23,24 +23,10 @@
 namespace redlock::detail {
 
 class node_connection;
-class random_source;
-class tls_context;
-class write_batcher;
-struct connection_counters;
 
 class cluster_router final : public routed_member {
 public:
-    struct parts {
-        uv_loop_t* loop;
-        write_batcher& batcher;
-        const client_config& config;
-        random_source& rng;
-        connection_counters& counters;
-        timer_queue& timers;
-        std::shared_ptr<const tls_context> tls;
-    };
-    cluster_router(parts p, const cluster_member& member, std::string name);
-    ~cluster_router() override;
+    cluster_router(const member_parts& parts, const cluster_member& member, std::string name);
 
     void start() override;
     void close(std::function<void()> done) override;
@@ -62,20 +48,20 @@ private:
     void trouble(std::uint16_t slot) override;
     void on_internal(std::uint32_t tag, const reply_event& event) override;
 
+    /// How a node the cluster named is reached: like the first seed.
+    [[nodiscard]] auto discovered(const std::string& host, std::uint16_t port) const
+        -> node_address;
     /// The connection to `host:port`, opened if new.
     auto connect(const std::string& host, std::uint16_t port) -> node_connection&;
     void connect_new(const cluster_routing::change& c);
     /// Asks for the slot map now, of the next source in turn.
-    void refresh();
-    /// Asks again after `delay`, unless a refresh is already due sooner.
-    void refresh_after(std::chrono::milliseconds delay);
+    void look_again() override;
     void on_slots(const reply_event& event);
     /// SSUBSCRIBEs `channel` where its slot is served now (and leaves where it was).
     void subscribe_where_due(const std::string& channel);
     /// Node `n`'s subscriber connection, opened if new.
     auto subscriber(std::size_t n) -> node_connection&;
 
-    parts p_;
     const cluster_member& member_;
     cluster_routing routing_;
     std::map<std::string, std::unique_ptr<node_connection>> connections_;  // by "host:port"
@@ -96,8 +82,6 @@ private:
     std::size_t failed_sources_ = 0;
     std::string last_error_;
     std::string asked_;  // the node the last CLUSTER SLOTS went to
-    std::optional<timer_queue::key> refresh_timer_;
-    std::uint64_t refresh_due_ = 0;  // loop ms
     bool closing_ = false;
     int closes_pending_ = 0;
     std::function<void()> on_closed_;

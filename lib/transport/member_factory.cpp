@@ -16,14 +16,12 @@ auto make_members(const member_parts& p) -> std::vector<std::unique_ptr<quorum_m
         // Named by its first seed: what the user wrote, whoever serves the slots now.
         std::string name =
             "cluster " + (m.seeds.empty() ? std::string{"?"} : m.seeds.front().to_string());
-        members.push_back(std::make_unique<quorum_member>(std::make_unique<cluster_router>(
-            cluster_router::parts{p.loop, p.batcher, p.config, p.rng, p.counters, p.timers, p.tls},
-            m, std::move(name))));
+        members.push_back(std::make_unique<quorum_member>(
+            std::make_unique<cluster_router>(p, m, std::move(name))));
     }
     for (const sentinel_member& m : p.config.sentinel_masters) {
-        members.push_back(std::make_unique<quorum_member>(std::make_unique<sentinel_router>(
-            sentinel_router::parts{p.loop, p.batcher, p.config, p.rng, p.counters, p.timers, p.tls},
-            m, "sentinel master \"" + m.master_name + "\"")));
+        members.push_back(std::make_unique<quorum_member>(
+            std::make_unique<sentinel_router>(p, m, "sentinel master \"" + m.master_name + "\"")));
     }
     return members;
 }

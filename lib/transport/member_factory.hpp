@@ -13,21 +13,6 @@
 
 namespace redlock::detail {
 
-class random_source;
-class tls_context;
-class timer_queue;
-class write_batcher;
-
-struct member_parts {
-    uv_loop_t* loop;
-    write_batcher& batcher;
-    const client_config& config;  // outlives the members
-    random_source& rng;
-    connection_counters& counters;
-    timer_queue& timers;
-    std::shared_ptr<const tls_context> tls;
-};
-
 /// Not started: the caller starts each one.
 [[nodiscard]] auto make_members(const member_parts& p)
     -> std::vector<std::unique_ptr<quorum_member>>;

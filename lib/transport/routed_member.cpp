@@ -26,16 +26,15 @@ constexpr auto inner_tag(std::uint32_t index, std::uint8_t round, std::uint32_t 
 
 }  // namespace
 
-routed_member::routed_member(std::string name, int wait_replicas,
-                             std::chrono::milliseconds wait_timeout, timer_queue& timers,
-                             connection_counters& client_counters)
-    : name_{std::move(name)},
+routed_member::routed_member(const member_parts& parts, std::string name, int wait_replicas)
+    : parts_{parts},
+      name_{std::move(name)},
       wait_replicas_{wait_replicas},
-      timers_{timers},
-      client_counters_{&client_counters} {
+      timers_{parts.timers},
+      client_counters_{&parts.counters} {
     if (wait_replicas_ > 0) {
         // WAIT 0 would block forever: the timeout is at least 1 ms.
-        const auto ms = std::max<std::int64_t>(1, wait_timeout.count());
+        const auto ms = std::max<std::int64_t>(1, parts.config.request_timeout.count());
         const std::string n = std::to_string(wait_replicas_);
         const std::string t = std::to_string(ms);
         append_command(wait_command_, {"WAIT", n, t});
@@ -44,6 +43,7 @@ routed_member::routed_member(std::string name, int wait_replicas,
 
 routed_member::~routed_member() {
     if (failing_timer_) timers_.cancel(*failing_timer_);
+    stop_looking();
     set_up(false);
 }
 
@@ -226,6 +226,37 @@ void routed_member::schedule_failures() {
             release_if_finished(i);
         }
     });
+}
+
+auto routed_member::open_connection(node_address address, const client_config& config)
+    -> std::unique_ptr<node_connection> {
+    return std::make_unique<node_connection>(parts_.loop, parts_.batcher, std::move(address),
+                                             config, parts_.rng, own_counters_, parts_.tls);
+}
+
+auto routed_member::failover_quarantine() const noexcept -> std::chrono::milliseconds {
+    if (wait_replicas_ > 0) return std::chrono::milliseconds{0};
+    return parts_.config.restart_quarantine.value_or(parts_.config.lock.ttl);
+}
+
+void routed_member::look_again_after(std::chrono::milliseconds delay) {
+    if (looking_stopped_) return;
+    const std::uint64_t due = timers_.now() + static_cast<std::uint64_t>(delay.count());
+    if (look_timer_) {
+        if (look_due_ <= due) return;
+        timers_.cancel(*look_timer_);
+    }
+    look_due_ = due;
+    look_timer_ = timers_.schedule(delay, [this] {
+        look_timer_.reset();
+        look_again();
+    });
+}
+
+void routed_member::stop_looking() noexcept {
+    looking_stopped_ = true;
+    if (look_timer_) timers_.cancel(*look_timer_);
+    look_timer_.reset();
 }
 
 void routed_member::dispatch_parked() {

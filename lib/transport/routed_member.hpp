@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,10 +27,26 @@
 
 namespace redlock::detail {
 
+class random_source;
+class tls_context;
+class write_batcher;
+
+/// What every member is made with: the client's loop, batcher, configuration (it outlives
+/// the members), random source, connection counters, timers and TLS context.
+struct member_parts {
+    uv_loop_t* loop;
+    write_batcher& batcher;
+    const client_config& config;
+    random_source& rng;
+    connection_counters& counters;
+    timer_queue& timers;
+    std::shared_ptr<const tls_context> tls;
+};
+
 class routed_member : protected reply_sink {
 public:
-    routed_member(std::string name, int wait_replicas, std::chrono::milliseconds wait_timeout,
-                  timer_queue& timers, connection_counters& client_counters);
+    /// WAIT, with wait_replicas, waits at most the config's request_timeout.
+    routed_member(const member_parts& parts, std::string name, int wait_replicas);
     routed_member(const routed_member&) = delete;
     auto operator=(const routed_member&) -> routed_member& = delete;
     ~routed_member() override;
@@ -96,9 +113,23 @@ protected:
     void dispatch_parked();
     /// Fails what was parked, on a later turn, with `why`.
     void fail_parked(const std::string& why);
+    /// Reads the topology again (a cluster's slot map, the sentinels' answer).
+    virtual void look_again() = 0;
+    /// look_again() after `delay`, unless one is already due sooner. Nothing after stop_looking().
+    void look_again_after(std::chrono::milliseconds delay);
+    /// Closing: no look_again() from now on.
+    void stop_looking() noexcept;
     /// Fails every request still owed an answer with `stopped` (closing).
     void stop_all() noexcept;
     [[nodiscard]] auto timers() noexcept -> timer_queue& { return timers_; }
+    [[nodiscard]] auto parts() const noexcept -> const member_parts& { return parts_; }
+    /// A connection to `address` with `config`'s settings (the client's, or the
+    /// sentinels' credentials), counted in own_counters(). Not started.
+    [[nodiscard]] auto open_connection(node_address address, const client_config& config)
+        -> std::unique_ptr<node_connection>;
+    /// How long a new master's grants do not count after a failover: restart_quarantine
+    /// (default lock.ttl), or none when wait_replicas guards the writes instead.
+    [[nodiscard]] auto failover_quarantine() const noexcept -> std::chrono::milliseconds;
     /// The member can take requests (or no longer can): counted once in the
     /// client's connected nodes, as a standalone master's connection is.
     [[nodiscard]] auto wake_channel() const noexcept -> const std::string& { return wake_channel_; }
@@ -144,6 +175,7 @@ private:
     void schedule_failures();
     void release_if_finished(std::uint32_t index);
 
+    member_parts parts_;
     std::string name_;
     int wait_replicas_;
     std::string wait_command_;  // WAIT <n> <timeout ms>, encoded once
@@ -154,6 +186,9 @@ private:
     std::vector<std::pair<std::uint32_t, std::string>> failing_;   // failed on the next turn
     std::vector<std::pair<reply_sink*, std::uint32_t>> overflow_;  // refused: no index left
     std::optional<timer_queue::key> failing_timer_;
+    std::optional<timer_queue::key> look_timer_;
+    std::uint64_t look_due_ = 0;  // loop ms
+    bool looking_stopped_ = false;
     node_counters metrics_;
     std::string wake_channel_;
     std::function<void(std::string_view)> on_wake_;

@@ -13,64 +13,38 @@ constexpr std::chrono::milliseconds trouble_ask{100};
 
 }  // namespace
 
-sentinel_router::sentinel_router(parts p, const sentinel_member& member, std::string name)
-    : routed_member{std::move(name), member.wait_replicas, p.config.request_timeout, p.timers,
-                    p.counters},
-      p_{std::move(p)},
+sentinel_router::sentinel_router(const member_parts& parts, const sentinel_member& member,
+                                 std::string name)
+    : routed_member{parts, std::move(name), member.wait_replicas},
       member_{member},
-      sentinel_config_{p_.config} {
+      sentinel_config_{parts.config} {
     sentinel_config_.username = member.sentinel_username;
     sentinel_config_.password = member.sentinel_password;
     sentinel_config_.password_env = member.sentinel_password_env;
 }
 
-sentinel_router::~sentinel_router() {
-    if (ask_timer_) timers().cancel(*ask_timer_);
-}
-
-auto sentinel_router::make_connection(node_address address) -> std::unique_ptr<node_connection> {
-    return std::make_unique<node_connection>(p_.loop, p_.batcher, std::move(address), p_.config,
-                                             p_.rng, own_counters(), p_.tls);
-}
-
 void sentinel_router::start() {
     for (const node_address& s : member_.sentinels) {
-        auto q = std::make_unique<node_connection>(p_.loop, p_.batcher, s, sentinel_config_, p_.rng,
-                                                   own_counters(), p_.tls);
+        auto q = open_connection(s, sentinel_config_);
         q->expect(node_handshake::peer::sentinel);
         q->start();
         sentinels_.push_back(std::move(q));
-        auto sub = std::make_unique<node_connection>(p_.loop, p_.batcher, s, sentinel_config_,
-                                                     p_.rng, own_counters(), p_.tls);
+        auto sub = open_connection(s, sentinel_config_);
         sub->subscribe("+switch-master", [this](std::string_view m) { on_switch_message(m); });
         sub->start();
         subscribers_.push_back(std::move(sub));
     }
-    ask();
+    look_again();
 }
 
-void sentinel_router::ask() {
+void sentinel_router::look_again() {
     if (closing_ || asking_ || sentinels_.empty()) return;
     const std::size_t i = next_sentinel_ % sentinels_.size();
     asking_ = true;
     sentinels_[i]->send(
         encoded_command{"SENTINEL", "GET-MASTER-ADDR-BY-NAME", member_.master_name}.bytes(), this,
         ask_tag | static_cast<std::uint32_t>(i));
-    ask_after(member_.refresh_interval);
-}
-
-void sentinel_router::ask_after(std::chrono::milliseconds delay) {
-    if (closing_) return;
-    const std::uint64_t due = timers().now() + static_cast<std::uint64_t>(delay.count());
-    if (ask_timer_) {
-        if (ask_due_ <= due) return;
-        timers().cancel(*ask_timer_);
-    }
-    ask_due_ = due;
-    ask_timer_ = timers().schedule(delay, [this] {
-        ask_timer_.reset();
-        ask();
-    });
+    look_again_after(member_.refresh_interval);
 }
 
 void sentinel_router::on_internal(std::uint32_t tag, const reply_event& event) {
@@ -87,7 +61,7 @@ void sentinel_router::on_internal(std::uint32_t tag, const reply_event& event) {
     }
     if (found.address) {
         failed_asks_ = 0;
-        ask_after(member_.refresh_interval);
+        look_again_after(member_.refresh_interval);
         switch_to(*found.address, "named by " + who);
         return;
     }
@@ -97,10 +71,10 @@ void sentinel_router::on_internal(std::uint32_t tag, const reply_event& event) {
     ++next_sentinel_;
     if (++failed_asks_ >= sentinels_.size() && !address_) {
         fail_parked("no sentinel named the master (" + last_error_ + ")");
-        log_warning(p_.config, "redlock: " + name() + ": " + last_error_);
+        log_warning(parts().config, "redlock: " + name() + ": " + last_error_);
         failed_asks_ = 0;
     }
-    ask_after(std::max(p_.config.reconnect.min_delay, trouble_ask));
+    look_again_after(std::max(parts().config.reconnect.min_delay, trouble_ask));
 }
 
 void sentinel_router::on_switch_message(std::string_view payload) {
@@ -115,17 +89,17 @@ void sentinel_router::switch_to(const master_address& address, std::string_view 
     node_address node;
     node.host = address.host;
     node.port = address.port;
-    auto next = make_connection(node);
+    auto next = open_connection(node, parts().config);
     next->start();
     if (master_) {
         // Answers to what was sent to the old master still arrive, or time out.
-        retire(std::move(master_), p_.config.connect_timeout + p_.config.request_timeout);
+        retire(std::move(master_), parts().config.connect_timeout + parts().config.request_timeout);
     }
     master_ = std::move(next);
     set_up(true);
     if (!wake_channel().empty()) {
         // Release notifications published on the master reach waiters of this client.
-        auto subscriber = make_connection(node);
+        auto subscriber = open_connection(node, parts().config);
         subscriber->subscribe(wake_channel(), on_wake());
         subscriber->start();
         if (master_subscriber_) retire(std::move(master_subscriber_), std::chrono::milliseconds{0});
@@ -134,15 +108,13 @@ void sentinel_router::switch_to(const master_address& address, std::string_view 
     const std::string was = address_ ? address_->host + ":" + std::to_string(address_->port) : "";
     address_ = address;
     if (failover) {
-        const auto q = member_.wait_replicas > 0
-                           ? std::chrono::milliseconds{0}
-                           : p_.config.restart_quarantine.value_or(p_.config.lock.ttl);
+        const auto q = failover_quarantine();
         if (q.count() > 0) quarantined_until_ = std::chrono::steady_clock::now() + q;
-        log_warning(p_.config, "redlock: " + name() + ": master moved from " + was + " to " +
-                                   master_->name() + " (" + std::string{how} + ")" +
-                                   (q.count() > 0 ? ": its grants are not counted for " +
-                                                        std::to_string(q.count()) + " ms"
-                                                  : ""));
+        log_warning(parts().config, "redlock: " + name() + ": master moved from " + was + " to " +
+                                        master_->name() + " (" + std::string{how} + ")" +
+                                        (q.count() > 0 ? ": its grants are not counted for " +
+                                                             std::to_string(q.count()) + " ms"
+                                                       : ""));
     }
     dispatch_parked();
 }
@@ -171,7 +143,7 @@ auto sentinel_router::connection_for(std::uint16_t slot, std::string& why, bool&
 
 void sentinel_router::trouble(std::uint16_t slot) {
     (void)slot;
-    ask_after(trouble_ask);
+    look_again_after(trouble_ask);
 }
 
 auto sentinel_router::quarantined_until(std::uint16_t slot) const noexcept
@@ -212,10 +184,7 @@ void sentinel_router::closed_one() {
 void sentinel_router::close(std::function<void()> done) {
     if (closing_) return;
     closing_ = true;
-    if (ask_timer_) {
-        timers().cancel(*ask_timer_);
-        ask_timer_.reset();
-    }
+    stop_looking();
     stop_all();
     on_closed_ = std::move(done);
     closes_pending_ = 1;  // released below, once every close has been asked for

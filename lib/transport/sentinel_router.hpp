@@ -24,24 +24,10 @@
 namespace redlock::detail {
 
 class node_connection;
-class random_source;
-class tls_context;
-class write_batcher;
-struct connection_counters;
 
 class sentinel_router final : public routed_member {
 public:
-    struct parts {
-        uv_loop_t* loop;
-        write_batcher& batcher;
-        const client_config& config;
-        random_source& rng;
-        connection_counters& counters;
-        timer_queue& timers;
-        std::shared_ptr<const tls_context> tls;
-    };
-    sentinel_router(parts p, const sentinel_member& member, std::string name);
-    ~sentinel_router() override;
+    sentinel_router(const member_parts& parts, const sentinel_member& member, std::string name);
 
     void start() override;
     void close(std::function<void()> done) override;
@@ -60,15 +46,13 @@ private:
     void trouble(std::uint16_t slot) override;
     void on_internal(std::uint32_t tag, const reply_event& event) override;
 
-    void ask();
-    void ask_after(std::chrono::milliseconds delay);
+    /// Asks the next sentinel in turn where the master is.
+    void look_again() override;
     void switch_to(const master_address& address, std::string_view how);
     void on_switch_message(std::string_view payload);
-    auto make_connection(node_address address) -> std::unique_ptr<node_connection>;
     void retire(std::unique_ptr<node_connection> c, std::chrono::milliseconds after);
     void closed_one();
 
-    parts p_;
     const sentinel_member& member_;
     client_config sentinel_config_;  // the client's, with the sentinels' credentials
     std::vector<std::unique_ptr<node_connection>> sentinels_;
@@ -82,8 +66,6 @@ private:
     std::size_t failed_asks_ = 0;
     bool asking_ = false;
     std::string last_error_;
-    std::optional<timer_queue::key> ask_timer_;
-    std::uint64_t ask_due_ = 0;
     bool closing_ = false;
     int closes_pending_ = 0;
     std::function<void()> on_closed_;
