@@ -44,10 +44,14 @@ auto keys_on(const redlock_test::redis_server& server) -> std::set<std::string> 
 }
 
 /// Every key on every node is one of `allowed` and hashes to `slot`; every key of
-/// `required` is on every node. Returns what is wrong, or an empty string.
+/// `required` is on `at_least` nodes (a waiter is granted on a majority: the last node may
+/// have refused it while the release was still on its way there). Returns what is wrong, or
+/// an empty string.
 auto layout_problem(const cluster& nodes, const std::set<std::string>& allowed,
-                    const std::set<std::string>& required, std::uint16_t slot) -> std::string {
+                    const std::set<std::string>& required, std::uint16_t slot, std::size_t at_least)
+    -> std::string {
     std::string problems;
+    std::map<std::string, std::size_t> found;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const std::set<std::string> keys = keys_on(nodes[i]);
         for (const auto& key : keys) {
@@ -57,20 +61,23 @@ auto layout_problem(const cluster& nodes, const std::set<std::string>& allowed,
                 problems += "node " + std::to_string(i) + ": " + key + " in slot " +
                             std::to_string(key_slot(key)) + ", not " + std::to_string(slot) + "\n";
         }
-        for (const auto& key : required) {
-            if (!keys.contains(key))
-                problems += "node " + std::to_string(i) + ": " + key + " missing\n";
-        }
+        for (const auto& key : required) found[key] += keys.contains(key) ? 1 : 0;
+    }
+    for (const auto& [key, nodes_with_it] : found) {
+        if (nodes_with_it < at_least)
+            problems += key + " on " + std::to_string(nodes_with_it) + " nodes, not " +
+                        std::to_string(at_least) + "\n";
     }
     return problems;
 }
 
 /// Waits (5 s at most) until the layout has no problem; the last problem otherwise.
 auto settled_layout(const cluster& nodes, const std::set<std::string>& allowed,
-                    const std::set<std::string>& required, std::uint16_t slot) -> std::string {
+                    const std::set<std::string>& required, std::uint16_t slot,
+                    std::size_t at_least = 3) -> std::string {
     std::string last;
     (void)wait_until(5s, [&] {
-        last = layout_problem(nodes, allowed, required, slot);
+        last = layout_problem(nodes, allowed, required, slot, at_least);
         return last.empty();
     });
     return last;
@@ -155,8 +162,8 @@ TEST_SUITE("key layout") {
         REQUIRE(next);
         CHECK(next->fence() > held->fence());
         // Granted: it left the queue, which (empty) is gone with its liveness hash.
-        CHECK(settled_layout(nodes, {lock, fence}, {lock, fence}, slot) == "");
-        CHECK(nodes.count_holding(lock, next->value()) == 3);
+        CHECK(settled_layout(nodes, {lock, fence}, {lock, fence}, slot, 2) == "");
+        CHECK(nodes.count_holding(lock, next->value()) >= 2);
         REQUIRE(other.release(*next));
         CHECK(settled_layout(nodes, {fence}, {fence}, slot) == "");
     }
@@ -193,13 +200,14 @@ TEST_SUITE("key layout") {
         REQUIRE(written);
         CHECK(written->kind() == redlock::lock_kind::exclusive);
         REQUIRE(every_node_waits(nodes, live, {"r"}));
-        CHECK(settled_layout(nodes, all, {lock, queue, live}, slot) == "");
+        CHECK(settled_layout(nodes, all, {lock, queue, live}, slot, 2) == "");
 
         REQUIRE(b.release(*written));
         auto read = late_reader.get();
         REQUIRE(read);
-        // Its grant took it out of the queue: the queue and its hash are gone.
-        CHECK(settled_layout(nodes, {lock, readers}, {lock, readers}, slot) == "");
+        // Its grant took it out of the queue: the queue and its hash are gone. Granted on a
+        // majority (below, 2 of 3: after a wait, as after any grant).
+        CHECK(settled_layout(nodes, {lock, readers}, {lock, readers}, slot, 2) == "");
         REQUIRE(c.release(*read));
         CHECK(wait_until(5s, [&] { return nodes.total_keys() == 0; }));
     }
@@ -233,8 +241,8 @@ TEST_SUITE("key layout") {
         auto third = waiter.get();
         REQUIRE(third);
         CHECK(third->permit() == first->permit());
-        CHECK(settled_layout(nodes, {count, permit0, permit1}, {count, permit0, permit1}, slot) ==
-              "");
+        CHECK(settled_layout(nodes, {count, permit0, permit1}, {count, permit0, permit1}, slot,
+                             2) == "");
         REQUIRE(a.release(*second));
         REQUIRE(b.release(*third));
         // The count stays, with the leases' TTL: bookkeeping, not a hold.
