@@ -14,6 +14,7 @@
 
 using namespace std::chrono_literals;
 using redlock_test::cluster;
+using redlock_test::elapsed_since;
 
 namespace {
 
@@ -40,11 +41,6 @@ struct acquisition {
         };
     }
 };
-
-auto elapsed_since(std::chrono::steady_clock::time_point start) -> std::chrono::milliseconds {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                 start);
-}
 
 }  // namespace
 

@@ -10,15 +10,9 @@
 
 using namespace std::chrono_literals;
 using redlock_test::cluster;
+using redlock_test::elapsed_since;
 
-namespace {
-
-auto elapsed_since(std::chrono::steady_clock::time_point start) -> std::chrono::milliseconds {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                 start);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 // Faults are real: SIGKILL (a node vanishes with its keys) and SIGSTOP (a node hangs with its
 // socket open). Every case thaws what it froze before it queries the servers.

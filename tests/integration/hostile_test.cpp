@@ -26,6 +26,7 @@
 
 using namespace std::chrono_literals;
 using redlock_test::cluster;
+using redlock_test::elapsed_since;
 using redlock_test::fake_answer;
 using redlock_test::fake_command;
 using redlock_test::fake_server;
@@ -57,11 +58,6 @@ auto settings_of(const cluster& nodes) -> redlock::client_config {
     auto settings = nodes.config();
     settings.request_timeout = request_timeout;
     return settings;
-}
-
-auto elapsed_since(std::chrono::steady_clock::time_point start) -> std::chrono::milliseconds {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                 start);
 }
 
 /// Runs `call` and says how long it took.

@@ -25,14 +25,6 @@ using redlock_test::wait_until;
 
 namespace {
 
-/// Waits until `client` can lock (so its members have found their masters).
-auto warm(redlock::client& client) -> bool {
-    return wait_until(10s, [&] {
-        auto l = client.acquire("warm-up", {.ttl = 1000ms});
-        return l && client.release(*l);
-    });
-}
-
 /// Until every member holds `value` at `key`: a lock is handed out at a majority, and the last
 /// member's grant may still be on its way.
 auto held_everywhere(const member_deployment& d, const std::string& key, const std::string& value)
@@ -195,9 +187,9 @@ void lock_kinds(deployment_kind kind) {
     auto alice = redlock_test::create_client(d.config());
     auto bob = redlock_test::create_client(d.config());
     auto carol = redlock_test::create_client(d.config());
-    REQUIRE(warm(alice));
-    REQUIRE(warm(bob));
-    REQUIRE(warm(carol));
+    REQUIRE(redlock_test::warm_up(alice));
+    REQUIRE(redlock_test::warm_up(bob));
+    REQUIRE(redlock_test::warm_up(carol));
     CHECK(alice.node_count() == 3);
     exclusive_with_fencing(d, alice, bob, carol);
     readers_and_writer(d, alice, bob, carol);
@@ -225,8 +217,8 @@ void extend_status_check(deployment_kind kind) {
     CAPTURE(d.name());
     auto alice = redlock_test::create_client(d.config());
     auto bob = redlock_test::create_client(d.config());
-    REQUIRE(warm(alice));
-    REQUIRE(warm(bob));
+    REQUIRE(redlock_test::warm_up(alice));
+    REQUIRE(redlock_test::warm_up(bob));
 
     // extend, and its repair of a member whose master lost the key.
     const std::string r = "orders:42";

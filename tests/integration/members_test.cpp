@@ -72,14 +72,6 @@ auto resource_on(const cluster_member& c, std::size_t master, const std::string&
     }
 }
 
-/// Waits until `client` can lock (so its members have found their masters).
-auto warm(redlock::client& client) -> bool {
-    return redlock_test::wait_until(5s, [&] {
-        auto l = client.acquire("warm-up", {.ttl = 1000ms});
-        return l && client.release(*l);
-    });
-}
-
 }  // namespace
 
 TEST_CASE("members of every kind, mixed: a lock needs a majority of all of them") {
@@ -91,7 +83,7 @@ TEST_CASE("members of every kind, mixed: a lock needs a majority of all of them"
     config.sentinel_masters = {of(managed)};
     config.request_timeout = 200ms;
     auto client = redlock_test::create_client(config);
-    REQUIRE(warm(client));
+    REQUIRE(redlock_test::warm_up(client));
     CHECK(client.node_count() == 4);
     for (std::size_t master = 0; master < 3; ++master) {
         const std::string r = resource_on(shards, master, "orders:");
@@ -118,7 +110,7 @@ TEST_CASE("members of every kind, mixed: a lock needs a majority of all of them"
 TEST_CASE("a slot resharded under locks: ASK while it moves, MOVED after, no lock lost") {
     cluster_member shards{{.shards = 2, .replicas = 0, .node_timeout = 1000ms, .server = {}}};
     auto client = redlock_test::create_client(members_config({of(shards)}));
-    REQUIRE(warm(client));
+    REQUIRE(redlock_test::warm_up(client));
     const std::string first = resource_on(shards, 0, "moving:");
     const auto slot = redlock::detail::resource_slot(first);
     auto held = client.acquire(first, {.ttl = 10s});
@@ -164,8 +156,8 @@ TEST_CASE("a failover, manual or forced, puts the slots in quarantine: never two
         config.logger = log.logger();
         auto alice = redlock_test::create_client(config);
         auto bob = redlock_test::create_client(config);
-        REQUIRE(warm(alice));
-        REQUIRE(warm(bob));
+        REQUIRE(redlock_test::warm_up(alice));
+        REQUIRE(redlock_test::warm_up(bob));
         const std::string r = resource_on(shards, 0, "failing:");
         auto held = alice.acquire(r, {.ttl = 1500ms});
         REQUIRE(held);
@@ -201,14 +193,14 @@ TEST_CASE("wait_replicas: a grant the replica has survives a failover, without q
     cluster_member shards{{.shards = 3, .replicas = 1, .node_timeout = 1000ms, .server = {}}};
     redlock::client_config config = members_config({of(shards, 1)});
     auto alice = redlock_test::create_client(config);
-    REQUIRE(warm(alice));
+    REQUIRE(redlock_test::warm_up(alice));
     const std::string r = resource_on(shards, 0, "replicated:");
     auto held = alice.acquire(r, {.ttl = 10s});
     REQUIRE(held);
     shards.manual_failover(0);
     CHECK(shards.get(lock_key(r)) == held->value());  // WAIT confirmed the replica had it
     auto bob = redlock_test::create_client(config);
-    REQUIRE(warm(bob));
+    REQUIRE(redlock_test::warm_up(bob));
     CHECK_FALSE(bob.acquire(r, {.ttl = 1s}));
     CHECK(alice.extend(*held, 10s));
     CHECK(alice.release(*held));
@@ -219,7 +211,7 @@ TEST_CASE("a Sentinel failover: the new master is in quarantine, then counts") {
     redlock::client_config config = members_config({}, {of(managed)});
     config.restart_quarantine = 1500ms;
     auto client = redlock_test::create_client(config);
-    REQUIRE(warm(client));
+    REQUIRE(redlock_test::warm_up(client));
     const std::size_t old_master = managed.master_index();
     managed.failover();
     CHECK(managed.master_index() != old_master);
@@ -242,7 +234,7 @@ TEST_CASE("a one-node cluster announces its master with an empty host: the seed'
     REQUIRE(slots->element[0]->elements >= 3);
     CHECK(std::string{slots->element[0]->element[2]->element[0]->str} == "");  // as said above
     auto client = redlock_test::create_client(members_config({of(shards)}));
-    REQUIRE(warm(client));
+    REQUIRE(redlock_test::warm_up(client));
     auto held = client.acquire("lone:1", {.ttl = 5s});
     REQUIRE(held);
     CHECK(shards.get(lock_key("lone:1")) == held->value());
@@ -262,7 +254,7 @@ TEST_CASE("locks started inside a cluster member's answer: its request table gro
     // heap-use-after-free; without it, a crash in free() under load).
     cluster_member shards{{.shards = 1, .replicas = 0, .node_timeout = 1000ms, .server = {}}};
     auto client = redlock_test::create_client(members_config({of(shards)}));
-    REQUIRE(warm(client));
+    REQUIRE(redlock_test::warm_up(client));
     constexpr int more = 300;
     std::mutex mutex;
     std::condition_variable changed;
@@ -324,8 +316,8 @@ TEST_CASE("a waiter on cluster and Sentinel members is woken by the release, not
         config.lock.waiter_ttl = 10s;
         auto holder = redlock_test::create_client(config);
         auto waiter = redlock_test::create_client(config);
-        REQUIRE(warm(holder));
-        REQUIRE(warm(waiter));
+        REQUIRE(redlock_test::warm_up(holder));
+        REQUIRE(redlock_test::warm_up(waiter));
         const std::string r = cluster ? resource_on(shards, 1, "queue:") : "queue:s";
         auto held = holder.acquire(r, {.ttl = 20s});
         REQUIRE(held);
@@ -367,7 +359,7 @@ TEST_CASE("a slot that no node of a cluster serves is named in the failure") {
     redlock::client_config config = members_config({of(shards)});
     config.retry = {.attempts = 6, .delay = 200ms, .jitter = 0ms};
     auto client = redlock_test::create_client(config);
-    REQUIRE(warm(client));
+    REQUIRE(redlock_test::warm_up(client));
     const std::string r = resource_on(shards, 0, "orphan:");
     const std::string slot = std::to_string(redlock::detail::resource_slot(r));
     // Every node forgets who serves the slot: the cluster no longer covers it.

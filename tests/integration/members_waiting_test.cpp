@@ -39,13 +39,6 @@ using steady = std::chrono::steady_clock;
 
 namespace {
 
-auto warm(redlock::client& client) -> bool {
-    return wait_until(10s, [&] {
-        auto l = client.acquire("warm-up", {.ttl = 1000ms});
-        return l && client.release(*l);
-    });
-}
-
 /// An acquisition in flight, and when its callback ran.
 struct pending {
     std::promise<redlock::result<redlock::lock>> done;
@@ -142,8 +135,8 @@ void waiting_and_hand_off(deployment_kind kind) {
     CAPTURE(d.name());
     auto alice = redlock_test::create_client(d.config());
     auto bob = redlock_test::create_client(d.config());
-    REQUIRE(warm(alice));
-    REQUIRE(warm(bob));
+    REQUIRE(redlock_test::warm_up(alice));
+    REQUIRE(redlock_test::warm_up(bob));
     for (const auto mode : {redlock::wait_mode::targeted, redlock::wait_mode::fair,
                             redlock::wait_mode::broadcast, redlock::wait_mode::poll}) {
         one_wait(d, alice, bob, mode);
@@ -160,7 +153,7 @@ void contenders(deployment_kind kind) {
     std::vector<redlock::client> clients;
     for (int i = 0; i < 4; ++i) {
         clients.push_back(redlock_test::create_client(d.config()));
-        REQUIRE(warm(clients.back()));
+        REQUIRE(redlock_test::warm_up(clients.back()));
     }
     constexpr int rounds = 5;
     const std::array<std::string, 2> resources{"contended-a", "contended-b"};
@@ -199,7 +192,7 @@ void renewal_and_loss(deployment_kind kind) {
     CAPTURE(d.name());
     redlock_test::loss_record loss;  // outlives the client
     auto alice = redlock_test::create_client(d.config());
-    REQUIRE(warm(alice));
+    REQUIRE(redlock_test::warm_up(alice));
     const std::string r = "renewed";
     const std::string key = lock_key_of(r);
     auto held = alice.acquire(r, loss.options(600ms));

@@ -25,6 +25,7 @@
 
 using namespace std::chrono_literals;
 using redlock_test::cluster;
+using redlock_test::elapsed_since;
 using redlock_test::fault_proxy;
 using redlock_test::log_capture;
 using redlock_test::port_holder;
@@ -36,11 +37,6 @@ namespace {
 auto fail(const std::string& what) -> int {
     std::fprintf(stderr, "%s\n", what.c_str());
     return 1;
-}
-
-auto elapsed_since(std::chrono::steady_clock::time_point start) -> std::chrono::milliseconds {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                 start);
 }
 
 /// Node 0 behind `proxy`, the others direct; a request timeout far longer than the proxy's

@@ -15,16 +15,12 @@
 
 using namespace std::chrono_literals;
 using redlock_test::cluster;
+using redlock_test::elapsed_since;
 using redlock_test::log_capture;
 using redlock_test::redis_server;
 using redlock_test::server_options;
 
 namespace {
-
-auto elapsed_since(std::chrono::steady_clock::time_point start) -> std::chrono::milliseconds {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                 start);
-}
 
 auto mentions(std::string_view text, std::string_view part) -> bool {
     return text.find(part) != std::string_view::npos;

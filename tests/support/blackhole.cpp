@@ -18,19 +18,18 @@ namespace {
 constexpr int filler_connections = 3;
 constexpr int probe_ms = 100;
 
-auto system_error(const char* what) -> std::runtime_error {
-    return std::runtime_error(std::string{"blackhole_listener: "} + what + ": " +
-                              std::strerror(errno));
+auto blackhole_failure(const char* what) -> std::runtime_error {
+    return socket_error("blackhole_listener", what);
 }
 
 /// A non-blocking connect to `port`, left in whatever state the handshake reaches.
 auto start_connect(std::uint16_t port) -> int {
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) throw system_error("socket");
+    if (fd < 0) throw blackhole_failure("socket");
     auto address = loopback(port);
     if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 &&
         errno != EINPROGRESS) {
-        auto failure = system_error("connect");
+        auto failure = blackhole_failure("connect");
         ::close(fd);
         throw failure;
     }
@@ -41,13 +40,13 @@ auto start_connect(std::uint16_t port) -> int {
 
 blackhole_listener::blackhole_listener() {
     listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (listener_ < 0) throw system_error("socket");
+    if (listener_ < 0) throw blackhole_failure("socket");
     auto address = loopback(0);
     socklen_t length = sizeof address;
     auto* generic = reinterpret_cast<sockaddr*>(&address);
     if (::bind(listener_, generic, sizeof address) != 0 ||
         ::getsockname(listener_, generic, &length) != 0 || ::listen(listener_, 0) != 0) {
-        auto failure = system_error("bind/listen on 127.0.0.1");
+        auto failure = blackhole_failure("bind/listen on 127.0.0.1");
         ::close(listener_);
         throw failure;
     }

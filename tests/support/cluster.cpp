@@ -108,4 +108,12 @@ auto cluster::total_keys() const -> long long {
     return keys;
 }
 
+auto warm_up(redlock::client& client) -> bool {
+    using namespace std::chrono_literals;
+    return wait_until(10s, [&] {
+        auto l = client.acquire("warm-up", {.ttl = 1000ms});
+        return l && client.release(*l);
+    });
+}
+
 }  // namespace redlock_test

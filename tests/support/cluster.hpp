@@ -73,4 +73,8 @@ private:
     std::vector<redis_server> servers_;
 };
 
+/// Waits (10 s at most) until `client` can lock and unlock: its members have found their
+/// masters (a cluster's slot map, the master a Sentinel names).
+[[nodiscard]] auto warm_up(redlock::client& client) -> bool;
+
 }  // namespace redlock_test

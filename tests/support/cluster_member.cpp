@@ -1,5 +1,6 @@
 #include "support/cluster_member.hpp"
 
+#include "sansio/hash_slot.hpp"
 #include "support/cluster_view.hpp"
 
 #include <hiredis/hiredis.h>
@@ -14,7 +15,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr int slot_count = 16384;
 constexpr auto settle_limit = 10s;
 // Failure detection (node_timeout), the FAIL vote, the election delay (0.5-1 s) and a
 // restarted master's 2 s before it serves again, on a loaded machine.
@@ -75,8 +75,9 @@ void cluster_member::create() {
         run_ok(i, {"CLUSTER", "SET-CONFIG-EPOCH", std::to_string(i + 1)});
     }
     for (std::size_t i = 0; i < shards; ++i) {
-        run_ok(i, {"CLUSTER", "ADDSLOTSRANGE", std::to_string(i * slot_count / shards),
-                   std::to_string((i + 1) * slot_count / shards - 1)});
+        run_ok(i, {"CLUSTER", "ADDSLOTSRANGE",
+                   std::to_string(i * redlock::detail::cluster_slots / shards),
+                   std::to_string((i + 1) * redlock::detail::cluster_slots / shards - 1)});
     }
     for (std::size_t i = 1; i < nodes_.size(); ++i) {
         run_ok(i, {"CLUSTER", "MEET", "127.0.0.1", port_text(nodes_[0]),

@@ -1,5 +1,7 @@
 #include "support/cluster_view.hpp"
 
+#include "sansio/hash_slot.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -9,8 +11,6 @@
 
 namespace redlock_test {
 namespace {
-
-constexpr int slot_count = 16384;
 
 auto split(std::string_view text, char separator) -> std::vector<std::string_view> {
     std::vector<std::string_view> parts;
@@ -155,7 +155,8 @@ auto unsettled_reason(const std::vector<node_report>& reports) -> std::string {
             }
         }
         if (known != running) return who + " does not know every running node";
-        if (slots != slot_count) return who + " has " + std::to_string(slots) + " slots served";
+        if (slots != redlock::detail::cluster_slots)
+            return who + " has " + std::to_string(slots) + " slots served";
         auto s = summary(r, running);
         if (first_summary.empty()) {
             first_summary = std::move(s);

@@ -59,8 +59,8 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-auto system_error(const char* what) -> std::runtime_error {
-    return std::runtime_error(std::string{"fake_server: "} + what + ": " + std::strerror(errno));
+auto fake_server_failure(const char* what) -> std::runtime_error {
+    return socket_error("fake_server", what);
 }
 
 auto lower(std::string_view text) -> std::string {
@@ -104,10 +104,10 @@ struct fake_server::state {
 
 fake_server::fake_server(behaviour how) : state_{std::make_unique<state>()} {
     state_->how = std::move(how);
-    if (::pipe2(state_->wake, O_CLOEXEC | O_NONBLOCK) != 0) throw system_error("pipe2");
+    if (::pipe2(state_->wake, O_CLOEXEC | O_NONBLOCK) != 0) throw fake_server_failure("pipe2");
     state_->listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (state_->listener < 0) {
-        auto failure = system_error("socket");
+        auto failure = fake_server_failure("socket");
         ::close(state_->wake[0]);
         ::close(state_->wake[1]);
         throw failure;
@@ -118,7 +118,7 @@ fake_server::fake_server(behaviour how) : state_{std::make_unique<state>()} {
     if (::bind(state_->listener, generic, sizeof address) != 0 ||
         ::getsockname(state_->listener, generic, &length) != 0 ||
         ::listen(state_->listener, 64) != 0) {
-        auto failure = system_error("bind/listen on 127.0.0.1");
+        auto failure = fake_server_failure("bind/listen on 127.0.0.1");
         ::close(state_->listener);
         ::close(state_->wake[0]);
         ::close(state_->wake[1]);

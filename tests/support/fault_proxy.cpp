@@ -33,16 +33,16 @@ auto check(int rc, const char* what) -> void {
         throw std::runtime_error(std::string{"fault_proxy: "} + what + ": " + uv_strerror(rc));
 }
 
-/// One chunk read from one side, to be written to the other side at `due_ns`.
-struct chunk {
-    std::uint64_t due_ns = 0;
-    std::string data;
-};
-
 }  // namespace
 
 struct fault_proxy::impl {
     struct session;
+
+    /// One chunk read from one side, to be written to the other side at `due_ns`.
+    struct chunk {
+        std::uint64_t due_ns = 0;
+        std::string data;
+    };
 
     /// One direction of one connection.
     struct direction {

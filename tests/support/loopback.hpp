@@ -1,8 +1,12 @@
 #pragma once
 
 #include <arpa/inet.h>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <netinet/in.h>
+#include <stdexcept>
+#include <string>
 
 namespace redlock_test {
 
@@ -13,6 +17,11 @@ namespace redlock_test {
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     address.sin_port = htons(port);
     return address;
+}
+
+/// "<who>: <what>: <errno's text>", for a failed socket call of a test server.
+[[nodiscard]] inline auto socket_error(const char* who, const char* what) -> std::runtime_error {
+    return std::runtime_error(std::string{who} + ": " + what + ": " + std::strerror(errno));
 }
 
 }  // namespace redlock_test

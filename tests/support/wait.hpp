@@ -22,6 +22,13 @@ template <class P>
     }
 }
 
+/// How long since `start`, in whole milliseconds.
+[[nodiscard]] inline auto elapsed_since(std::chrono::steady_clock::time_point start)
+    -> std::chrono::milliseconds {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 start);
+}
+
 /// True when `predicate` holds at every poll (each 5 ms) for the whole of `period`:
 /// the converse of wait_until, for "nothing shows up" assertions.
 template <class P>

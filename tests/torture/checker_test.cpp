@@ -10,10 +10,9 @@
 using redlock_torture::check_holds;
 using redlock_torture::hold_kind;
 using redlock_torture::hold_record;
+using redlock_torture::ns_per_ms;
 
 namespace {
-
-constexpr std::int64_t ms = 1'000'000;
 
 auto hold(int worker, const char* resource, std::uint64_t fence, std::int64_t start_ms,
           std::int64_t end_ms, std::int64_t until_ms) -> hold_record {
@@ -21,11 +20,11 @@ auto hold(int worker, const char* resource, std::uint64_t fence, std::int64_t st
     r.worker = worker;
     r.resource = resource;
     r.fence = fence;
-    r.called_ns = (start_ms - 5) * ms;
-    r.start_ns = start_ms * ms;
-    r.end_ns = end_ms * ms;
-    r.until_start_ns = until_ms * ms;
-    r.until_end_ns = until_ms * ms;
+    r.called_ns = (start_ms - 5) * ns_per_ms;
+    r.start_ns = start_ms * ns_per_ms;
+    r.end_ns = end_ms * ns_per_ms;
+    r.until_start_ns = until_ms * ns_per_ms;
+    r.until_end_ns = until_ms * ns_per_ms;
     r.valid_at_start = true;
     r.valid_at_end = end_ms < until_ms;
     r.ttl_ms = 1000;
@@ -76,7 +75,7 @@ TEST_SUITE("torture checker") {
         REQUIRE(report.overlaps.size() == 1);
         CHECK(report.overlaps[0].earlier.worker == 0);
         CHECK(report.overlaps[0].later.worker == 1);
-        CHECK(report.overlaps[0].overlap_ns == 50 * ms);
+        CHECK(report.overlaps[0].overlap_ns == 50 * ns_per_ms);
         CHECK(report.inversions.empty());
     }
 
@@ -120,7 +119,7 @@ TEST_SUITE("torture checker") {
     TEST_CASE("records survive formatting and parsing") {
         auto r = hold(3, "torture:a", 42, 10, 20, 30);
         r.lost = true;
-        r.lost_at_ns = 25 * ms;
+        r.lost_at_ns = 25 * ns_per_ms;
         r.auto_renew = true;
         r.extends = 2;
         r.deleted = 3;
@@ -156,14 +155,14 @@ TEST_SUITE("torture checker: lock kinds") {
         REQUIRE(report.overlaps.size() == 1);
         CHECK(report.overlaps[0].earlier.kind == hold_kind::writer);
         CHECK(report.overlaps[0].later.kind == hold_kind::reader);
-        CHECK(report.overlaps[0].overlap_ns == 50 * ms);
+        CHECK(report.overlaps[0].overlap_ns == 50 * ns_per_ms);
         // The writer started while a reader held; a shorter reader in between hides nothing.
         report = check_holds({reader(0, "rw", 1, 0, 500, 900), reader(1, "rw", 1, 10, 20, 900),
                               hold(2, "rw", 2, 400, 600, 1300)});
         REQUIRE(report.overlaps.size() == 1);
         CHECK(report.overlaps[0].earlier.worker == 0);
         CHECK(report.overlaps[0].later.worker == 2);
-        CHECK(report.overlaps[0].overlap_ns == 100 * ms);
+        CHECK(report.overlaps[0].overlap_ns == 100 * ns_per_ms);
         CHECK(report.inversions.empty());
     }
 
@@ -208,7 +207,7 @@ TEST_SUITE("torture checker: lock kinds") {
         REQUIRE(report.excesses.size() == 1);
         CHECK(report.excesses[0].resource == "sem");
         CHECK(report.excesses[0].permits == 2);
-        CHECK(report.excesses[0].at_ns == 400 * ms);
+        CHECK(report.excesses[0].at_ns == 400 * ns_per_ms);
         CHECK(report.excesses[0].holders.size() == 3);
         CHECK(report.most_at_once.at("sem") == 3);
     }
@@ -222,8 +221,8 @@ TEST_SUITE("torture checker: lock kinds") {
         // and the count alone is too high.
         CHECK(report.overlaps.empty());
         REQUIRE(report.excesses.size() == 2);
-        CHECK(report.excesses[0].at_ns == 200 * ms);
-        CHECK(report.excesses[1].at_ns == 700 * ms);
+        CHECK(report.excesses[0].at_ns == 200 * ns_per_ms);
+        CHECK(report.excesses[1].at_ns == 700 * ns_per_ms);
         CHECK(report.excesses[1].permits == 2);
     }
 
@@ -240,7 +239,7 @@ TEST_SUITE("torture checker: lock kinds") {
             {permit(0, "sem", 3, 1, 0, 500, 900), permit(1, "sem", 3, 1, 200, 300, 1000)});
         CHECK(report.excesses.empty());
         REQUIRE(report.overlaps.size() == 1);
-        CHECK(report.overlaps[0].overlap_ns == 100 * ms);
+        CHECK(report.overlaps[0].overlap_ns == 100 * ns_per_ms);
         CHECK(report.inversions.empty());  // permits carry no token
     }
 
@@ -294,7 +293,7 @@ TEST_SUITE("torture checker: writers without a token") {
         CHECK(report.overlaps[0].earlier.worker == 0);
         CHECK(report.overlaps[0].later.worker == 1);
         CHECK_FALSE(report.overlaps[0].later.fenced);
-        CHECK(report.overlaps[0].overlap_ns == 50 * ms);
+        CHECK(report.overlaps[0].overlap_ns == 50 * ns_per_ms);
         CHECK(report.inversions.empty());  // a writer without a token orders nothing
         report = check_holds({unfenced(0, "a", 0, 100, 900), hold(1, "a", 5, 50, 300, 1000)});
         CHECK(report.overlaps.size() == 1);
@@ -306,7 +305,7 @@ TEST_SUITE("torture checker: writers without a token") {
         REQUIRE(report.overlaps.size() == 1);
         CHECK(report.overlaps[0].earlier.thread == 0);
         CHECK(report.overlaps[0].later.thread == 1);
-        CHECK(report.overlaps[0].overlap_ns == 20 * ms);
+        CHECK(report.overlaps[0].overlap_ns == 20 * ns_per_ms);
         // An unfenced writer beside a reader.
         report = check_holds({reader(0, "rw", 3, 0, 100, 900), unfenced(1, "rw", 60, 200, 900)});
         CHECK(report.overlaps.size() == 1);

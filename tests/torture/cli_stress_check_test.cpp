@@ -3,6 +3,7 @@
 #include "cli_stress_check.hpp"
 
 #include "cli_stress_argv.hpp"
+#include "record.hpp"
 
 #include <doctest/doctest.h>
 
@@ -13,15 +14,14 @@
 
 using redlock_torture::check_sections;
 using redlock_torture::hold_kind;
+using redlock_torture::ns_per_ms;
 using redlock_torture::section_record;
 
 namespace {
 
-constexpr std::int64_t ms = 1'000'000;
-
 auto section(int id, hold_kind kind, const char* fence, std::int64_t begin_ms, std::int64_t end_ms)
     -> section_record {
-    return {id, kind, fence, begin_ms * ms, end_ms * ms};
+    return {id, kind, fence, begin_ms * ns_per_ms, end_ms * ns_per_ms};
 }
 
 auto writer(int id, const char* fence, std::int64_t begin_ms, std::int64_t end_ms) {

@@ -38,7 +38,7 @@ namespace {
 
 using namespace redlock_test;
 
-constexpr int refused = -1;
+constexpr int refused_answer = -1;
 constexpr int failed = -2;
 
 /// What the decision makes of one client's column, in several arrival orders
@@ -68,9 +68,10 @@ auto decide(const std::vector<int>& column, int permits) -> int {
         (void)d.start(env.in());
         int granted = -1;
         for (const std::size_t node : o) {
-            grant_answer a{column[node] >= 0         ? node_outcome{node_status::ok, {}}
-                           : column[node] == refused ? node_outcome{node_status::refused, "held"}
-                                                     : node_outcome{node_status::timeout, "late"}};
+            grant_answer a{column[node] >= 0 ? node_outcome{node_status::ok, {}}
+                           : column[node] == refused_answer
+                               ? node_outcome{node_status::refused, "held"}
+                               : node_outcome{node_status::timeout, "late"}};
             a.permit = column[node];
             const acquire_actions act = d.on_grant(node, a, env.in());
             if (act.end == acquire_actions::ending::granted) {
@@ -137,13 +138,13 @@ auto make_table(int nodes, int permits) -> const column_table& {
 /// no permit twice.
 auto node_patterns(int clients, int permits) -> std::vector<std::vector<int>> {
     std::vector<std::vector<int>> out;
-    std::vector<int> current(static_cast<std::size_t>(clients), refused);
+    std::vector<int> current(static_cast<std::size_t>(clients), refused_answer);
     std::function<void(int, unsigned)> fill = [&](int c, unsigned used) {
         if (c == clients) {
             out.push_back(current);
             return;
         }
-        current[static_cast<std::size_t>(c)] = refused;
+        current[static_cast<std::size_t>(c)] = refused_answer;
         fill(c + 1, used);
         for (int p = 0; p < permits; ++p) {
             if ((used & (1U << p)) != 0) continue;

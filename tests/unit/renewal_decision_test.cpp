@@ -29,7 +29,9 @@ using std::chrono::milliseconds;
 
 namespace {
 
-const time_point t0{std::chrono::seconds{1000}};
+// Any moment will do: the decisions see only differences. (Not `t0`: release_flow_test has
+// one, and a unity build puts the two files in one unit.)
+const time_point origin{std::chrono::seconds{1000}};
 constexpr renewal_settings settings{
     .nodes = 3, .ttl = 3'000ms, .renew_fraction = 1.0 / 3.0, .request_timeout = 50ms};
 
@@ -71,8 +73,8 @@ auto is_outcome(event e) -> bool {
 void play_sequence(redlock_test::case_checks& c, const std::vector<std::size_t>& seq,
                    std::size_t& played) {
     renewal_decision d{settings};
-    time_point now = t0;
-    renewal_lock_view lock{t0 + 2'900ms, false};
+    time_point now = origin;
+    renewal_lock_view lock{origin + 2'900ms, false};
     // The model.
     bool renewing = false;
     std::vector<node_report> kept;  // the last failed renewal's answers
@@ -206,13 +208,13 @@ void play_renewal_answers(redlock_test::case_checks& c, std::size_t n,
     const renewal_settings s{.nodes = n, .ttl = 3'000ms};
     renewal_decision renewal{s};
     const extend_lock_view held{
-        .empty = false, .resource = "orders:42", .valid_until = t0 + 2'900ms};
-    (void)renewal.start({held.valid_until, false}, t0);
+        .empty = false, .resource = "orders:42", .valid_until = origin + 2'900ms};
+    (void)renewal.start({held.valid_until, false}, origin);
     REDLOCK_EXPECT(c, renewal.on_renew_timer().send_extend);
     // The renewal, decided by the extension from the nodes' answers.
     extend_decision extend{n, {.ttl = s.ttl}};
-    REDLOCK_EXPECT(c, extend.start(held, t0).send_extends);
-    const time_point now = t0 + 5ms;
+    REDLOCK_EXPECT(c, extend.start(held, origin).send_extends);
+    const time_point now = origin + 5ms;
     extend_actions verdict;
     std::size_t yes = 0;
     std::size_t refused = 0;
@@ -288,7 +290,7 @@ TEST_SUITE("renewal decision") {
         };
         for (const auto& c : cases) {
             const renewal_decision d{{.nodes = 3, .ttl = c.ttl, .renew_fraction = c.fraction}};
-            const renewal_actions a = d.start({t0 + c.left, false}, t0);
+            const renewal_actions a = d.start({origin + c.left, false}, origin);
             CHECK(a.renew_in == c.renew_in);
             CHECK(a.deadline_in == c.deadline_in);
             CHECK_FALSE(a.send_extend);
