@@ -121,12 +121,28 @@ void routed_member::place(std::uint32_t index, node_connection& c, bool asking) 
 }
 
 void routed_member::on_reply(std::uint32_t tag, const reply_event& event) noexcept {
+    const std::uint32_t index = tag & index_mask;
+    if ((tag & (internal_tag | wait_bit | asking_bit)) == 0 && index < requests_.size()) {
+        request& r = requests_[index];
+        if (!r.done && !r.replicated && static_cast<std::uint8_t>(tag >> round_shift) == r.round &&
+            event.status == request_status::reply && !is_error(event.answer)) {
+            // The usual answer: the command's own reply, in its current round, no WAIT to
+            // await, and no error. decide_member_reply would say "forward, no refresh", so it
+            // goes straight on, the request's slot freed first: the sink may send at once.
+            reply_sink* sink = std::exchange(r.sink, nullptr);
+            const std::uint32_t sink_tag = r.tag;
+            r.done = true;
+            --r.owed;
+            release_if_finished(index);
+            if (sink != nullptr) sink->on_reply(sink_tag, event);
+            return;
+        }
+    }
     call_guarded([&] {
         if ((tag & internal_tag) != 0) {
             on_internal(tag, event);
             return;
         }
-        const std::uint32_t index = tag & index_mask;
         if (index >= requests_.size()) return;
         --requests_[index].owed;
         answer(index, tag, event);
@@ -138,13 +154,6 @@ void routed_member::answer(std::uint32_t index, std::uint32_t tag, const reply_e
     request& r = requests_[index];
     const auto round = static_cast<std::uint8_t>(tag >> round_shift);
     if (r.done || round != r.round || (tag & asking_bit) != 0) return;
-    if (!r.replicated && (tag & wait_bit) == 0 && event.status == request_status::reply &&
-        !is_error(event.answer)) {
-        // The usual answer: what decide_member_reply says of it (forward, no refresh),
-        // without asking.
-        forward(index, event);
-        return;
-    }
     const member_reply_action a =
         decide_member_reply(event, {(tag & wait_bit) != 0, r.holding, r.replicated, r.redirects});
     if (a.refresh) trouble(r.slot);

@@ -117,7 +117,10 @@ void lock_round(cli_members& d) {
     REQUIRE(acquired.status == 0);
     const std::string value = lines_of(acquired.out).at(0);
     const std::string key = redlock_test::lock_key_of("deploy");
-    CHECK(redlock_test::wait_until(3s, [&] { return d.holding(key, value) == 3; }));
+    // A majority: `acquire` exits once two members granted, and its client's last request may
+    // never have left (a Sentinel member still asking where its master is, say). The extend
+    // below repairs the third, and the status after it sees the holder on all three.
+    CHECK(redlock_test::wait_until(3s, [&] { return d.holding(key, value) >= 2; }));
     CHECK(d.redlock({"run", "-r", "deploy", "--", "true"}).status == 75);
     CHECK(d.redlock({"acquire", "-r", "deploy"}).status == 75);
 
