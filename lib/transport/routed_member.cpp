@@ -306,10 +306,11 @@ void routed_member::stop_all() noexcept {
     }
     failing_.clear();
     parked_.clear();
-    for (auto& [sink, tag] : std::exchange(overflow_, {})) {
+    // A pair, not a structured binding: clang 14 cannot capture one in a lambda.
+    for (const auto& refused : std::exchange(overflow_, {})) {
         call_guarded([&] {
-            sink->on_reply(
-                tag, reply_event{request_status::stopped, nullptr, "the client is shutting down"});
+            refused.first->on_reply(refused.second, reply_event{request_status::stopped, nullptr,
+                                                                "the client is shutting down"});
         });
     }
     for (std::uint32_t i = 0; i < requests_.size(); ++i) {
