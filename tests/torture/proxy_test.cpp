@@ -17,6 +17,7 @@
 #include <vector>
 
 using namespace std::chrono_literals;
+using redlock_test::elapsed_since;
 using redlock_test::fault_proxy;
 using redlock_test::redis_server;
 
@@ -55,11 +56,6 @@ auto run(redisContext& c, const std::vector<std::string>& argv) -> std::optional
     if (reply->type == REDIS_REPLY_INTEGER) text = std::to_string(reply->integer);
     freeReplyObject(reply);
     return text;
-}
-
-auto elapsed(std::chrono::steady_clock::time_point since) -> std::chrono::milliseconds {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                 since);
 }
 
 /// Three servers, each behind its own proxy, and a client config that names the proxies.
@@ -109,7 +105,7 @@ TEST_SUITE("fault proxy") {
         CHECK(proxy.latency() == 100ms);
         auto start = std::chrono::steady_clock::now();
         CHECK(run(*c, {"PING"}) == "PONG");
-        const auto slow = elapsed(start);
+        const auto slow = elapsed_since(start);
         CHECK(slow >= 200ms);  // 100 ms out, 100 ms back
         CHECK(slow < 2000ms);
 
@@ -117,7 +113,7 @@ TEST_SUITE("fault proxy") {
         CHECK(proxy.latency() == 0ms);
         start = std::chrono::steady_clock::now();
         CHECK(run(*c, {"PING"}) == "PONG");
-        CHECK(elapsed(start) < 100ms);
+        CHECK(elapsed_since(start) < 100ms);
     }
 
     TEST_CASE("what a client sent before it closed is still delivered, after the latency") {
@@ -131,7 +127,7 @@ TEST_SUITE("fault proxy") {
         }  // closed here, long before the SET reaches the server
         CHECK_FALSE(server.exists("sent-then-closed"));
         CHECK(redlock_test::wait_until(2s, [&] { return server.exists("sent-then-closed"); }));
-        CHECK(elapsed(start) >= 300ms);
+        CHECK(elapsed_since(start) >= 300ms);
         CHECK(redlock_test::wait_until(2s, [&] { return proxy.stats().open == 0; }));
     }
 
@@ -145,7 +141,7 @@ TEST_SUITE("fault proxy") {
         CHECK(proxy.blackholed());
         auto start = std::chrono::steady_clock::now();
         CHECK_FALSE(run(*before, {"SET", "late", "1"}));  // no reply: a timeout
-        CHECK(elapsed(start) >= 250ms);
+        CHECK(elapsed_since(start) >= 250ms);
         CHECK(before->err != 0);
         // A new connection is accepted, and nothing is forwarded on it either.
         auto during = connect(proxy.port(), 300ms);

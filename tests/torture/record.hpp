@@ -17,10 +17,10 @@
 
 namespace redlock_torture {
 
-/// steady_clock::now() in nanoseconds since its epoch (CLOCK_MONOTONIC).
 /// Nanoseconds in a millisecond: records are in ns, tests write them in ms.
 inline constexpr std::int64_t ns_per_ms = 1'000'000;
 
+/// steady_clock::now() in nanoseconds since its epoch (CLOCK_MONOTONIC).
 [[nodiscard]] auto monotonic_ns() noexcept -> std::int64_t;
 
 /// What a hold was, of the kinds of redlock::lock_kind. The checker's rules differ by kind:
