@@ -4,9 +4,45 @@
 
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <string_view>
 
 namespace redlock::detail {
+
+/// A request a routed member (a Redis Cluster, a Sentinel-managed master) sent straight on one
+/// of its connections with its operation's sink, as its watcher hears of it: which sink and tag
+/// it answers, its key's slot, the connection's id for it (route_ids) and its number there, and
+/// its encoded command, kept for a resend (empty when the outcome is no reply at all).
+struct watched_request {
+    reply_sink* sink;
+    std::uint32_t tag;
+    std::uint16_t slot;
+    std::uint8_t route;
+    std::uint32_t number;
+    std::string_view command;
+};
+
+/// Hears first what a watched request ended with when it is not a plain answer: an error reply
+/// (MOVED, ASK, CLUSTERDOWN…), a timeout, no connection. It then owes the sink its one
+/// on_reply, as the connection would have. A plain answer goes to the sink directly, so that
+/// the usual reply costs a routed member nothing.
+class reply_watcher {
+public:
+    virtual void on_unusual(const watched_request& request, const reply_event& event) noexcept = 0;
+
+protected:
+    reply_watcher() = default;
+    reply_watcher(const reply_watcher&) = default;
+    auto operator=(const reply_watcher&) -> reply_watcher& = default;
+    virtual ~reply_watcher() = default;
+};
+
+/// Who watches a request, and what it needs to know: none for a standalone master's.
+struct request_watch {
+    reply_watcher* watcher = nullptr;
+    std::uint16_t slot = 0;
+    std::uint8_t route = 0;
+};
 
 /// The requests of one connection waiting for their replies, in the order they
 /// were sent (Redis answers in order). Pure bookkeeping, no I/O.
@@ -22,12 +58,21 @@ public:
         std::uint32_t tag;
         bool expired;
         std::uint64_t deadline;  ///< loop milliseconds
+        request_watch watch{};
+        std::uint32_t kept = 0;  ///< bytes of its command kept for a resend (watched ones)
     };
 
-    /// Queues a request at the back; returns its number.
-    auto push(reply_sink* sink, std::uint32_t tag, std::uint64_t deadline) -> std::uint32_t {
+    /// Queues a request at the back; returns its number. A watched request's command is kept
+    /// until its answer has been handed on (popped_command()).
+    auto push(reply_sink* sink, std::uint32_t tag, std::uint64_t deadline,
+              const request_watch& watch = {}, std::string_view command = {}) -> std::uint32_t {
         const auto number = front_number_ + static_cast<std::uint32_t>(queue_.size());
-        queue_.push_back(request{sink, tag, false, deadline});
+        std::uint32_t kept = 0;
+        if (watch.watcher != nullptr) {
+            keep(command);
+            kept = static_cast<std::uint32_t>(command.size());
+        }
+        queue_.push_back(request{sink, tag, false, deadline, watch, kept});
         return number;
     }
     /// Queues `requests` before everything else (a handshake); the requests
@@ -41,12 +86,21 @@ public:
         const request r = queue_.front();
         queue_.pop_front();
         ++front_number_;
+        if (r.kept != 0) [[unlikely]] {
+            popped_ = std::string_view{kept_.data() + kept_head_, r.kept};
+            kept_head_ += r.kept;
+        }
         return r;
     }
+    /// The command of the watched request pop_front() returned last: valid until the next
+    /// push() or take_all().
+    [[nodiscard]] auto popped_command() const noexcept -> std::string_view { return popped_; }
     /// Disown: `sink` gives up request `number`'s reply, which is then read and dropped.
     /// True if that request was still waiting and still `sink`'s.
-    auto disown(std::uint32_t number, const reply_sink* sink) noexcept -> bool {
-        const std::uint32_t index = number - front_number_;
+    /// Only the bits of `mask` of the number are compared (a routed member keeps 24 of them).
+    auto disown(std::uint32_t number, const reply_sink* sink,
+                std::uint32_t mask = UINT32_MAX) noexcept -> bool {
+        const std::uint32_t index = (number - front_number_) & mask;
         if (sink == nullptr || index >= queue_.size()) return false;
         request& r = queue_[index];
         if (r.sink != sink || r.expired) return false;
@@ -58,6 +112,9 @@ public:
         std::deque<request> all;
         all.swap(queue_);
         front_number_ += static_cast<std::uint32_t>(all.size());
+        kept_.clear();
+        kept_head_ = 0;
+        popped_ = {};
         ++generation_;
         return all;
     }
@@ -76,9 +133,40 @@ public:
     [[nodiscard]] auto front_number() const noexcept -> std::uint32_t { return front_number_; }
 
 private:
+    /// Appends a watched request's command to the kept bytes, which are a FIFO too: the
+    /// answered ones' bytes are dropped when all are answered, or when they are most of it.
+    void keep(std::string_view command) {
+        if (kept_head_ == kept_.size()) {
+            kept_.clear();
+            kept_head_ = 0;
+        } else if (kept_head_ > 4096 && kept_head_ * 2 > kept_.size()) {
+            kept_.erase(0, kept_head_);
+            kept_head_ = 0;
+        }
+        kept_.append(command);
+    }
+
     std::deque<request> queue_;
+    std::string kept_;
+    std::size_t kept_head_ = 0;
+    std::string_view popped_;
     std::uint32_t front_number_ = 0;
     std::uint64_t generation_ = 0;
 };
+
+/// Hands a request's outcome on: to its watcher when it has one and the outcome is not a plain
+/// answer, else to its sink; to no one when it was disowned. `number` is the request's,
+/// `command` its kept bytes (empty but for a reply just popped).
+inline void hand_on(const request_fifo::request& r, std::uint32_t number, std::string_view command,
+                    const reply_event& event) noexcept {
+    if (r.sink == nullptr) return;
+    if (r.watch.watcher != nullptr &&
+        (event.status != request_status::reply || is_error(event.answer))) [[unlikely]] {
+        r.watch.watcher->on_unusual(
+            watched_request{r.sink, r.tag, r.watch.slot, r.watch.route, number, command}, event);
+        return;
+    }
+    r.sink->on_reply(r.tag, event);
+}
 
 }  // namespace redlock::detail

@@ -5,6 +5,7 @@
 // read from any thread into a metrics_snapshot.
 
 #include "redlock/metrics.hpp"
+#include "sansio/reply.hpp"
 
 #include <array>
 #include <atomic>
@@ -86,6 +87,16 @@ public:
             std::chrono::duration_cast<std::chrono::nanoseconds>(rtt).count());
         const std::uint64_t old = rtt_ns_.load(std::memory_order_relaxed);
         rtt_ns_.store(old == 0 ? sample : old - old / 8 + sample / 8, std::memory_order_relaxed);
+    }
+    /// A routed member's answer it could not give: a timeout, no connection, an error reply.
+    void count_failure(const reply_event& event) noexcept {
+        if (event.status == request_status::timeout) {
+            timeouts.fetch_add(1, std::memory_order_relaxed);
+        } else if (event.status == request_status::unreachable) {
+            unreachable.fetch_add(1, std::memory_order_relaxed);
+        } else if (is_error(event.answer)) {
+            error_replies.fetch_add(1, std::memory_order_relaxed);
+        }
     }
     /// The connection failed: its requests go unanswered, the sample with them.
     void drop_sample() noexcept { sampling_ = false; }

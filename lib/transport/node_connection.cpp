@@ -3,6 +3,7 @@
 #include "sansio/command.hpp"
 #include "sansio/reply.hpp"
 #include "transport/os_random.hpp"
+#include "transport/route_ids.hpp"
 #include "transport/write_batcher.hpp"
 
 #include <algorithm>
@@ -33,6 +34,7 @@ node_connection::node_connection(uv_loop_t* loop, write_batcher& batcher, node_a
 
 node_connection::~node_connection() {
     batcher_.forget(*this);
+    if (route_owner_ != nullptr) route_owner_->forget(route_id_);
 }
 
 void node_connection::warn(std::string_view message) {
@@ -217,12 +219,16 @@ void node_connection::count_connected(bool connected) noexcept {
 void node_connection::fail_requests(request_status status, std::string_view cause) {
     const std::string reason{cause};  // the sinks may change last_error_
     metrics_.drop_sample();
-    for (const auto& req : pending_.take_all()) {
+    const std::uint32_t first = pending_.front_number();
+    const std::deque<request_fifo::request> all = pending_.take_all();
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        const request_fifo::request& req = all[i];
         // Expired ones were counted as timeouts already.
-        if (!req.expired && status == request_status::unreachable)
+        if (req.expired) continue;
+        if (status == request_status::unreachable)
             metrics_.unreachable.fetch_add(1, std::memory_order_relaxed);
-        if (!req.expired && req.sink != nullptr)
-            req.sink->on_reply(req.tag, reply_event{status, nullptr, reason});
+        hand_on(req, first + static_cast<std::uint32_t>(i), {},
+                reply_event{status, nullptr, reason});
     }
     if (status == request_status::stopped) refused_.deliver(last_error_);
 }
@@ -238,8 +244,8 @@ void node_connection::send(std::span<const std::string_view> argv, reply_sink* s
     send(encoded_command{argv}.bytes(), sink, tag);
 }
 
-auto node_connection::send(std::string_view encoded, reply_sink* sink, std::uint32_t tag)
-    -> std::uint32_t {
+auto node_connection::send(std::string_view encoded, reply_sink* sink, std::uint32_t tag,
+                           const request_watch& watch) -> std::uint32_t {
     using route = connection_fsm::request_route;
     counters_.requests.fetch_add(1, std::memory_order_relaxed);
     const std::uint64_t now = uv_now(loop_);
@@ -247,14 +253,15 @@ auto node_connection::send(std::string_view encoded, reply_sink* sink, std::uint
         fsm_.on_request({now, writer_.buffered(), encoded.size(), writer_.idle()});
     if (a.route == route::fail_unreachable || a.route == route::fail_stopped) {
         const bool stopped = a.route == route::fail_stopped;
-        refused_.add(sink, tag, stopped ? request_status::stopped : request_status::unreachable);
+        refused_.add(sink, tag, stopped ? request_status::stopped : request_status::unreachable,
+                     watch);
         if (!stopped) metrics_.unreachable.fetch_add(1, std::memory_order_relaxed);
         mark_dirty();  // failures are delivered on the next flush, never inside send()
         return no_request;
     }
     if (a.write_buffered_first) writer_.write_eagerly(stream());
     writer_.queue(encoded);
-    const auto number = pending_.push(sink, tag, a.deadline);
+    const auto number = pending_.push(sink, tag, a.deadline, watch, encoded);
     if (a.arm_deadline_timer) start_deadline_timer(a.deadline, now);
     if (a.route == route::write) {
         metrics_.on_sent(number, now);  // not while held: the round trip has no connect in it
@@ -263,8 +270,9 @@ auto node_connection::send(std::string_view encoded, reply_sink* sink, std::uint
     return number;
 }
 
-auto node_connection::disown(std::uint32_t number, const reply_sink* sink) noexcept -> bool {
-    return number != no_request && pending_.disown(number, sink);
+auto node_connection::disown(std::uint32_t number, const reply_sink* sink,
+                             std::uint32_t mask) noexcept -> bool {
+    return number != no_request && pending_.disown(number, sink, mask);
 }
 
 void node_connection::mark_dirty() {
@@ -366,7 +374,10 @@ void node_connection::on_deadline() {
         if (req.sink != nullptr) {
             const std::string cause =
                 "no reply within " + std::to_string(config_.request_timeout.count()) + " ms";
-            req.sink->on_reply(req.tag, reply_event{request_status::timeout, nullptr, cause});
+            // A copy: the FIFO may change under the callback.
+            const request_fifo::request expired = req;
+            hand_on(expired, pending_.front_number() + static_cast<std::uint32_t>(i), {},
+                    reply_event{request_status::timeout, nullptr, cause});
         }
     }
     if (generation != pending_.generation()) return;  // failed meanwhile: nothing to watch

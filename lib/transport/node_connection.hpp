@@ -30,6 +30,7 @@ namespace redlock::detail {
 
 class write_batcher;
 class random_source;
+class route_ids;
 
 /// A duration as loop milliseconds (uv_now's unit), never negative.
 [[nodiscard]] inline auto loop_ms(std::chrono::milliseconds d) noexcept -> std::uint64_t {
@@ -100,12 +101,17 @@ public:
     /// `sink->on_reply(tag, ...)` runs exactly once, unless disowned. A null sink
     /// discards the outcome. Returns the request's number, for disown(), or
     /// no_request when it was not queued (its failure is delivered later).
-    auto send(std::string_view encoded, reply_sink* sink, std::uint32_t tag) -> std::uint32_t;
+    /// With a `watch` (a routed member's request), an outcome that is not a plain answer
+    /// goes to the watcher instead, with the command kept for a resend.
+    auto send(std::string_view encoded, reply_sink* sink, std::uint32_t tag,
+              const request_watch& watch = {}) -> std::uint32_t;
     static constexpr std::uint32_t no_request = UINT32_MAX;
     /// Disown: `sink` gives up the reply to request `number`, read and dropped when it comes.
     /// True if that request was still waiting and still `sink`'s: `sink` then never hears
     /// of it, so an operation that has delivered its result need not stay for stragglers.
-    auto disown(std::uint32_t number, const reply_sink* sink) noexcept -> bool;
+    /// Only the bits of `mask` are compared (a routed member keeps 24 of them).
+    auto disown(std::uint32_t number, const reply_sink* sink,
+                std::uint32_t mask = UINT32_MAX) noexcept -> bool;
     /// Encodes `argv` and queues it.
     void send(std::span<const std::string_view> argv, reply_sink* sink, std::uint32_t tag);
 
@@ -146,6 +152,13 @@ public:
     [[nodiscard]] auto quarantined_until() const noexcept -> std::chrono::steady_clock::time_point {
         return quarantined_until_;
     }
+    /// A routed member's small number for this connection (see route_ids); the owner
+    /// forgets it when the connection goes.
+    void set_route(route_ids* owner, std::uint8_t id) noexcept {
+        route_owner_ = owner;
+        route_id_ = id;
+    }
+    [[nodiscard]] auto route_id() const noexcept -> std::uint8_t { return route_id_; }
     /// This node's counters for client::metrics(); read from any thread.
     [[nodiscard]] auto metrics() const noexcept -> const node_counters& { return metrics_; }
 
@@ -225,6 +238,8 @@ private:
     refused_requests refused_;
     // hiredis's reader copies what is read, and its buffer grows to the largest read.
     char read_buf_[4 * 1024];
+    route_ids* route_owner_ = nullptr;
+    std::uint8_t route_id_ = UINT8_MAX;
     // Whether this connection has read a byte yet: a plain connection closed
     // before any answer is most likely a TLS port (its error says so).
     bool heard_from_server_ = false;

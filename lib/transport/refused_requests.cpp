@@ -1,5 +1,6 @@
 #include "transport/refused_requests.hpp"
 
+#include <cstdint>
 #include <string_view>
 
 namespace redlock::detail {
@@ -10,10 +11,11 @@ void refused_requests::deliver_all(const std::string& cause) {
         std::deque<refusal> batch;
         batch.swap(queue_);
         for (const refusal& r : batch) {
-            if (r.sink == nullptr) continue;
             const std::string_view why =
                 r.status == request_status::stopped ? "client stopped" : std::string_view{cause};
-            r.sink->on_reply(r.tag, reply_event{r.status, nullptr, why});
+            // Never queued: no number, nothing kept.
+            hand_on(request_fifo::request{r.sink, r.tag, false, 0, r.watch}, UINT32_MAX, {},
+                    reply_event{r.status, nullptr, why});
         }
     }
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "sansio/reply.hpp"
+#include "sansio/request_fifo.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -13,8 +14,9 @@ namespace redlock::detail {
 /// inside the send() that made it.
 class refused_requests {
 public:
-    void add(reply_sink* sink, std::uint32_t tag, request_status status) {
-        queue_.push_back(refusal{sink, tag, status});
+    void add(reply_sink* sink, std::uint32_t tag, request_status status,
+             const request_watch& watch = {}) {
+        queue_.push_back(refusal{sink, tag, status, watch});
     }
 
     /// Fails every refused request: a stopped one as "client stopped", the
@@ -31,6 +33,7 @@ private:
         reply_sink* sink;
         std::uint32_t tag;
         request_status status;
+        request_watch watch;
     };
     std::deque<refusal> queue_;
 };

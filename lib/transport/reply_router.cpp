@@ -54,8 +54,9 @@ auto reply_router::feed(const char* data, std::size_t len) -> bool {
         const std::uint32_t number = pending.front_number();
         const request_fifo::request req = pending.pop_front();
         metrics.on_answered(number, !req.expired);
-        if (!req.expired && req.sink != nullptr) {
-            req.sink->on_reply(req.tag, reply_event{request_status::reply, answer.get(), {}});
+        if (!req.expired) {
+            hand_on(req, number, pending.popped_command(),
+                    reply_event{request_status::reply, answer.get(), {}});
         }
     }
     return true;

@@ -4,27 +4,13 @@
 #include "sansio/member_reply.hpp"
 #include "transport/callback_guard.hpp"
 #include "transport/node_connection.hpp"
+#include "transport/routed_numbers.hpp"
 
 #include <utility>
 
 namespace redlock::detail {
-namespace {
 
-// A connection's tag for one of our requests: its index, what it is, its round.
-constexpr std::uint32_t index_mask = (1U << 20) - 1;
-constexpr std::uint32_t wait_bit = 1U << 20;
-constexpr std::uint32_t asking_bit = 1U << 21;
-constexpr int round_shift = 22;
-// A request's number for its sender: its index, and its generation above it.
-constexpr int generation_shift = 20;
-constexpr std::uint32_t generation_mask = 0xFFF;
-
-constexpr auto inner_tag(std::uint32_t index, std::uint8_t round, std::uint32_t bits)
-    -> std::uint32_t {
-    return index | bits | (static_cast<std::uint32_t>(round) << round_shift);
-}
-
-}  // namespace
+using namespace routed_numbers;
 
 routed_member::routed_member(const member_parts& parts, std::string name, int wait_replicas)
     : parts_{parts},
@@ -49,13 +35,44 @@ routed_member::~routed_member() {
 
 auto routed_member::send(std::string_view encoded, reply_sink* sink, std::uint32_t tag,
                          std::uint16_t slot, bool replicated) -> std::uint32_t {
+    std::string why;
+    bool park = false;
+    node_connection* c = connection_for(slot, why, park);
+    const bool waits = replicated && wait_replicas_ > 0;
+    if (c != nullptr && !waits) {
+        // The usual request: straight on the connection, with the operation's own sink. Only
+        // an outcome that is not a plain answer comes here first (on_unusual).
+        const std::uint8_t route = routes_.id_of(*c);
+        if (route != route_ids::none) [[likely]] {
+            const std::uint32_t n = c->send(encoded, sink, tag, request_watch{this, slot, route});
+            return n == node_connection::no_request ? n : direct_number(route, n);
+        }
+    }
+    const std::uint32_t index = take_index(sink, tag);
+    if (index == no_index) return node_connection::no_request;
+    request& r = requests_[index];
+    r.slot = slot;
+    r.replicated = waits;
+    r.command.assign(encoded);
+    if (c != nullptr) {
+        place(index, *c, false);
+    } else if (park) {
+        r.parked = true;
+        parked_.push_back(index);
+    } else {
+        fail_later(index, std::move(why));
+    }
+    return index | ((r.generation & generation_mask) << generation_shift);
+}
+
+auto routed_member::take_index(reply_sink* sink, std::uint32_t tag) -> std::uint32_t {
     std::uint32_t index = 0;
     if (free_.empty() && requests_.size() > index_mask) {
         // A tag holds 20 bits of index: beyond a million requests in flight on one
         // member, refuse (on a later turn, as every failure) rather than alias.
         overflow_.emplace_back(sink, tag);
         schedule_failures();
-        return node_connection::no_request;
+        return no_index;
     }
     if (!free_.empty()) {
         index = free_.back();
@@ -68,31 +85,52 @@ auto routed_member::send(std::string_view encoded, reply_sink* sink, std::uint32
     ++r.generation;
     r.sink = sink;
     r.tag = tag;
-    r.slot = slot;
-    r.replicated = replicated && wait_replicas_ > 0;
+    r.replicated = false;
     r.live = true;
     r.done = false;
     r.parked = false;
     r.round = 0;
     r.redirects = 0;
     r.owed = 0;
-    r.command.assign(encoded);
+    r.origin = 0;
     r.holding = false;
-    std::string why;
-    bool park = false;
-    node_connection* c = connection_for(slot, why, park);
-    if (c != nullptr) {
-        place(index, *c, false);
-    } else if (park) {
-        r.parked = true;
-        parked_.push_back(index);
-    } else {
-        fail_later(index, std::move(why));
-    }
-    return index | ((r.generation & generation_mask) << generation_shift);
+    return index;
+}
+
+void routed_member::on_unusual(const watched_request& w, const reply_event& event) noexcept {
+    call_guarded([&] {
+        const member_reply_action a = decide_member_reply(event, {false, false, false, 0});
+        if (a.refresh && !stopped_) trouble(w.slot);
+        if (a.step == member_step::follow && !stopped_) {
+            if (node_connection* to = redirected(*a.to)) {
+                // Into the member's own table from now on, under the number the operation
+                // knows (its origin), for a disown.
+                const std::uint32_t index = take_index(w.sink, w.tag);
+                if (index != no_index) {
+                    request& r = requests_[index];
+                    r.slot = w.slot;
+                    r.command.assign(w.command);
+                    r.origin = direct_number(w.route, w.number);
+                    r.redirects = 1;
+                    ++redirected_;
+                    place(index, *to, a.to->how == redirection::kind::ask);
+                }
+                return;
+            }
+        }
+        metrics_.count_failure(event);
+        w.sink->on_reply(w.tag, event);
+    });
 }
 
 auto routed_member::disown(std::uint32_t number, const reply_sink* sink) noexcept -> bool {
+    if (number == node_connection::no_request) return false;
+    if ((number & direct_bit) != 0) {
+        node_connection* c =
+            routes_.connection(static_cast<std::uint8_t>((number & ~direct_bit) >> route_shift));
+        if (c != nullptr && c->disown(number, sink, connection_mask)) return true;
+        return redirected_ > 0 && disown_redirected(number, sink);
+    }
     const std::uint32_t index = number & index_mask;
     if (index >= requests_.size()) return false;
     request& r = requests_[index];
@@ -104,6 +142,20 @@ auto routed_member::disown(std::uint32_t number, const reply_sink* sink) noexcep
     r.sink = nullptr;
     release_if_finished(index);
     return true;
+}
+
+auto routed_member::disown_redirected(std::uint32_t origin, const reply_sink* sink) noexcept
+    -> bool {
+    for (std::uint32_t i = 0; i < requests_.size(); ++i) {
+        request& r = requests_[i];
+        if (r.live && !r.done && r.origin == origin && r.sink == sink) {
+            r.done = true;
+            r.sink = nullptr;
+            release_if_finished(i);
+            return true;
+        }
+    }
+    return false;
 }
 
 void routed_member::place(std::uint32_t index, node_connection& c, bool asking) {
@@ -191,13 +243,7 @@ void routed_member::forward(std::uint32_t index, const reply_event& event) {
     request& r = requests_[index];
     r.done = true;
     r.holding = false;
-    if (event.status == request_status::timeout) {
-        metrics_.timeouts.fetch_add(1, std::memory_order_relaxed);
-    } else if (event.status == request_status::unreachable) {
-        metrics_.unreachable.fetch_add(1, std::memory_order_relaxed);
-    } else if (is_error(event.answer)) {
-        metrics_.error_replies.fetch_add(1, std::memory_order_relaxed);
-    }
+    metrics_.count_failure(event);
     // Nothing of `r` is touched once the sink runs: it may send, and a new request can
     // move every request in memory. `held` keeps a held answer (the event's) alive.
     const owned_reply held = std::move(r.held);
@@ -211,6 +257,8 @@ void routed_member::release_if_finished(std::uint32_t index) {
     if (!r.live || !r.done || r.owed > 0 || r.parked) return;
     r.live = false;
     r.command.clear();
+    if (r.origin != 0) --redirected_;
+    r.origin = 0;
     free_.push_back(index);
 }
 
@@ -300,6 +348,7 @@ void routed_member::fail_parked(const std::string& why) {
 }
 
 void routed_member::stop_all() noexcept {
+    stopped_ = true;
     if (failing_timer_) {
         timers_.cancel(*failing_timer_);
         failing_timer_.reset();

@@ -2,18 +2,22 @@
 
 // What a quorum member that is more than one connection does with a request:
 // a cluster (the master of the lock's slot) or a Sentinel-managed master (the
-// master Sentinel names now). Requests are numbered here, so that one can move
-// to another node (MOVED, ASK) and still be disowned by its number; with
-// wait_replicas a write is followed by WAIT, and its answer is handed on only
-// when WAIT says enough replicas have it (sansio/owned_reply: replica_ack).
-// Until the member knows where anything goes, requests are parked; a request
-// that cannot be placed fails on a later turn, never inside send().
+// master Sentinel names now). The usual request goes straight on the connection
+// with its operation's sink (numbered by route_ids), and only an outcome that is
+// not a plain answer comes back here (on_unusual): a MOVED or ASK is followed
+// from the member's own table, where requests are numbered so that one can move
+// to another node and still be disowned by its number. With wait_replicas a
+// write goes through the table too, followed by WAIT, and its answer is handed
+// on only when WAIT says enough replicas have it (sansio/owned_reply:
+// replica_ack). Until the member knows where anything goes, requests are parked;
+// a request that cannot be placed fails on a later turn, never inside send().
 
 #include "sansio/cluster_replies.hpp"
 #include "sansio/owned_reply.hpp"
 #include "sansio/reply.hpp"
 #include "transport/metrics_recorder.hpp"
 #include "transport/node_connection.hpp"
+#include "transport/route_ids.hpp"
 #include "transport/timer_queue.hpp"
 
 #include <chrono>
@@ -43,7 +47,7 @@ struct member_parts {
     std::shared_ptr<const tls_context> tls;
 };
 
-class routed_member : protected reply_sink {
+class routed_member : protected reply_sink, private reply_watcher {
 public:
     /// WAIT, with wait_replicas, waits at most the config's request_timeout.
     routed_member(const member_parts& parts, std::string name, int wait_replicas);
@@ -161,11 +165,21 @@ private:
         std::uint8_t redirects = 0;    // MOVED/ASK followed
         std::uint8_t owed = 0;         // answers still to come from connections
         std::uint16_t generation = 0;  // bumped at each reuse: a stale number disowns nothing
+        std::uint32_t origin = 0;      // redirected from a direct request: the number it had
         std::string command;           // encoded, for a resend
         owned_reply held;              // the write's answer, while WAIT's is awaited
         bool holding = false;
     };
 
+    static constexpr std::uint32_t no_index = UINT32_MAX;
+    /// A free entry of the table for a request of `sink`, reset; no_index (and its failure
+    /// scheduled) when a million are in use.
+    auto take_index(reply_sink* sink, std::uint32_t tag) -> std::uint32_t;
+    /// A direct request whose outcome is not a plain answer: a redirection to follow (the
+    /// request moves into the table), a look again to ask for, a failure to count.
+    void on_unusual(const watched_request& w, const reply_event& event) noexcept override;
+    /// A disown of a direct request that was redirected since.
+    auto disown_redirected(std::uint32_t origin, const reply_sink* sink) noexcept -> bool;
     void on_reply(std::uint32_t tag, const reply_event& event) noexcept override;
     void answer(std::uint32_t index, std::uint32_t tag, const reply_event& event);
     /// Sends request `index` to `c` (after ASKING when `asking`), WAIT after it when replicated.
@@ -180,7 +194,10 @@ private:
     int wait_replicas_;
     std::string wait_command_;  // WAIT <n> <timeout ms>, encoded once
     timer_queue& timers_;
+    route_ids routes_;  // before the connections' owners (the subclasses) are destroyed
     std::vector<request> requests_;
+    std::size_t redirected_ = 0;  // live requests with an origin
+    bool stopped_ = false;        // stop_all() ran: closing, nothing is followed
     std::vector<std::uint32_t> free_;
     std::vector<std::uint32_t> parked_;
     std::vector<std::pair<std::uint32_t, std::string>> failing_;   // failed on the next turn

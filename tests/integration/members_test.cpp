@@ -7,6 +7,7 @@
 #include "sansio/hash_slot.hpp"
 #include "support/cluster.hpp"
 #include "support/cluster_member.hpp"
+#include "support/fault_proxy.hpp"
 #include "support/log_capture.hpp"
 #include "support/redis_server.hpp"
 #include "support/sentinel_member.hpp"
@@ -28,6 +29,7 @@
 using namespace std::chrono_literals;
 using redlock_test::cluster_member;
 using redlock_test::cluster_member_options;
+using redlock_test::fault_proxy;
 using redlock_test::sentinel_member;
 
 namespace {
@@ -245,6 +247,46 @@ TEST_CASE("a one-node cluster announces its master with an empty host: the seed'
     const std::string master = "master 127.0.0.1:" + std::to_string(shards.node(0).port());
     CHECK(health->nodes[0].topology[0].starts_with(master + ": 16384 slots"));
     CHECK(client.release(*held));
+}
+
+TEST_CASE("a straggler sent on by MOVED to a hung master is let go once the lock is decided") {
+    // A member's request goes straight on the connection; a MOVED moves it into the member's
+    // table, under the number its operation knows. The standalone nodes answer late (their
+    // proxies delay them), so the MOVED is followed first; they then decide the acquisition,
+    // which disowns the cluster's straggler. Found by that number, it must not keep the
+    // operation alive until the hung master answers or request_timeout.
+    redlock_test::cluster standalone{2};
+    fault_proxy slow_a{standalone[0].port()};
+    fault_proxy slow_b{standalone[1].port()};
+    cluster_member shards{{.shards = 2, .replicas = 0, .node_timeout = 5000ms, .server = {}}};
+    redlock::client_config config =
+        redlock_test::fixture_config({slow_a.address(), slow_b.address()});
+    redlock::cluster_member member = of(shards);
+    member.refresh_interval = 3600s;  // the map stays stale: the slot's move shows by MOVED
+    config.clusters = {member};
+    config.lock.ttl = 30s;
+    config.request_timeout = 20s;
+    auto client = redlock_test::create_client(config);
+    REQUIRE(redlock_test::warm_up(client));
+    const std::string r = resource_on(shards, 0, "straggler:");
+    const auto slot = redlock::detail::resource_slot(r);
+    shards.move_slot(slot, 1);
+    shards.node(1).freeze();
+    slow_a.set_latency(150ms);
+    slow_b.set_latency(150ms);
+    auto held = client.acquire(r, {.ttl = 30s});
+    REQUIRE(held);
+    // Decided on the standalone nodes; the cluster's request waits on the frozen master.
+    CHECK(redlock_test::wait_until(5s, [&] { return client.stats().operations == 0; }));
+    shards.node(1).thaw();
+    // The late grant lands on the thawed master, and nobody hears of it; the release takes
+    // the key off everywhere.
+    CHECK(redlock_test::wait_until(5s, [&] { return shards.exists(lock_key(r)); }));
+    slow_a.set_latency(0ms);
+    slow_b.set_latency(0ms);
+    REQUIRE(client.release(*held));
+    CHECK(standalone.count_holding(lock_key(r), held->value()) == 0);
+    CHECK_FALSE(shards.exists(lock_key(r)));
 }
 
 TEST_CASE("locks started inside a cluster member's answer: its request table grows, none is lost") {
