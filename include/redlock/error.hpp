@@ -3,8 +3,10 @@
 #include "redlock/export.hpp"
 
 #include <cstdint>
-#include <iosfwd>
+#include <memory>
+#include <ostream>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <type_traits>
 #include <vector>
@@ -69,8 +71,48 @@ enum class node_status : std::uint8_t {
 /// machine-readable output; "unknown" for a value this version does not know.
 [[nodiscard]] REDLOCK_API auto to_string(errc e) noexcept -> const char*;
 
+/// A node's name in a report: "host:port" or "unix:/path" as configured, or a member's
+/// ("cluster host:port", "sentinel <master name>"). The text is the client's, shared by every
+/// report that names the node (a report copies no string, whatever the name's length), and
+/// it outlives the client. It reads as a std::string_view: compare it, print it, add it to a
+/// std::string; str() copies it out.
+class node_name {
+public:
+    node_name() = default;
+    node_name(std::string text)  // NOLINT(google-explicit-constructor): a name is its text
+        : text_{std::make_shared<const std::string>(std::move(text))} {}
+    node_name(const char* text) : node_name(std::string{text}) {}  // NOLINT
+
+    [[nodiscard]] auto view() const noexcept -> std::string_view {
+        return text_ ? std::string_view{*text_} : std::string_view{};
+    }
+    [[nodiscard]] auto str() const -> std::string { return std::string{view()}; }
+    operator std::string_view() const noexcept { return view(); }  // NOLINT
+    [[nodiscard]] auto size() const noexcept -> std::size_t { return view().size(); }
+    [[nodiscard]] auto empty() const noexcept -> bool { return view().empty(); }
+
+    friend auto operator==(const node_name& a, std::string_view b) noexcept -> bool {
+        return a.view() == b;
+    }
+    friend auto operator<<(std::ostream& os, const node_name& n) -> std::ostream& {
+        return os << n.view();
+    }
+    friend auto operator+(std::string text, const node_name& n) -> std::string {
+        text += n.view();
+        return text;
+    }
+    friend auto operator+(const node_name& n, std::string_view text) -> std::string {
+        std::string out{n.view()};
+        out += text;
+        return out;
+    }
+
+private:
+    std::shared_ptr<const std::string> text_;
+};
+
 struct node_report {
-    std::string node;    ///< "host:port" or "unix:/path", as configured
+    node_name node;      ///< "host:port" or "unix:/path", as configured (see node_name)
     node_status status;  ///< outcome on that node
     std::string detail;  ///< the Redis error text or transport cause; empty when ok
 };

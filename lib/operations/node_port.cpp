@@ -18,8 +18,8 @@ auto node_port::topology() const -> std::vector<std::string> {
     return routed != nullptr ? routed->topology() : std::vector<std::string>{};
 }
 
-auto node_port::name() const noexcept -> const std::string& {
-    return member_->name();
+auto node_port::name() const noexcept -> const node_name& {
+    return member_->report_name();
 }
 
 auto node_port::quarantined_until(std::uint16_t slot) const noexcept

@@ -6,6 +6,8 @@
 // A non-virtual facade: one pointer, no virtual call on the hot path. The
 // forwarding is in node_port.cpp, the one file here that sees quorum_member.
 
+#include "redlock/error.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -34,7 +36,7 @@ public:
     /// A cluster or Sentinel member's topology, a line each (empty for a standalone master).
     [[nodiscard]] auto topology() const -> std::vector<std::string>;
     /// How the node is named in reports and errors.
-    [[nodiscard]] auto name() const noexcept -> const std::string&;
+    [[nodiscard]] auto name() const noexcept -> const node_name&;
     /// Until when the node's grants do not count toward a quorum: it restarted
     /// without persisting every write, and may have forgotten locks it granted.
     /// In the past (usually the clock's epoch) when they count.

@@ -55,7 +55,7 @@ void probe_op::start() {
     probes_.resize(n);
     answers_.assign(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
-        probes_[i].node = ctx_.node(i).name();
+        probes_[i].node = ctx_.node(i).name().str();
         probes_[i].replies.resize(commands_.size());
     }
     start_ = now();

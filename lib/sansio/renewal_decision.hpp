@@ -112,7 +112,7 @@ public:
             nodes.reserve(settings_.nodes);
             for (std::size_t i = 0; i < settings_.nodes; ++i) {
                 nodes.push_back(
-                    {std::string{name_of(i)}, node_status::pending,
+                    {name_of(i), node_status::pending,
                      loss.renewal_in_flight ? "no answer yet to the renewal in flight" : ""});
             }
         }

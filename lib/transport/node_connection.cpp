@@ -20,6 +20,7 @@ node_connection::node_connection(uv_loop_t* loop, write_batcher& batcher, node_a
       batcher_{batcher},
       address_{std::move(address)},
       name_{address_.to_string()},
+      report_name_{name_},
       config_{config},
       rng_{rng},
       counters_{counters},

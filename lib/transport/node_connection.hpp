@@ -131,6 +131,8 @@ public:
     void close(std::function<void()> done);
 
     [[nodiscard]] auto name() const noexcept -> const std::string& { return name_; }
+    /// The same, as reports carry it (shared, not copied).
+    [[nodiscard]] auto report_name() const noexcept -> const node_name& { return report_name_; }
     [[nodiscard]] auto connected() const noexcept -> bool { return fsm_.ready(); }
     [[nodiscard]] auto state() const noexcept -> connection_fsm::state { return fsm_.current(); }
     [[nodiscard]] auto pending() const noexcept -> std::size_t { return pending_.size(); }
@@ -205,6 +207,7 @@ private:
     write_batcher& batcher_;
     node_address address_;
     std::string name_;
+    node_name report_name_;
     const client_config& config_;
     random_source& rng_;
     connection_counters& counters_;

@@ -36,6 +36,10 @@ public:
     [[nodiscard]] auto name() const noexcept -> const std::string& {
         return node_ ? node_->name() : routed_->name();
     }
+    /// name(), as reports carry it (shared, not copied).
+    [[nodiscard]] auto report_name() const noexcept -> const node_name& {
+        return node_ ? node_->report_name() : routed_->report_name();
+    }
     [[nodiscard]] auto quarantined_until(std::uint16_t slot) const noexcept
         -> std::chrono::steady_clock::time_point {
         return node_ ? node_->quarantined_until() : routed_->quarantined_until(slot);

@@ -15,6 +15,7 @@ using namespace routed_numbers;
 routed_member::routed_member(const member_parts& parts, std::string name, int wait_replicas)
     : parts_{parts},
       name_{std::move(name)},
+      report_name_{name_},
       wait_replicas_{wait_replicas},
       timers_{parts.timers},
       client_counters_{&parts.counters} {

@@ -61,6 +61,8 @@ public:
               bool replicated) -> std::uint32_t;
     auto disown(std::uint32_t number, const reply_sink* sink) noexcept -> bool;
     [[nodiscard]] auto name() const noexcept -> const std::string& { return name_; }
+    /// The same, as reports carry it (shared, not copied).
+    [[nodiscard]] auto report_name() const noexcept -> const node_name& { return report_name_; }
     /// The member's counters as one node's, for client::metrics() (any thread):
     /// answers it failed to give, and `up` while it knows where to send.
     [[nodiscard]] auto metrics() const noexcept -> const node_counters& { return metrics_; }
@@ -191,6 +193,7 @@ private:
 
     member_parts parts_;
     std::string name_;
+    node_name report_name_;
     int wait_replicas_;
     std::string wait_command_;  // WAIT <n> <timeout ms>, encoded once
     timer_queue& timers_;

@@ -27,9 +27,7 @@ auto report_of(const std::vector<redlock::node_report>& nodes, cluster& servers,
     -> const redlock::node_report* {
     const std::string suffix = ":" + std::to_string(servers[i].port());
     for (const auto& r : nodes) {
-        if (r.node.size() >= suffix.size() &&
-            r.node.compare(r.node.size() - suffix.size(), suffix.size(), suffix) == 0)
-            return &r;
+        if (r.node.view().ends_with(suffix)) return &r;
     }
     return nullptr;
 }
