@@ -46,7 +46,7 @@ void node_handshake::begin(const client_config& config, std::string_view channel
                            std::uint64_t deadline) {
     const std::size_t before = requests.size();
     const auto add = [&](std::uint32_t tag) {
-        requests.push_back(request_fifo::request{sink, tag, false, deadline});
+        requests.push_back(request_fifo::request{.sink = sink, .tag = tag, .deadline = deadline});
     };
     first_round_ = true;
     password_ = config.password.reveal();

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -56,24 +57,27 @@ public:
     struct request {
         reply_sink* sink;
         std::uint32_t tag;
-        bool expired;
-        std::uint64_t deadline;  ///< loop milliseconds
-        request_watch watch{};
-        std::uint32_t kept = 0;  ///< bytes of its command kept for a resend (watched ones)
+        bool expired = false;
+        /// A routed member's request: its command is kept for a resend, and its unusual
+        /// outcomes go to the watcher (watch_of()).
+        bool watched = false;
+        std::uint16_t slot = 0;      ///< a watched request's slot
+        std::uint64_t deadline = 0;  ///< loop milliseconds
     };
 
-    /// Queues a request at the back; returns its number. A watched request's command is kept
-    /// until its answer has been handed on (popped_command()).
-    auto push(reply_sink* sink, std::uint32_t tag, std::uint64_t deadline,
-              const request_watch& watch = {}, std::string_view command = {}) -> std::uint32_t {
+    /// Queues a request at the back; returns its number.
+    auto push(reply_sink* sink, std::uint32_t tag, std::uint64_t deadline) -> std::uint32_t {
         const auto number = front_number_ + static_cast<std::uint32_t>(queue_.size());
-        std::uint32_t kept = 0;
-        if (watch.watcher != nullptr) {
-            keep(command);
-            kept = static_cast<std::uint32_t>(command.size());
-        }
-        queue_.push_back(request{sink, tag, false, deadline, watch, kept});
+        queue_.push_back(request{sink, tag, false, false, 0, deadline});
         return number;
+    }
+    /// Queues a routed member's request (`watch`, one watcher per connection), keeping
+    /// `command` until its answer has been handed on (popped_command()).
+    auto push_watched(reply_sink* sink, std::uint32_t tag, std::uint64_t deadline,
+                      const request_watch& watch, std::string_view command) -> std::uint32_t;
+    /// Who hears `r`'s unusual outcomes: none unless it was pushed watched.
+    [[nodiscard]] auto watch_of(const request& r) const noexcept -> request_watch {
+        return r.watched ? request_watch{watcher_, r.slot, route_} : request_watch{};
     }
     /// Queues `requests` before everything else (a handshake); the requests
     /// already queued keep their numbers.
@@ -86,10 +90,8 @@ public:
         const request r = queue_.front();
         queue_.pop_front();
         ++front_number_;
-        if (r.kept != 0) [[unlikely]] {
-            popped_ = std::string_view{kept_.data() + kept_head_, r.kept};
-            kept_head_ += r.kept;
-        }
+        if (r.watched) [[unlikely]]
+            take_kept();
         return r;
     }
     /// The command of the watched request pop_front() returned last: valid until the next
@@ -112,8 +114,7 @@ public:
         std::deque<request> all;
         all.swap(queue_);
         front_number_ += static_cast<std::uint32_t>(all.size());
-        kept_.clear();
-        kept_head_ = 0;
+        kept_head_ = kept_end_ = 0;
         popped_ = {};
         ++generation_;
         return all;
@@ -135,38 +136,41 @@ public:
 private:
     /// Appends a watched request's command to the kept bytes, which are a FIFO too: the
     /// answered ones' bytes are dropped when all are answered, or when they are most of it.
-    void keep(std::string_view command) {
-        if (kept_head_ == kept_.size()) {
-            kept_.clear();
-            kept_head_ = 0;
-        } else if (kept_head_ > 4096 && kept_head_ * 2 > kept_.size()) {
-            kept_.erase(0, kept_head_);
-            kept_head_ = 0;
-        }
-        kept_.append(command);
-    }
+    void keep(std::string_view command);
+    /// The oldest kept command, as popped_command(). Out of line, as keep(): a standalone
+    /// master's requests never come here, and its path stays as short as it was.
+    void take_kept();
+    /// Room for `need` more kept bytes: the live ones moved down, or a bigger buffer.
+    void make_room(std::size_t need);
 
     std::deque<request> queue_;
-    std::string kept_;
+    // The watched requests' commands, in their order, each after its length: bytes
+    // [kept_head_, kept_end_) of kept_, which has room for kept_capacity_.
+    std::unique_ptr<char[]> kept_;
+    std::size_t kept_capacity_ = 0;
     std::size_t kept_head_ = 0;
+    std::size_t kept_end_ = 0;
     std::string_view popped_;
+    reply_watcher* watcher_ = nullptr;
+    std::uint8_t route_ = 0;
     std::uint32_t front_number_ = 0;
     std::uint64_t generation_ = 0;
 };
 
-/// Hands a request's outcome on: to its watcher when it has one and the outcome is not a plain
-/// answer, else to its sink; to no one when it was disowned. `number` is the request's,
-/// `command` its kept bytes (empty but for a reply just popped).
-inline void hand_on(const request_fifo::request& r, std::uint32_t number, std::string_view command,
+/// Hands an outcome on: to `watch`'s watcher when there is one and the outcome is not a plain
+/// answer, else to `sink`; to no one when the request was disowned (null sink). `number` is
+/// the request's, `command` its kept bytes (empty but for a reply just popped).
+inline void hand_on(reply_sink* sink, std::uint32_t tag, const request_watch& watch,
+                    std::uint32_t number, std::string_view command,
                     const reply_event& event) noexcept {
-    if (r.sink == nullptr) return;
-    if (r.watch.watcher != nullptr &&
+    if (sink == nullptr) return;
+    if (watch.watcher != nullptr &&
         (event.status != request_status::reply || is_error(event.answer))) [[unlikely]] {
-        r.watch.watcher->on_unusual(
-            watched_request{r.sink, r.tag, r.watch.slot, r.watch.route, number, command}, event);
+        watch.watcher->on_unusual(
+            watched_request{sink, tag, watch.slot, watch.route, number, command}, event);
         return;
     }
-    r.sink->on_reply(r.tag, event);
+    sink->on_reply(tag, event);
 }
 
 }  // namespace redlock::detail

@@ -181,7 +181,8 @@ void node_connection::on_reply(std::uint32_t tag, const reply_event& event) noex
             // the handshake (their bytes wait in the writer until it is done).
             std::deque<request_fifo::request> requests;
             for (const std::uint32_t t : s.tags) {
-                requests.push_back(request_fifo::request{this, t, false, UINT64_MAX});
+                requests.push_back(
+                    request_fifo::request{.sink = this, .tag = t, .deadline = UINT64_MAX});
             }
             writer_.handshake().append(s.send);
             pending_.push_front(requests);
@@ -228,8 +229,8 @@ void node_connection::fail_requests(request_status status, std::string_view caus
         if (req.expired) continue;
         if (status == request_status::unreachable)
             metrics_.unreachable.fetch_add(1, std::memory_order_relaxed);
-        hand_on(req, first + static_cast<std::uint32_t>(i), {},
-                reply_event{status, nullptr, reason});
+        hand_on(req.sink, req.tag, pending_.watch_of(req), first + static_cast<std::uint32_t>(i),
+                {}, reply_event{status, nullptr, reason});
     }
     if (status == request_status::stopped) refused_.deliver(last_error_);
 }
@@ -245,8 +246,18 @@ void node_connection::send(std::span<const std::string_view> argv, reply_sink* s
     send(encoded_command{argv}.bytes(), sink, tag);
 }
 
+auto node_connection::send(std::string_view encoded, reply_sink* sink, std::uint32_t tag)
+    -> std::uint32_t {
+    return queue(encoded, sink, tag, nullptr);
+}
+
 auto node_connection::send(std::string_view encoded, reply_sink* sink, std::uint32_t tag,
                            const request_watch& watch) -> std::uint32_t {
+    return queue(encoded, sink, tag, &watch);
+}
+
+auto node_connection::queue(std::string_view encoded, reply_sink* sink, std::uint32_t tag,
+                            const request_watch* watch) -> std::uint32_t {
     using route = connection_fsm::request_route;
     counters_.requests.fetch_add(1, std::memory_order_relaxed);
     const std::uint64_t now = uv_now(loop_);
@@ -255,14 +266,16 @@ auto node_connection::send(std::string_view encoded, reply_sink* sink, std::uint
     if (a.route == route::fail_unreachable || a.route == route::fail_stopped) {
         const bool stopped = a.route == route::fail_stopped;
         refused_.add(sink, tag, stopped ? request_status::stopped : request_status::unreachable,
-                     watch);
+                     watch != nullptr ? *watch : request_watch{});
         if (!stopped) metrics_.unreachable.fetch_add(1, std::memory_order_relaxed);
         mark_dirty();  // failures are delivered on the next flush, never inside send()
         return no_request;
     }
     if (a.write_buffered_first) writer_.write_eagerly(stream());
     writer_.queue(encoded);
-    const auto number = pending_.push(sink, tag, a.deadline, watch, encoded);
+    const auto number = watch == nullptr
+                            ? pending_.push(sink, tag, a.deadline)
+                            : pending_.push_watched(sink, tag, a.deadline, *watch, encoded);
     if (a.arm_deadline_timer) start_deadline_timer(a.deadline, now);
     if (a.route == route::write) {
         metrics_.on_sent(number, now);  // not while held: the round trip has no connect in it
@@ -377,7 +390,8 @@ void node_connection::on_deadline() {
                 "no reply within " + std::to_string(config_.request_timeout.count()) + " ms";
             // A copy: the FIFO may change under the callback.
             const request_fifo::request expired = req;
-            hand_on(expired, pending_.front_number() + static_cast<std::uint32_t>(i), {},
+            hand_on(expired.sink, expired.tag, pending_.watch_of(expired),
+                    pending_.front_number() + static_cast<std::uint32_t>(i), {},
                     reply_event{request_status::timeout, nullptr, cause});
         }
     }

@@ -14,8 +14,7 @@ void refused_requests::deliver_all(const std::string& cause) {
             const std::string_view why =
                 r.status == request_status::stopped ? "client stopped" : std::string_view{cause};
             // Never queued: no number, nothing kept.
-            hand_on(request_fifo::request{r.sink, r.tag, false, 0, r.watch}, UINT32_MAX, {},
-                    reply_event{r.status, nullptr, why});
+            hand_on(r.sink, r.tag, r.watch, UINT32_MAX, {}, reply_event{r.status, nullptr, why});
         }
     }
 }

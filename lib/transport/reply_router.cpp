@@ -54,9 +54,14 @@ auto reply_router::feed(const char* data, std::size_t len) -> bool {
         const std::uint32_t number = pending.front_number();
         const request_fifo::request req = pending.pop_front();
         metrics.on_answered(number, !req.expired);
-        if (!req.expired) {
-            hand_on(req, number, pending.popped_command(),
-                    reply_event{request_status::reply, answer.get(), {}});
+        if (!req.expired && req.sink != nullptr) {
+            const reply_event event{request_status::reply, answer.get(), {}};
+            if (!req.watched) [[likely]] {
+                req.sink->on_reply(req.tag, event);
+            } else {
+                hand_on(req.sink, req.tag, pending.watch_of(req), number, pending.popped_command(),
+                        event);
+            }
         }
     }
     return true;

@@ -68,8 +68,9 @@ auto play(const std::vector<op>& sequence) -> bool {
                 // A long command passes the 4 KiB past which answered bytes are compacted.
                 const std::string command(o == op::push_long ? 5000 : 7,
                                           static_cast<char>('a' + tag % 26));
-                const request_watch w = watched ? request_watch{&watcher, 42, 3} : request_watch{};
-                const std::uint32_t n = fifo.push(&sink, tag++, 0, w, command);
+                const std::uint32_t n =
+                    watched ? fifo.push_watched(&sink, tag++, 0, {&watcher, 42, 3}, command)
+                            : fifo.push(&sink, tag++, 0);
                 if (n != next_number) return false;
                 model.push_back({next_number++, watched, watched ? command : "", false});
                 break;
@@ -82,6 +83,9 @@ auto play(const std::vector<op>& sequence) -> bool {
                 const request_fifo::request r = fifo.pop_front();
                 if (expected.disowned != (r.sink == nullptr)) return false;
                 if (expected.watched && fifo.popped_command() != expected.command) return false;
+                const request_watch w = fifo.watch_of(r);
+                if ((w.watcher == &watcher) != expected.watched) return false;
+                if (expected.watched && (w.slot != 42 || w.route != 3)) return false;
                 break;
             }
             case op::disown_front: {
@@ -136,6 +140,44 @@ TEST_CASE(
     CHECK(played == 335'923);  // 1 + 6 + ... + 6^7
 }
 
+TEST_CASE("request_fifo: kept commands survive the buffer's moves and growth, in any mix") {
+    // Long runs the enumeration cannot reach: up to 64 in flight, commands of 1 to 700 bytes,
+    // so the kept bytes are moved down (answered ones in front) and reallocated, many times.
+    counting_sink sink;
+    counting_watcher watcher;
+    request_fifo fifo;
+    std::deque<std::string> model;
+    std::uint32_t state = 12345;
+    const auto next = [&state] {
+        state = state * 1103515245U + 12345U;
+        return state >> 8;
+    };
+    std::size_t checked = 0;
+    for (int i = 0; i < 200'000; ++i) {
+        const bool push = model.empty() || (model.size() < 64 && next() % 2 == 0);
+        if (push) {
+            std::string command(1 + next() % 700, static_cast<char>('a' + i % 26));
+            command.front() = static_cast<char>('A' + i % 26);
+            if (next() % 4 == 0) {
+                fifo.push(&sink, 0, 0);  // a plain request keeps nothing
+                model.emplace_back();
+            } else {
+                fifo.push_watched(&sink, 0, 0, {&watcher, 1, 2}, command);
+                model.push_back(command);
+            }
+        } else {
+            const request_fifo::request r = fifo.pop_front();
+            REQUIRE(r.watched == !model.front().empty());
+            if (r.watched) {
+                REQUIRE(fifo.popped_command() == model.front());
+                ++checked;
+            }
+            model.pop_front();
+        }
+    }
+    CHECK(checked > 50'000);
+}
+
 TEST_CASE("request_fifo: a masked disown finds its request across the numbers' wrap") {
     request_fifo fifo;
     counting_sink sink;
@@ -174,14 +216,8 @@ TEST_CASE(
                 sink.tags.clear();
                 watcher.seen.clear();
                 watcher.commands.clear();
-                const request_fifo::request r{
-                    disowned ? nullptr : &sink,
-                    9,
-                    false,
-                    0,
-                    watched ? request_watch{&watcher, 77, 5} : request_watch{},
-                    3};
-                hand_on(r, 1234, "SET", events[e]);
+                const request_watch w = watched ? request_watch{&watcher, 77, 5} : request_watch{};
+                hand_on(disowned ? nullptr : &sink, 9, w, 1234, "SET", events[e]);
                 const bool plain = e == 0;
                 const bool to_watcher = !disowned && watched && !plain;
                 const bool to_sink = !disowned && !to_watcher;
