@@ -246,16 +246,6 @@ void node_connection::send(std::span<const std::string_view> argv, reply_sink* s
     send(encoded_command{argv}.bytes(), sink, tag);
 }
 
-auto node_connection::send(std::string_view encoded, reply_sink* sink, std::uint32_t tag)
-    -> std::uint32_t {
-    return queue(encoded, sink, tag, nullptr);
-}
-
-auto node_connection::send(std::string_view encoded, reply_sink* sink, std::uint32_t tag,
-                           const request_watch& watch) -> std::uint32_t {
-    return queue(encoded, sink, tag, &watch);
-}
-
 auto node_connection::queue(std::string_view encoded, reply_sink* sink, std::uint32_t tag,
                             const request_watch* watch) -> std::uint32_t {
     using route = connection_fsm::request_route;

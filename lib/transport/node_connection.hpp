@@ -103,9 +103,13 @@ public:
     /// no_request when it was not queued (its failure is delivered later).
     /// With a `watch` (a routed member's request), an outcome that is not a plain answer
     /// goes to the watcher instead, with the command kept for a resend.
-    auto send(std::string_view encoded, reply_sink* sink, std::uint32_t tag) -> std::uint32_t;
+    auto send(std::string_view encoded, reply_sink* sink, std::uint32_t tag) -> std::uint32_t {
+        return queue(encoded, sink, tag, nullptr);
+    }
     auto send(std::string_view encoded, reply_sink* sink, std::uint32_t tag,
-              const request_watch& watch) -> std::uint32_t;
+              const request_watch& watch) -> std::uint32_t {
+        return queue(encoded, sink, tag, &watch);
+    }
     static constexpr std::uint32_t no_request = UINT32_MAX;
     /// Disown: `sink` gives up the reply to request `number`, read and dropped when it comes.
     /// True if that request was still waiting and still `sink`'s: `sink` then never hears
