@@ -273,7 +273,7 @@ done
 # member's routing layer (routed_member, cluster_router, cluster_routing, the
 # redirection reader), from the first pair's two profiles.
 routed_ir() {
-  callgrind_annotate --inclusive=no --threshold=100 "$1" 2>/dev/null |
+  callgrind_annotate --auto=no --inclusive=no --threshold=100 "$1" 2>/dev/null |
     awk '/routed_member::|cluster_router::|cluster_routing::|read_redirection|calls_for_refresh/ {
            ir = $1; gsub(",", "", ir); sum += ir} END {print sum + 0}'
 }
