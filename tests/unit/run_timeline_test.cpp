@@ -156,7 +156,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "run timeline: the ignore policy never signals; the default lead is a quarter of "
+    "run timeline: the ignore policy never signals, and the default lead is a quarter of "
     "the TTL") {
     const run_timeline_settings s{run_policy::ignore, ms{10}, ms{10}};
     const run_timeline_step step =
