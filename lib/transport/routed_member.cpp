@@ -4,13 +4,37 @@
 #include "sansio/member_reply.hpp"
 #include "transport/callback_guard.hpp"
 #include "transport/node_connection.hpp"
-#include "transport/routed_numbers.hpp"
 
 #include <utility>
 
 namespace redlock::detail {
+namespace {
 
-using namespace routed_numbers;
+// A connection's tag for one of our requests: its index, what it is, its round.
+constexpr std::uint32_t index_mask = (1U << 20) - 1;
+constexpr std::uint32_t wait_bit = 1U << 20;
+constexpr std::uint32_t asking_bit = 1U << 21;
+constexpr int round_shift = 22;
+// A request's number for its sender: its index, and its generation above it.
+constexpr int generation_shift = 20;
+constexpr std::uint32_t generation_mask = 0x7FF;
+// A request sent straight on a connection (the usual one) is numbered with this bit set, its
+// connection's route id above the low 24 bits of its number there.
+constexpr std::uint32_t direct_bit = 1U << 31;
+constexpr int route_shift = 24;
+constexpr std::uint32_t connection_mask = (1U << route_shift) - 1;
+
+constexpr auto direct_number(std::uint8_t route, std::uint32_t number) -> std::uint32_t {
+    return direct_bit | (static_cast<std::uint32_t>(route) << route_shift) |
+           (number & connection_mask);
+}
+
+constexpr auto inner_tag(std::uint32_t index, std::uint8_t round, std::uint32_t bits)
+    -> std::uint32_t {
+    return index | bits | (static_cast<std::uint32_t>(round) << round_shift);
+}
+
+}  // namespace
 
 routed_member::routed_member(const member_parts& parts, std::string name, int wait_replicas)
     : parts_{parts},
@@ -55,14 +79,7 @@ auto routed_member::send(std::string_view encoded, reply_sink* sink, std::uint32
     r.slot = slot;
     r.replicated = waits;
     r.command.assign(encoded);
-    if (c != nullptr) {
-        place(index, *c, false);
-    } else if (park) {
-        r.parked = true;
-        parked_.push_back(index);
-    } else {
-        fail_later(index, std::move(why));
-    }
+    place_or_park(index, c, park, std::move(why));
     return index | ((r.generation & generation_mask) << generation_shift);
 }
 
@@ -174,28 +191,14 @@ void routed_member::place(std::uint32_t index, node_connection& c, bool asking) 
 }
 
 void routed_member::on_reply(std::uint32_t tag, const reply_event& event) noexcept {
-    const std::uint32_t index = tag & index_mask;
-    if ((tag & (internal_tag | wait_bit | asking_bit)) == 0 && index < requests_.size()) {
-        request& r = requests_[index];
-        if (!r.done && !r.replicated && static_cast<std::uint8_t>(tag >> round_shift) == r.round &&
-            event.status == request_status::reply && !is_error(event.answer)) {
-            // The usual answer: the command's own reply, in its current round, no WAIT to
-            // await, and no error. decide_member_reply would say "forward, no refresh", so it
-            // goes straight on, the request's slot freed first: the sink may send at once.
-            reply_sink* sink = std::exchange(r.sink, nullptr);
-            const std::uint32_t sink_tag = r.tag;
-            r.done = true;
-            --r.owed;
-            release_if_finished(index);
-            if (sink != nullptr) sink->on_reply(sink_tag, event);
-            return;
-        }
-    }
+    // Only the member's own requests and its table's answers come here: the usual request's
+    // answer goes from the connection to its operation directly (see send()).
     call_guarded([&] {
         if ((tag & internal_tag) != 0) {
             on_internal(tag, event);
             return;
         }
+        const std::uint32_t index = tag & index_mask;
         if (index >= requests_.size()) return;
         --requests_[index].owed;
         answer(index, tag, event);
@@ -329,14 +332,19 @@ void routed_member::dispatch_parked() {
         std::string why;
         bool park = false;
         node_connection* c = connection_for(r.slot, why, park);
-        if (c != nullptr) {
-            place(i, *c, false);
-        } else if (park) {
-            r.parked = true;
-            parked_.push_back(i);
-        } else {
-            fail_later(i, std::move(why));
-        }
+        place_or_park(i, c, park, std::move(why));
+    }
+}
+
+void routed_member::place_or_park(std::uint32_t index, node_connection* c, bool park,
+                                  std::string why) {
+    if (c != nullptr) {
+        place(index, *c, false);
+    } else if (park) {
+        requests_[index].parked = true;
+        parked_.push_back(index);
+    } else {
+        fail_later(index, std::move(why));
     }
 }
 

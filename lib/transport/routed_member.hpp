@@ -186,6 +186,9 @@ private:
     void answer(std::uint32_t index, std::uint32_t tag, const reply_event& event);
     /// Sends request `index` to `c` (after ASKING when `asking`), WAIT after it when replicated.
     void place(std::uint32_t index, node_connection& c, bool asking);
+    /// What connection_for() said of request `index`: placed on `c`, parked until a route is
+    /// known, or failed on a later turn with `why`.
+    void place_or_park(std::uint32_t index, node_connection* c, bool park, std::string why);
     void forward(std::uint32_t index, const reply_event& event);
     void fail_later(std::uint32_t index, std::string why);
     void schedule_failures();
