@@ -152,13 +152,20 @@ void declare_run(CLI::App& app, run_options& into) {
                               : text == "ignore" ? on_lost_action::ignore
                                                  : on_lost_action::term;
            },
-           "If the lock is lost while CMD runs: term sends CMD SIGTERM, then SIGKILL after "
-           "--kill-after-ms; kill sends SIGKILL at once; ignore lets CMD run on. run exits 70 "
-           "in every case")
+           "How CMD ends when the lock is failing: term sends SIGTERM once the validity left "
+           "falls below --term-before-ms (renewals failing) or the lock is lost, then SIGKILL "
+           "after --kill-after-ms and never later than the end of the validity; kill sends "
+           "SIGKILL at that point instead; ignore lets CMD run on. run exits 70 in every case")
         ->check(one_of_actions)
         ->default_str("term");
+    run->add_option("--term-before-ms", into.term_before_ms,
+                    "SIGTERM to CMD once the lock's validity left falls below this while "
+                    "renewals fail, so that CMD is dead before another holder can be granted the "
+                    "lock (default: a quarter of the TTL)")
+        ->check(CLI::Range(0LL, max_ms));
     run->add_option("--kill-after-ms", into.kill_after_ms,
-                    "With --on-lost term: grace period between SIGTERM and SIGKILL")
+                    "With --on-lost term: grace period between SIGTERM and SIGKILL (cut short by "
+                    "the end of the lock's validity)")
         ->capture_default_str()
         ->check(CLI::Range(0LL, max_ms));
     run->footer(std::string{R"(Usage: redlock run --resource R [OPTIONS] -- CMD [ARGS...]
@@ -184,12 +191,17 @@ so they are not sent twice; and one that redlock was started with ignored (nohup
 stays ignored for CMD. redlock then keeps holding the lock until CMD exits, and
 exits with CMD's status. A signal that arrives while still waiting for the lock
 cancels the wait: exit 128+N.
+
+CMD is dead before the lock can pass on: when renewals fail, run sends SIGTERM
+once the validity left falls below --term-before-ms, and SIGKILL no later than
+a quarter of that before the validity ends (--on-lost ignore opts out).
 )"} + global_help +
                 R"(
 
 Exit codes:
   N   CMD's exit status; 128+N when CMD was killed by signal N
-  70  the lock was lost while CMD ran (whatever CMD returned)
+  70  the lock was lost, or CMD was ended as its validity ran out (whatever CMD
+      returned)
   75  the lock could not be had within --wait-ms (-E N: N instead)
   69  a quorum of nodes is unreachable
   126 CMD is not executable; 127 CMD was not found (the lock is released))" +

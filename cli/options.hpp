@@ -33,6 +33,9 @@ struct run_options {
     lock_flags lock;
     on_lost_action on_lost = on_lost_action::term;
     long long kill_after_ms = 5000;
+    /// SIGTERM once the validity left falls below this (renewals failing);
+    /// unset: a quarter of the TTL (run_timeline.hpp).
+    std::optional<long long> term_before_ms;
     bool nonblock = false;                     ///< -n: one attempt (as --wait-ms 0)
     int conflict_exit_code = 75;               ///< -E: the exit code when the lock is not had
     std::optional<std::string> shell_command;  ///< -c: run by /bin/sh -c instead of `-- CMD`

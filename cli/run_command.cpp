@@ -7,6 +7,7 @@
 #include "child_process.hpp"
 #include "client_setup.hpp"
 #include "commands.hpp"
+#include "run_timeline.hpp"
 #include "signals.hpp"
 
 #include <algorithm>
@@ -75,39 +76,43 @@ auto await_lock(client& locks, client::acquire_ticket ticket, loop_news& news,
     }
 }
 
-/// Supervises CMD while the lock is held: forwards signals to it, and acts on
-/// a lost lock as --on-lost says.
+/// Supervises CMD while the lock is held: forwards signals to it, and ends it
+/// as run_timeline.hpp decides (before the validity ends when renewals fail,
+/// at once when the lock is lost), unless --on-lost ignore.
 class lock_holder {
 public:
-    lock_holder(const run_options& run, const sigset_t& ignored, const reporter& out, lock held,
-                loop_news& news)
-        : run_{run}, ignored_{ignored}, out_{out}, held_{std::move(held)}, news_{news} {}
+    lock_holder(const run_options& run, run_timeline_settings timeline, const sigset_t& ignored,
+                const reporter& out, lock held, loop_news& news)
+        : run_{run},
+          timeline_{timeline},
+          ignored_{ignored},
+          out_{out},
+          held_{std::move(held)},
+          news_{news} {}
 
     /// Returns once CMD has ended, and how.
     auto supervise(child_process& child) -> child_exit {
         for (;;) {
             if (const auto ended = child.try_reap()) {
                 // Finished after the validity ended: its critical section was not covered.
-                if (!held_.valid()) note_lost(child, /*act=*/false);
+                if (!held_.valid()) note_lost(child);
                 return *ended;
             }
-            if (!lost_ && held_.lost()) note_lost(child, /*act=*/true);
+            if (held_.lost()) note_lost(child);
+            const auto now = steady_clock::now();
+            const run_timeline_step step = decide_run_signal(
+                timeline_, {now, held_.valid_until(), held_.lost(), term_sent_, kill_sent_});
+            if (step.term) send_term(child, now);
+            if (step.kill) send_kill(child);
 
-            // The wake-ups come as signals; the timeout bounds the wait for
-            // SIGKILL after SIGTERM, and is a backstop for anything missed.
+            // The wake-ups come as signals; `next` bounds the wait for the
+            // timeline's next deadline, and one second is a backstop.
             auto timeout = std::chrono::milliseconds{1s};
-            if (kill_at_) {
-                timeout = std::clamp(
-                    std::chrono::ceil<std::chrono::milliseconds>(*kill_at_ - steady_clock::now()),
-                    0ms, timeout);
+            if (step.next) {
+                timeout = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(*step.next - now),
+                                     0ms, timeout);
             }
             const auto info = next_signal(timeout);
-            if (kill_at_ && steady_clock::now() >= *kill_at_) {
-                kill_at_.reset();
-                child.signal(SIGKILL);
-                out_.note("CMD (pid " + std::to_string(child.pid()) + ") did not exit within " +
-                          format_ms(run_.kill_after_ms) + " of SIGTERM: sent SIGKILL");
-            }
             if (info && is_forwarded(info->si_signo, ignored_)) forward(child, *info);
         }
     }
@@ -116,31 +121,60 @@ public:
     [[nodiscard]] auto lost_reason() const -> const std::string& { return lost_reason_; }
 
 private:
-    void note_lost(const child_process& child, bool act) {
+    /// The lock is lost (or its validity ended): run exits 70.
+    void note_lost(const child_process& child) {
         if (lost_) return;
         lost_ = true;
         {
             std::lock_guard held{news_.mutex};
             lost_reason_ = news_.lost ? news_.lost->message : "its validity ended";
         }
-        if (!act) return;
-        const std::string what = "lost the lock on '" + held_.resource() + "': ";
-        const std::string pid = "CMD (pid " + std::to_string(child.pid()) + ")";
-        switch (run_.on_lost) {
-            case on_lost_action::term:
-                child.signal(SIGTERM);
-                kill_at_ = steady_clock::now() + std::chrono::milliseconds{run_.kill_after_ms};
-                out_.note(what + "sent SIGTERM to " + pid + ", SIGKILL in " +
-                          format_ms(run_.kill_after_ms));
-                break;
-            case on_lost_action::kill:
-                child.signal(SIGKILL);
-                out_.note(what + "sent SIGKILL to " + pid);
-                break;
-            case on_lost_action::ignore:
-                out_.note(what + "--on-lost ignore, " + pid + " runs on");
-                break;
+        if (run_.on_lost == on_lost_action::ignore) {
+            out_.note("lost the lock on '" + held_.resource() + "': --on-lost ignore, " +
+                      pid_of(child) + " runs on");
         }
+    }
+
+    void send_term(const child_process& child, steady_clock::time_point now) {
+        child.signal(SIGTERM);
+        term_sent_ = now;
+        const auto kill_by = std::chrono::ceil<std::chrono::milliseconds>(
+            std::min(held_.valid_until(), now + timeline_.kill_after) - now);
+        out_.note(why_now() + "sent SIGTERM to " + pid_of(child) + ", SIGKILL in " +
+                  format_ms(kill_by.count()) + " at the latest");
+    }
+
+    void send_kill(const child_process& child) {
+        child.signal(SIGKILL);
+        kill_sent_ = true;
+        if (term_sent_) {
+            const auto since =
+                std::chrono::ceil<std::chrono::milliseconds>(steady_clock::now() - *term_sent_);
+            out_.note(pid_of(child) + " had not exited " + format_ms(since.count()) +
+                      " after SIGTERM (--kill-after-ms, or the end of the lock's validity): sent "
+                      "SIGKILL");
+        } else {
+            out_.note(why_now() + "sent SIGKILL to " + pid_of(child));
+        }
+    }
+
+    /// Why CMD is ended now: the lock was lost, or renewals are failing and
+    /// its validity is running out. Either way run exits 70.
+    auto why_now() -> std::string {
+        if (held_.lost()) {
+            return "lost the lock on '" + held_.resource() + "': ";
+        }
+        lost_ = true;
+        lost_reason_ = "renewals failed and its validity fell below --term-before-ms " +
+                       format_ms(timeline_.term_before.count());
+        const auto left = std::chrono::floor<std::chrono::milliseconds>(held_.valid_until() -
+                                                                        steady_clock::now());
+        return "renewals of the lock on '" + held_.resource() + "' are failing, " +
+               format_ms(std::max<long long>(left.count(), 0)) + " of validity left: ";
+    }
+
+    static auto pid_of(const child_process& child) -> std::string {
+        return "CMD (pid " + std::to_string(child.pid()) + ")";
     }
 
     void forward(const child_process& child, const siginfo_t& info) const {
@@ -154,14 +188,29 @@ private:
     }
 
     const run_options& run_;
+    run_timeline_settings timeline_;
     const sigset_t& ignored_;
     const reporter& out_;
     lock held_;
     loop_news& news_;
     bool lost_ = false;
     std::string lost_reason_;
-    std::optional<steady_clock::time_point> kill_at_;
+    std::optional<steady_clock::time_point> term_sent_;
+    bool kill_sent_ = false;
 };
+
+/// --on-lost, --term-before-ms and --kill-after-ms as the timeline's settings.
+auto timeline_of(const run_options& run, std::chrono::milliseconds ttl) -> run_timeline_settings {
+    run_timeline_settings s;
+    s.policy = run.on_lost == on_lost_action::kill     ? run_policy::kill
+               : run.on_lost == on_lost_action::ignore ? run_policy::ignore
+                                                       : run_policy::term;
+    s.term_before = run.term_before_ms ? std::chrono::milliseconds{*run.term_before_ms}
+                                       : default_term_before(ttl);
+    s.kill_after = std::chrono::milliseconds{run.kill_after_ms};
+    s.kill_lead = default_kill_lead(s.term_before);
+    return s;
+}
 
 }  // namespace
 
@@ -219,7 +268,9 @@ auto run_command(const global_options& global, const run_options& run, const sig
                (held.fence() ? ", fence " + std::to_string(*held.fence()) : std::string{}) +
                "); CMD runs as pid " + std::to_string(child->pid()));
 
-    lock_holder holder{run, ignored, out, held, *news};
+    const auto ttl =
+        run.lock.ttl_ms ? std::chrono::milliseconds{*run.lock.ttl_ms} : locks->config().lock.ttl;
+    lock_holder holder{run, timeline_of(run, ttl), ignored, out, held, *news};
     const child_exit ended = holder.supervise(*child);
 
     // Also after a loss: nodes that still hold our value let go now, not at the TTL.

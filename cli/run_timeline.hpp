@@ -8,8 +8,10 @@
 // - SIGTERM once the validity left falls below term_before (renewals failing:
 //   a healthy renewal keeps it near the TTL), or at once when the lock is
 //   reported lost;
-// - SIGKILL kill_after after SIGTERM, and never later than the end of the
-//   validity, whatever kill_after says;
+// - SIGKILL kill_after after SIGTERM, and never later than kill_lead before
+//   the end of the validity, whatever kill_after says (the lead absorbs how
+//   late this process and the kernel may act on a loaded host: the margin the
+//   nodes keep after the validity, the clock drift, is only milliseconds);
 // - with the kill policy, SIGKILL where the term policy sends SIGTERM;
 // - with the ignore policy, nothing (the explicit opt-out).
 // The shell (run_command.cpp) calls decide() on every wake-up and sleeps no
@@ -28,6 +30,8 @@ struct run_timeline_settings {
     run_policy policy = run_policy::term;
     std::chrono::milliseconds term_before{0};
     std::chrono::milliseconds kill_after{5000};
+    /// SIGKILL at the latest this long before the validity ends.
+    std::chrono::milliseconds kill_lead{0};
 };
 
 /// The SIGTERM lead over the end of the validity when --term-before-ms is not
@@ -37,6 +41,13 @@ struct run_timeline_settings {
 [[nodiscard]] constexpr auto default_term_before(std::chrono::milliseconds ttl) noexcept
     -> std::chrono::milliseconds {
     return ttl / 4;
+}
+
+/// The SIGKILL lead over the end of the validity: a quarter of term_before, so
+/// that the command keeps three quarters of it to exit cleanly after SIGTERM.
+[[nodiscard]] constexpr auto default_kill_lead(std::chrono::milliseconds term_before) noexcept
+    -> std::chrono::milliseconds {
+    return term_before / 4;
 }
 
 struct run_timeline_input {
@@ -64,7 +75,7 @@ struct run_timeline_step {
     const auto term_at = in.valid_until - s.term_before;
     const bool due = in.lost || in.now >= term_at;
     // SIGKILL: the validity is over, SIGTERM had its time, or the policy says kill.
-    auto kill_at = in.valid_until;
+    auto kill_at = in.valid_until - s.kill_lead;
     if (in.term_sent) kill_at = std::min(kill_at, *in.term_sent + s.kill_after);
     if (in.now >= kill_at || (due && s.policy == run_policy::kill)) {
         step.kill = true;
@@ -73,7 +84,7 @@ struct run_timeline_step {
     if (due && !in.term_sent) {
         step.term = true;
         // The SIGTERM sent now starts kill_after.
-        kill_at = std::min(in.valid_until, in.now + s.kill_after);
+        kill_at = std::min(in.valid_until - s.kill_lead, in.now + s.kill_after);
     }
     // term_at is a deadline unless its SIGTERM went already (the kill policy kills there).
     step.next = kill_at;

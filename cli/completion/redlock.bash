@@ -23,7 +23,7 @@ _redlock() {
     local globals='--config --json --verbose --help'
     # Flags that take a value: the word after one is never a subcommand.
     local takes_value=' -c --config -r --resource --ttl-ms --wait-ms --permits -w --wait '
-    takes_value+=' -E --conflict-exit-code --command --on-lost --kill-after-ms --value '
+    takes_value+=' -E --conflict-exit-code --command --on-lost --term-before-ms --kill-after-ms --value '
     local lock_flags='--resource --ttl-ms --wait-ms --fence --fair --shared --permits'
 
     # The subcommand, and where `--` hands the rest of the line to CMD.
@@ -78,7 +78,7 @@ _redlock() {
             return
             ;;
         -r | --resource | --ttl-ms | --wait-ms | --permits | -w | --wait | -E | \
-            --conflict-exit-code | --command | --kill-after-ms | --value)
+            --conflict-exit-code | --command | --term-before-ms | --kill-after-ms | --value)
             return  # free-form values: nothing to guess
             ;;
     esac
@@ -87,7 +87,7 @@ _redlock() {
     local flags
     case $sub in
         run) flags="$lock_flags --wait --nonblock --conflict-exit-code --command --on-lost
-                    --kill-after-ms" ;;
+                    --term-before-ms --kill-after-ms" ;;
         acquire) flags=$lock_flags ;;
         release | extend) flags='--resource --value --shared --permits' ;;
         status) flags='--resource --permits' ;;
