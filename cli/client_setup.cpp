@@ -108,6 +108,8 @@ auto make_lock_options(const lock_flags& flags) -> lock_options {
         options.max_wait = std::chrono::milliseconds{flags.wait_ms};
     }
     if (flags.fence) options.fencing = true;
+    if (flags.holder) options.holder = *flags.holder;
+    if (flags.lock_delay_ms) options.lock_delay = std::chrono::milliseconds{*flags.lock_delay_ms};
     // Waiting (--wait-ms > 0) is the library's: queued per node and woken by the
     // holder's release, never a polling loop; --fair keeps arrival order.
     if (flags.fair) options.wait = wait_mode::fair;

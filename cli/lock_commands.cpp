@@ -38,8 +38,9 @@ auto acquire_command(const global_options& global, const lock_flags& flags, cons
     std::string details = "acquired " + kind_phrase(*held) + "'" + held->resource() +
                           "', valid for " + format_ms(validity);
     if (const auto fence = held->fence()) details += ", fence " + std::to_string(*fence);
-    out.note(details + "; release it with: redlock release --resource '" + held->resource() +
-             "' --value " + held->value() + kind_flags(*held));
+    out.note(details + "; release it with: redlock release --resource " +
+             shell_quoted(held->resource()) + " --value " + shell_quoted(held->value()) +
+             kind_flags(*held));
     // The client's destructor leaves the lock alone: it stays held until its
     // TTL ends or `redlock release` deletes it.
     return exit_ok;

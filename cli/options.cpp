@@ -99,6 +99,16 @@ auto add_lock_flags(CLI::App& sub, lock_flags& into) -> CLI::Option* {
                        "Take one of K permits of a counting semaphore (K from 1 to 1024): at "
                        "most K holders at once. Everyone using the resource must name the same "
                        "K. Not with --shared or --fence");
+    sub.add_option("--holder", into.holder,
+                   "Who holds the lock, for people: stored with it on every node and shown by "
+                   "status and in a rival's 'held by' message (default: HOST:PID (PROGRAM), "
+                   "where run names CMD as the program)")
+        ->type_name("TEXT");
+    sub.add_option("--lock-delay-ms", into.lock_delay_ms,
+                   "Lock-delay: the nodes keep the lock this long past its TTL unless it is "
+                   "released, so a holder that crashed or was cut off blocks the resource that "
+                   "much longer (default: the config's lock.lock_delay_ms, 0 unless set)")
+        ->check(CLI::Range(0LL, max_ms));
     return wait_ms;
 }
 

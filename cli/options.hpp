@@ -22,9 +22,11 @@ struct lock_flags {
     std::optional<long long> ttl_ms;  ///< unset: the config's lock.ttl_ms
     long long wait_ms = 0;            ///< 0: one attempt; otherwise lock_options::max_wait
     bool fence = false;
-    bool fair = false;           ///< lock_options::wait = fair
-    bool shared = false;         ///< a reader (lock_options::shared)
-    std::optional<int> permits;  ///< one of a semaphore's permits (lock_options::permits)
+    bool fair = false;                  ///< lock_options::wait = fair
+    bool shared = false;                ///< a reader (lock_options::shared)
+    std::optional<int> permits;         ///< one of a semaphore's permits (lock_options::permits)
+    std::optional<std::string> holder;  ///< lock_options::holder; unset: the default
+    std::optional<long long> lock_delay_ms;  ///< lock_options::lock_delay; unset: the config's
 };
 
 enum class on_lost_action { term, kill, ignore };

@@ -122,4 +122,20 @@ auto pad(std::string text, std::size_t width) -> std::string {
     return text;
 }
 
+auto shell_quoted(std::string_view text) -> std::string {
+    const bool plain = !text.empty() && text.find_first_not_of(
+                                            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                            "0123456789_-.,:/@%+=") == std::string_view::npos;
+    if (plain) return std::string{text};
+    std::string out = "'";
+    for (const char c : text) {
+        if (c == '\'') {
+            out += "'\\''";
+        } else {
+            out += c;
+        }
+    }
+    return out + "'";
+}
+
 }  // namespace redlock::cli

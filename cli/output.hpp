@@ -64,6 +64,10 @@ private:
 /// "1234 ms"
 [[nodiscard]] auto format_ms(long long ms) -> std::string;
 
+/// `text` as one word for sh: in single quotes (each ' as '\''), or as it is
+/// when it holds nothing a shell would take apart.
+[[nodiscard]] auto shell_quoted(std::string_view text) -> std::string;
+
 /// "exclusive", "shared" or "permit": the "kind" of --json output.
 [[nodiscard]] auto kind_name(lock_kind kind) -> std::string;
 

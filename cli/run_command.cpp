@@ -16,6 +16,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <unistd.h>
 
 namespace redlock::cli {
 namespace {
@@ -57,6 +58,26 @@ auto signals_to_reset(const sigset_t& ignored) -> sigset_t {
         if (sigismember(&ignored, sig) != 0) sigdelset(&reset, sig);
     }
     return reset;
+}
+
+/// "HOST:PID (CMD)": the library's default holder text, with the command's name
+/// for the program's (every run is "redlock" otherwise).
+auto default_run_holder(const std::vector<std::string>& command) -> std::string {
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0')
+        std::strcpy(host, "unknown-host");
+    std::string program = command.empty() ? std::string{"redlock"} : command.front();
+    // -c 'SHELL COMMAND' runs /bin/sh -c: its first word says more than "sh".
+    if (command.size() == 3 && command[0] == "/bin/sh" && command[1] == "-c") {
+        const auto start = command[2].find_first_not_of(" \t");
+        if (start != std::string::npos)
+            program = command[2].substr(start, command[2].find_first_of(" \t;&|", start) - start);
+    }
+    if (const auto slash = program.rfind('/'); slash != std::string::npos)
+        program.erase(0, slash + 1);
+    std::string text = std::string{host} + ":" + std::to_string(getpid()) + " (" + program + ")";
+    if (text.size() > max_holder_length) text.resize(max_holder_length);
+    return text;
 }
 
 /// Waits for the acquisition started with `ticket`; a SIGINT, SIGTERM or
@@ -221,6 +242,7 @@ auto run_command(const global_options& global, const run_options& run, const sig
 
     auto news = std::make_shared<loop_news>();
     lock_options options = make_lock_options(run.lock);
+    if (!options.holder) options.holder = default_run_holder(run.command);
     options.auto_renew = true;
     options.on_lost = [news](const lock&, const error& why) {
         {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace redlock::cli {
@@ -18,6 +19,20 @@ auto ttl_json(const std::optional<std::chrono::milliseconds>& ttl) -> json {
 
 auto ttl_text(const std::optional<std::chrono::milliseconds>& ttl) -> std::string {
     return ttl ? "  ttl " + format_ms(ttl->count()) : std::string{};
+}
+
+/// The holder text a value carries (lock::holder), or null without one.
+auto name_json(std::string_view value) -> json {
+    const std::string_view name = holder_of(value);
+    return name.empty() ? json(nullptr) : json(std::string{name});
+}
+
+/// "build-7:4411 (nightly-report) [value 3f2a...|build-7:4411 (nightly-report)]", or the
+/// value alone when it names nobody.
+auto named(const std::string& value) -> std::string {
+    const std::string_view name = holder_of(value);
+    if (name.empty()) return value;
+    return std::string{name} + " [value " + value + "]";
 }
 
 /// "readers a1b2 ttl 1990 ms, c3d4 ttl 2990 ms"
@@ -67,11 +82,15 @@ auto status_command(const global_options& global, const status_options& args, co
         if (n.holder && n.holder == status->majority_holder) ++agreeing;
         held_somewhere = held_somewhere || n.holder || n.shared || !n.readers.empty();
         json readers = json::array();
-        for (const auto& r : n.readers)
-            readers.push_back({{"value", r.value}, {"ttl_ms", ttl_json(r.ttl)}});
+        for (const auto& r : n.readers) {
+            readers.push_back({{"value", r.value},
+                               {"holder_name", name_json(r.value)},
+                               {"ttl_ms", ttl_json(r.ttl)}});
+        }
         nodes.push_back({{"node", n.node},
                          {"reachable", n.reachable},
                          {"holder", or_null(n.holder)},
+                         {"holder_name", n.holder ? name_json(*n.holder) : json(nullptr)},
                          {"ttl_ms", ttl_json(n.ttl)},
                          {"fence", or_null(n.fence)},
                          {"shared", n.shared},
@@ -98,6 +117,7 @@ auto status_command(const global_options& global, const status_options& args, co
                 {"quorum", status->quorum},
                 {"reachable", reachable},
                 {"holder", or_null(status->majority_holder)},
+                {"holder_name", agreed ? name_json(*status->majority_holder) : json(nullptr)},
                 {"agreed", agreed},
                 {"shared", status->shared()},
                 {"readers", status->majority_readers},
@@ -110,7 +130,7 @@ auto status_command(const global_options& global, const status_options& args, co
     }
     std::string headline = "resource '" + status->resource + "': ";
     if (agreed) {
-        headline += "held by " + *status->majority_holder + " (" + std::to_string(agreeing) +
+        headline += "held by " + named(*status->majority_holder) + " (" + std::to_string(agreeing) +
                     " of " + std::to_string(status->nodes.size()) + " nodes agree, quorum " +
                     std::to_string(status->quorum) + ")";
     } else if (status->shared()) {
@@ -120,7 +140,7 @@ auto status_command(const global_options& global, const status_options& args, co
                     " (each alive on a quorum of " + std::to_string(status->quorum) +
                     " or more nodes): ";
         for (std::size_t i = 0; i < readers.size(); ++i)
-            headline += (i > 0 ? ", " : "") + readers[i];
+            headline += (i > 0 ? ", " : "") + named(readers[i]);
     } else if (held_somewhere) {
         headline += "no majority agrees on a holder or a reader (quorum " +
                     std::to_string(status->quorum) + ")";
@@ -183,16 +203,18 @@ auto semaphore_status_command(const global_options& global, const status_options
             block += "    " + pad(n.node, 22) +
                      (view.holder ? *view.holder + ttl_text(view.ttl) : std::string{"free"}) + "\n";
         }
-        holders.push_back({{"permit", p.permit},
-                           {"holder", or_null(p.majority_holder)},
-                           {"agreed", p.majority_holder.has_value()},
-                           {"nodes", std::move(views)}});
-        table +=
-            "  permit " + std::to_string(p.permit) + ": " +
-            (p.majority_holder ? "held by " + *p.majority_holder + " (" + std::to_string(agreeing) +
-                                     " of " + std::to_string(status->nodes.size()) + " nodes agree)"
-                               : std::string{"no majority agrees on a holder"}) +
-            "\n" + block;
+        holders.push_back(
+            {{"permit", p.permit},
+             {"holder", or_null(p.majority_holder)},
+             {"holder_name", p.majority_holder ? name_json(*p.majority_holder) : json(nullptr)},
+             {"agreed", p.majority_holder.has_value()},
+             {"nodes", std::move(views)}});
+        table += "  permit " + std::to_string(p.permit) + ": " +
+                 (p.majority_holder
+                      ? "held by " + named(*p.majority_holder) + " (" + std::to_string(agreeing) +
+                            " of " + std::to_string(status->nodes.size()) + " nodes agree)"
+                      : std::string{"no majority agrees on a holder"}) +
+                 "\n" + block;
     }
     json result{{"resource", status->resource}, {"permits", permits},
                 {"quorum", status->quorum},     {"reachable", reachable},

@@ -24,7 +24,9 @@ _redlock() {
     # Flags that take a value: the word after one is never a subcommand.
     local takes_value=' -c --config -r --resource --ttl-ms --wait-ms --permits -w --wait '
     takes_value+=' -E --conflict-exit-code --command --on-lost --term-before-ms --kill-after-ms --value '
-    local lock_flags='--resource --ttl-ms --wait-ms --fence --fair --shared --permits'
+    takes_value+=' --holder --lock-delay-ms '
+    local lock_flags='--resource --ttl-ms --wait-ms --fence --fair --shared --permits --holder
+        --lock-delay-ms'
 
     # The subcommand, and where `--` hands the rest of the line to CMD.
     local i sub='' separator=0
@@ -78,7 +80,8 @@ _redlock() {
             return
             ;;
         -r | --resource | --ttl-ms | --wait-ms | --permits | -w | --wait | -E | \
-            --conflict-exit-code | --command | --term-before-ms | --kill-after-ms | --value)
+            --conflict-exit-code | --command | --term-before-ms | --kill-after-ms | --value | \
+            --holder | --lock-delay-ms)
             return  # free-form values: nothing to guess
             ;;
     esac

@@ -144,6 +144,14 @@ struct client_config {
         /// long, so a dead waiter blocks nobody; waiters therefore re-check at
         /// least every half of it.
         std::chrono::milliseconds waiter_ttl{2000};
+        /// Lock-delay (Chubby's): the nodes keep a lock this long past its TTL,
+        /// and renewals keep it on top. The holder's validity does not include
+        /// it, and a clean release still deletes the lock at once; so only a
+        /// holder that crashed or was cut off blocks the resource for the
+        /// delay too, which gives a holder that lost its lock (a paused or
+        /// partitioned process) time to notice before anyone else is granted
+        /// it. 0: off. README, "Lock-delay".
+        std::chrono::milliseconds lock_delay{0};
     } lock;
 
     struct retry_policy {

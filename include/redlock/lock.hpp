@@ -9,6 +9,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace redlock {
@@ -48,6 +49,15 @@ enum class lock_kind : std::uint8_t {
 
 /// The most permits a semaphore may have (each is a key on every node).
 inline constexpr int max_permits = 1024;
+
+/// The longest holder text (lock_options::holder), in bytes.
+inline constexpr std::size_t max_holder_length = 200;
+
+/// The holder text stored in a lock's value, or empty when it has none. A
+/// value is a 32-hex-digit random token, then "|" and the holder text when
+/// there is one (README, "Who holds a lock"); a value of another form (from
+/// elsewhere, or a version before 0.2) has no holder text.
+[[nodiscard]] REDLOCK_API auto holder_of(std::string_view value) noexcept -> std::string_view;
 
 /// Per-acquisition choices. Every unset field takes the client's configured default.
 struct lock_options {
@@ -93,6 +103,14 @@ struct lock_options {
     /// released on the nodes when it returns to zero. Unset: no reentrancy (a
     /// second acquire contends with the first, as on another client).
     std::optional<std::string> owner{};
+    /// Who holds the lock, for people: stored with it on every node (after the
+    /// random token, in its value) and shown by status, list, and a rival's
+    /// `contended` error. Printable text of at most max_holder_length bytes;
+    /// empty for none. Unset: "<host name>:<pid> (<program name>)".
+    std::optional<std::string> holder{};
+    /// Lock-delay for this lock (client_config::lock_defaults::lock_delay):
+    /// the nodes keep it this long past its TTL unless it is released.
+    std::optional<std::chrono::milliseconds> lock_delay{};
 };
 
 /// A held (or once-held) distributed lock.
@@ -108,8 +126,12 @@ public:
     [[nodiscard]] auto resource() const -> const std::string&;
     /// Every resource this lock covers, in the order given.
     [[nodiscard]] auto resources() const -> const std::vector<std::string>&;
-    /// The random proof of ownership (32 hex digits, 128 bits from getrandom()).
+    /// The proof of ownership: 32 hex digits (128 bits from getrandom()),
+    /// then "|" and the holder text when there is one. Nodes compare the
+    /// whole value, byte for byte.
     [[nodiscard]] auto value() const -> const std::string&;
+    /// The holder text in value() (lock_options::holder), or empty.
+    [[nodiscard]] auto holder() const -> std::string_view;
     /// End of the validity window on the monotonic clock: wall-clock jumps on
     /// this host neither shorten nor stretch it.
     [[nodiscard]] auto valid_until() const noexcept -> std::chrono::steady_clock::time_point;

@@ -12,10 +12,10 @@
 #include "sansio/admission_queue.hpp"
 #include "sansio/cluster_shape.hpp"
 #include "transport/event_loop.hpp"
-#include "transport/node_connection.hpp"
 #include "transport/member_factory.hpp"
-#include "transport/quorum_member.hpp"
+#include "transport/node_connection.hpp"
 #include "transport/os_random.hpp"
+#include "transport/quorum_member.hpp"
 #include "transport/timer_queue.hpp"
 #include "transport/write_batcher.hpp"
 
@@ -67,6 +67,8 @@ public:
     void acquisition_finished() override;
     void watch(std::shared_ptr<lock_state> state) override { watchdog_.watch(std::move(state)); }
     void release_lost(std::shared_ptr<lock_state> state) override;
+    void name_holder(std::string resource, error failed, client::acquire_callback done,
+                     bool counted) override;
 
     [[nodiscard]] auto config() const noexcept -> const client_config& { return config_; }
     [[nodiscard]] auto node_count() const noexcept -> std::size_t { return nodes_.size(); }
@@ -115,7 +117,7 @@ private:
     timer_queue timers_;
     write_batcher batcher_;  // shared by every connection; declared before them
     std::vector<std::unique_ptr<quorum_member>> nodes_;  // the quorum's members, in config order
-    operation_registry ops_;  // live operations, owned
+    operation_registry ops_;                             // live operations, owned
     admission_queue<acquisition_request> admission_{config_.max_concurrent_acquisitions};
     std::atomic<client::acquire_ticket> next_ticket_{0};
     std::string client_id_;
@@ -127,7 +129,7 @@ private:
                                     resume(std::move(request), cancelled);
                                 }};
     shared_server_check same_servers_{config_.member_count()};  // run_ids seen, pairs reported
-    bool stopping_ = false;                                   // loop thread: no new operations
+    bool stopping_ = false;                                     // loop thread: no new operations
     bool closing_ = false;  // loop thread: handles are being closed
     int closes_pending_ = 0;
     std::atomic<bool> shutdown_requested_{false};

@@ -54,6 +54,16 @@ auto lock::value() const -> const std::string& {
     return state_ ? state_->value : empty_string;
 }
 
+auto lock::holder() const -> std::string_view {
+    return holder_of(value());
+}
+
+auto holder_of(std::string_view value) noexcept -> std::string_view {
+    constexpr std::size_t token = 32;
+    if (value.size() <= token + 1 || value[token] != '|') return {};
+    return value.substr(token + 1);
+}
+
 auto lock::valid_until() const noexcept -> std::chrono::steady_clock::time_point {
     return state_ ? state_->valid_until() : std::chrono::steady_clock::time_point{};
 }

@@ -54,9 +54,9 @@ constexpr std::array<std::string_view, 17> top_level_keys{"nodes",
 constexpr std::array<std::string_view, 4> node_keys{"host", "port", "unix", "tls"};
 constexpr std::array<std::string_view, 5> tls_keys{"ca_file", "cert_file", "key_file",
                                                    "server_name", "verify"};
-constexpr std::array<std::string_view, 7> lock_keys{
-    "ttl_ms", "min_validity_ms", "auto_renew", "renew_fraction", "fencing",
-    "wait",   "waiter_ttl_ms"};
+constexpr std::array<std::string_view, 8> lock_keys{
+    "ttl_ms", "min_validity_ms", "auto_renew",   "renew_fraction", "fencing",
+    "wait",   "waiter_ttl_ms",   "lock_delay_ms"};
 constexpr std::array<std::string_view, 3> retry_keys{"attempts", "delay_ms", "jitter_ms"};
 constexpr std::array<std::string_view, 2> reconnect_keys{"min_delay_ms", "max_delay_ms"};
 constexpr std::array<std::string_view, 2> auth_keys{"username", "password_env"};
@@ -304,6 +304,7 @@ public:
                   read_number(*lock, "renew_fraction", p, l.renew_fraction) &&
                   read_bool(*lock, "fencing", p, l.fencing) &&
                   read_ms(*lock, "waiter_ttl_ms", p, l.waiter_ttl) &&
+                  read_ms(*lock, "lock_delay_ms", p, l.lock_delay) &&
                   read_wait_mode(*lock, p, l.wait)))
                 return false;
         }

@@ -222,6 +222,7 @@ auto validate_config(const client_config& config, std::string_view source)
         duration_rule{"/lock/ttl_ms", config.lock.ttl, positive},
         duration_rule{"/lock/min_validity_ms", config.lock.min_validity, positive},
         duration_rule{"/lock/waiter_ttl_ms", config.lock.waiter_ttl, positive},
+        duration_rule{"/lock/lock_delay_ms", config.lock.lock_delay, non_negative},
         duration_rule{"/retry/delay_ms", config.retry.delay, positive},
         duration_rule{"/retry/jitter_ms", config.retry.jitter, non_negative},
         duration_rule{"/reconnect/min_delay_ms", config.reconnect.min_delay, positive},
@@ -231,6 +232,13 @@ auto validate_config(const client_config& config, std::string_view source)
         if (auto problem = duration_problem(rule.value, rule.bound))
             return reject(rule.field, std::move(*problem));
     }
+
+    // The nodes are given TTL + lock-delay, in one PX argument.
+    if (config.lock.ttl.count() + config.lock.lock_delay.count() > max_integer)
+        return reject("/lock/lock_delay_ms", "with /lock/ttl_ms must be at most 2147483647 (got " +
+                                                 std::to_string(config.lock.ttl.count()) + " + " +
+                                                 std::to_string(config.lock.lock_delay.count()) +
+                                                 ")");
 
     // Written so that NaN fails too.
     const double drift = config.clock_drift_factor;

@@ -1,5 +1,6 @@
 #include "operations/acquire_checks.hpp"
 
+#include "operations/holder_text.hpp"
 #include "operations/lock_state.hpp"
 #include "sansio/hash_slot.hpp"
 #include "sansio/timing.hpp"
@@ -51,6 +52,7 @@ auto lock_state_of(const client_config& config, std::vector<std::string> resourc
     auto state = std::make_shared<lock_state>();
     state->resources = std::move(resources);
     state->ttl = settings.ttl;
+    state->delay = options.lock_delay.value_or(config.lock.lock_delay);
     if (options.permits) {
         state->kind = lock_kind::permit;
         state->permits = *options.permits;
@@ -58,6 +60,7 @@ auto lock_state_of(const client_config& config, std::vector<std::string> resourc
         state->kind = lock_kind::shared;
     }
     if (options.owner) state->owner = *options.owner;
+    state->value = value_template(options.holder ? *options.holder : default_holder());
     state->auto_renew = options.auto_renew.value_or(config.lock.auto_renew);
     if (state->auto_renew) state->lost_source = std::stop_source{};
     if (options.on_lost) {
@@ -114,6 +117,8 @@ auto argument_problem(const client_config& config, const acquire_settings& s,
     }
     if (lock.ttl <= milliseconds{0}) return "ttl must be greater than 0 ms";
     if (lock.ttl > max_ttl) return "ttl must be at most 2147483647 ms";
+    if (lock.delay < milliseconds{0}) return "lock_delay must not be negative";
+    if (lock.node_ttl() > max_ttl) return "ttl + lock_delay must be at most 2147483647 ms";
     if (s.max_attempts < 0) return "attempts must be at least 1";
     if (options.max_wait && *options.max_wait < milliseconds{0})
         return "max_wait must not be negative";
@@ -122,6 +127,9 @@ auto argument_problem(const client_config& config, const acquire_settings& s,
     }
     if (options.owner && options.owner->empty())
         return "owner must not be empty (unset it instead)";
+    if (options.holder) {
+        if (auto problem = holder_problem(*options.holder); !problem.empty()) return problem;
+    }
     if (options.permits) {
         if (*options.permits < 1 || *options.permits > max_permits)
             return "permits must be between 1 and " + std::to_string(max_permits);
@@ -183,6 +191,11 @@ auto what_failed(const lock_state& lock, held_resources held, errc reason) -> st
 }
 
 }  // namespace
+
+auto names_holder(const lock_state& lock, errc reason) noexcept -> bool {
+    return reason == errc::contended && lock.resources.size() == 1 &&
+           lock.kind != lock_kind::permit;
+}
 
 auto failure_summary(const lock_state& lock, const acquire_decision& decision, held_resources held,
                      errc reason) -> std::string {

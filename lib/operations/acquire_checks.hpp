@@ -59,4 +59,22 @@ struct held_resources {
 [[nodiscard]] auto failure_summary(const lock_state& lock, const acquire_decision& decision,
                                    held_resources held, errc reason) -> std::string;
 
+/// The whole error of a failed acquisition: failure_summary, each node's
+/// problem (named by `name_of(i)`), the validity left, and the nodes' reports.
+template <class NameOf>
+[[nodiscard]] auto failure_error(const lock_state& lock, const acquire_decision& decision,
+                                 held_resources held, errc reason, const NameOf& name_of) -> error {
+    std::string message = failure_summary(lock, decision, held, reason);
+    decision.nodes().append_problems(message, name_of);
+    message += ")";
+    if (const auto v = decision.failure_validity())
+        message += " (validity left: " + std::to_string(v->count()) + " ms)";
+    return error{make_error_code(reason), std::move(message), decision.nodes().to_reports(name_of),
+                 static_cast<int>(decision.attempt())};
+}
+
+/// A failure that names who holds the resource (client_core::name_holder): a
+/// contended single resource, other than a semaphore's permit.
+[[nodiscard]] auto names_holder(const lock_state& lock, errc reason) noexcept -> bool;
+
 }  // namespace redlock::detail

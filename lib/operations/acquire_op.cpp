@@ -180,11 +180,11 @@ auto acquire_op::begin_handoff() -> std::optional<handoff_offer> {
     const acquire_input in = read_input();
     const acquire_actions a = decision_.begin_handoff(in);
     // A fresh value, as for every attempt (send_grants says why).
-    state_->value = ctx_.rng().lock_value();
+    ctx_.rng().write_token(state_->value);
     ctx_.counters().attempts.fetch_add(1, std::memory_order_relaxed);
     wait_->handoff_attempt = decision_.attempt();
     perform(a, in.now);  // stops the retry timer: the release is our attempt now
-    return handoff_offer{state_->value, std::to_string(decision_.settings().ttl.count()),
+    return handoff_offer{state_->value, std::to_string(state_->node_ttl().count()),
                          wait_->entry.waiter_id, decision_.attempt(), wait_->link};
 }
 
@@ -255,8 +255,9 @@ void acquire_op::perform(const acquire_actions& a, steady_clock::time_point now)
 void acquire_op::send_grants() {
     // A fresh value for every attempt: a release of an earlier attempt that
     // arrives late (on a connection given up and recycled) must never delete
-    // what this attempt is granted. It compares against the old value.
-    state_->value = ctx_.rng().lock_value();
+    // what this attempt is granted. It compares against the old value. (The
+    // holder text after the token stays: lock_state_of put it there.)
+    ctx_.rng().write_token(state_->value);
     // Semaphores: each attempt starts its scan at a random permit, so that
     // clients spread over the permits instead of all racing for the first.
     if (state_->kind == lock_kind::permit)
@@ -362,10 +363,10 @@ void acquire_op::finish_success(milliseconds validity, steady_clock::time_point 
 void acquire_op::finish_failure(steady_clock::time_point now) {
     if (finished_) return;
     finished_ = true;
-    if (limited_) ctx_.acquisition_finished();
     if (wait_) ctx_.waiters().remove(wait_->entry.waiter_id);
     ctx_.counters().acquire_failures.fetch_add(1, std::memory_order_relaxed);
     if (argument_error_) {
+        if (limited_) ctx_.acquisition_finished();
         record_latency(acquire_outcome::other, now);
         deliver(done_, result<lock>{failure{std::move(*argument_error_)}});
         return;
@@ -376,15 +377,17 @@ void acquire_op::finish_failure(steady_clock::time_point now) {
                    : reason == errc::quorum_unreachable ? acquire_outcome::unreachable
                                                         : acquire_outcome::other,
                    now);
-    const auto name_of = [this](std::size_t i) { return ctx_.node(i).name(); };
-    std::string message = failure_summary(*state_, decision_, held_, reason);
-    decision_.nodes().append_problems(message, name_of);
-    message += ")";
-    if (const auto v = decision_.failure_validity())
-        message += " (validity left: " + std::to_string(v->count()) + " ms)";
-    deliver(done_, result<lock>{failure{error{make_error_code(reason), std::move(message),
-                                              decision_.nodes().to_reports(name_of),
-                                              static_cast<int>(decision_.attempt())}}});
+    error failed = failure_error(*state_, decision_, held_, reason,
+                                 [this](std::size_t i) { return ctx_.node(i).name(); });
+    if (names_holder(*state_, reason) && done_) {
+        // Who holds it, asked of the nodes before the error is delivered.
+        auto done = std::move(done_);
+        done_ = nullptr;
+        ctx_.name_holder(state_->resources.front(), std::move(failed), std::move(done), limited_);
+        return;
+    }
+    if (limited_) ctx_.acquisition_finished();
+    deliver(done_, result<lock>{failure{std::move(failed)}});
 }
 
 void acquire_op::record_latency(acquire_outcome outcome, steady_clock::time_point end) noexcept {

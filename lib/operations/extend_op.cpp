@@ -20,11 +20,14 @@ extend_op::extend_op(op_context& ctx, std::shared_ptr<lock_state> state, millise
                      client::extend_callback done)
     : operation{ctx},
       state_{std::move(state)},
-      ttl_text_{std::to_string(ttl.count())},
+      // The nodes keep the lock-delay on top; the validity counts from ttl.
+      ttl_text_{std::to_string(ttl.count() + (state_ ? state_->delay.count() : 0))},
       done_{std::move(done)},
-      decision_{ctx.node_count(), extend_settings{.ttl = ttl,
-                                                  .drift_factor = ctx.config().clock_drift_factor,
-                                                  .drift_floor = ctx.config().clock_drift_floor}} {
+      decision_{ctx.node_count(),
+                extend_settings{.ttl = ttl,
+                                .drift_factor = ctx.config().clock_drift_factor,
+                                .drift_floor = ctx.config().clock_drift_floor,
+                                .node_extra = state_ ? state_->delay : milliseconds{0}}} {
     if (state_ && !state_->resources.empty()) slot_ = resource_slot(state_->resources.front());
 }
 

@@ -16,7 +16,8 @@ auto grant_commands::grant(bool eval, int first_permit) const -> encoded_command
     // a thousand of acquire_op.
     std::array<char, 24> ttl_buf{};
     const auto ttl_end =
-        std::to_chars(ttl_buf.data(), ttl_buf.data() + ttl_buf.size(), lock_.ttl.count()).ptr;
+        std::to_chars(ttl_buf.data(), ttl_buf.data() + ttl_buf.size(), lock_.node_ttl().count())
+            .ptr;
     const std::string_view ttl_text{ttl_buf.data(),
                                     static_cast<std::size_t>(ttl_end - ttl_buf.data())};
     if (lock_.kind == lock_kind::permit) return permit_grant(eval, ttl_text, first_permit);

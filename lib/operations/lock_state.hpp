@@ -21,6 +21,12 @@ struct lock_state {
     std::vector<std::string> resources;
     std::string value;  ///< proof of ownership
     std::chrono::milliseconds ttl{0};
+    /// Lock-delay: the nodes are given ttl + delay (node_ttl), the validity
+    /// counts from ttl alone.
+    std::chrono::milliseconds delay{0};
+    [[nodiscard]] auto node_ttl() const noexcept -> std::chrono::milliseconds {
+        return ttl + delay;
+    }
     std::optional<std::uint64_t> fence;
     lock_kind kind = lock_kind::exclusive;
     int permits = 0;  ///< a semaphore's permit count

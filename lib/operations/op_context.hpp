@@ -65,6 +65,12 @@ public:
     /// Best-effort compare-and-delete of a lock the watchdog gave up on, so
     /// that the nodes still holding it free the resource before its TTL.
     virtual void release_lost(std::shared_ptr<lock_state> state) = 0;
+    /// Delivers `failed` (a contended acquisition of `resource`) to `done` once
+    /// the nodes have said who holds it, named in its message (holder_naming.hpp);
+    /// then, if `counted`, the acquisition counts as finished (acquisition_finished),
+    /// so that the acquisitions held back still complete in order.
+    virtual void name_holder(std::string resource, error failed, client::acquire_callback done,
+                             bool counted) = 0;
 
 protected:
     operation_owner() = default;
@@ -120,6 +126,10 @@ public:
     }
     void release_lost(std::shared_ptr<lock_state> state) const {
         p_.host.release_lost(std::move(state));
+    }
+    void name_holder(std::string resource, error failed, client::acquire_callback done,
+                     bool counted) const {
+        p_.host.name_holder(std::move(resource), std::move(failed), std::move(done), counted);
     }
 
 private:

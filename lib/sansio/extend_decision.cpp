@@ -80,7 +80,8 @@ void extend_decision::record(std::size_t node, extend_answer answer, const reply
             reports_.set(node, {node_status::ok, {}});
             // The scripts never shorten a TTL: a node may report more than ttl.
             if (const auto left = integer_of(event.answer)) {
-                const milliseconds ms{*left};
+                const milliseconds ms =
+                    std::max(milliseconds{*left} - settings_.node_extra, milliseconds{1});
                 confirmed_left_ = confirmed_left_ ? std::min(*confirmed_left_, ms) : ms;
             }
             break;

@@ -50,6 +50,9 @@ struct extend_settings {
     std::chrono::milliseconds ttl{0};
     double drift_factor = 0.01;
     std::chrono::milliseconds drift_floor{2};
+    /// What the nodes keep past the lock's validity (its lock-delay): taken
+    /// off the TTL left they report.
+    std::chrono::milliseconds node_extra{0};
 };
 
 /// What the shell does after an event, in this order.

@@ -23,10 +23,15 @@ void random_source::refill() {
 }
 
 auto random_source::lock_value() -> std::string {
+    std::string out(32, '0');
+    write_token(out);
+    return out;
+}
+
+void random_source::write_token(std::string& out) {
     constexpr std::size_t bytes = 16;
     if (used_ + bytes > block_size) refill();
     static constexpr char digits[] = "0123456789abcdef";
-    std::string out(bytes * 2, '0');
     for (std::size_t i = 0; i < bytes; ++i) {
         const unsigned char b = block_[used_ + i];
         out[2 * i] = digits[b >> 4];
@@ -35,7 +40,6 @@ auto random_source::lock_value() -> std::string {
     // Never hand out the same bytes twice, even in memory.
     std::memset(block_ + used_, 0, bytes);
     used_ += bytes;
-    return out;
 }
 
 auto random_source::jitter(std::chrono::milliseconds bound) -> std::chrono::milliseconds {

@@ -14,6 +14,10 @@ public:
     /// ownership of one acquisition. Bytes are fetched from the kernel in blocks
     /// so that one lock does not cost one system call.
     [[nodiscard]] auto lock_value() -> std::string;
+    /// A fresh token over the first 32 characters of `value` (which has at
+    /// least that many): a lock's value is its token, then its holder text,
+    /// and each attempt renews only the token.
+    void write_token(std::string& value);
 
     /// Uniform in [0, bound], for retry and reconnect jitter. Seeded from
     /// getrandom() so that clients started together do not retry in lockstep.

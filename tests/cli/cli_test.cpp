@@ -102,8 +102,11 @@ TEST_SUITE("cli") {
         const auto acquired = redlock({"acquire", "--resource", "deploy"});
 
         REQUIRE(acquired.status == 0);
-        REQUIRE(acquired.out.size() == 33);  // 32 hex digits and a newline
-        const std::string value = acquired.out.substr(0, 32);
+        // 32 hex digits, "|", the holder text (HOST:PID (redlock)) and a newline.
+        REQUIRE(acquired.out.find('\n') == acquired.out.size() - 1);
+        const std::string value = acquired.out.substr(0, acquired.out.size() - 1);
+        CHECK(value.substr(32).starts_with("|"));
+        CHECK(value.ends_with("(redlock)"));
         CHECK(acquired.out.back() == '\n');
         // A majority at least: the process exits once a majority granted (see above).
         CHECK(count_holding(key_of("deploy"), value) >= 3);
@@ -156,7 +159,9 @@ TEST_SUITE("cli") {
         }
         const auto human = redlock({"status", "--resource", "deploy"});
         CHECK(human.status == 0);
-        CHECK(human.out.find("held by " + value) != std::string::npos);
+        // The holder text first (HOST:PID (redlock)), then the whole value.
+        CHECK(human.out.find("held by " + value.substr(33) + " [value " + value + "]") !=
+              std::string::npos);
     }
 
     TEST_CASE_FIXTURE(cli_cluster, "status of a free resource has no holder and no agreement") {

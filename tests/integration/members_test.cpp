@@ -27,16 +27,13 @@
 #include <vector>
 
 using namespace std::chrono_literals;
+using redlock_test::lock_key;
 using redlock_test::cluster_member;
 using redlock_test::cluster_member_options;
 using redlock_test::fault_proxy;
 using redlock_test::sentinel_member;
 
 namespace {
-
-auto lock_key(const std::string& resource) -> std::string {
-    return "redlock:" + redlock::detail::tagged_resource(resource);
-}
 
 /// A config of the given members only (no standalone node), with the test settings.
 auto members_config(std::vector<redlock::cluster_member> clusters,

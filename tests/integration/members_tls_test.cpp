@@ -16,6 +16,7 @@
 #include <string>
 
 using namespace std::chrono_literals;
+using redlock_test::lock_key;
 
 namespace {
 
@@ -38,10 +39,6 @@ auto tls_config(const redlock_test::tls_certs& certs) -> redlock::client_config 
     config.request_timeout = 300ms;
     config.connect_timeout = 1000ms;
     return config;
-}
-
-auto lock_key(const std::string& resource) -> std::string {
-    return "redlock:" + redlock::detail::tagged_resource(resource);
 }
 
 }  // namespace

@@ -332,4 +332,8 @@ auto cluster_member::exists(const std::string& key) const -> bool {
     return nodes_[master_of_slot(key_slot(key))].exists(key);
 }
 
+auto lock_key(const std::string& resource) -> std::string {
+    return "redlock:" + redlock::detail::tagged_resource(resource);
+}
+
 }  // namespace redlock_test

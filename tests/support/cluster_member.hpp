@@ -129,4 +129,7 @@ private:
     std::map<std::uint16_t, move> moving_;
 };
 
+/// The lock key of `resource` under the default key prefix: what a member's node stores.
+[[nodiscard]] auto lock_key(const std::string& resource) -> std::string;
+
 }  // namespace redlock_test

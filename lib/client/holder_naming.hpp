@@ -1,0 +1,30 @@
+#pragma once
+
+// A `contended` acquisition's error names who holds the resource: "resource
+// 'job' is held by build-7:4411 (nightly-report), 12.3 s left, on 5 of 5 nodes
+// (...)". client_core reads the nodes' view (status_commands) once the
+// acquisition has failed, and these make the words.
+
+#include "redlock/diagnostics.hpp"
+
+#include <optional>
+#include <string>
+
+namespace redlock::detail {
+
+/// "build-7:4411 (nightly-report), 12.3 s left, on 5 of 5 nodes": the value
+/// held on the most nodes (a majority's, if any), its holder text (lock::holder;
+/// "a holder with no name" without one), the longest TTL it has left among
+/// them, and on how many nodes. With readers and no writer: "3 readers (a, b,
+/// c)". Unset when the nodes show nobody (it was released meanwhile).
+struct holder_description {
+    std::string text;
+    bool writer = false;  ///< an exclusive holder, not readers
+};
+[[nodiscard]] auto describe_holder(const lock_status& seen) -> std::optional<holder_description>;
+
+/// `message` (acquire_checks' failure_summary of a contended single resource)
+/// with its "held by another owner" or "held by a writer" made specific.
+void name_holder_in(std::string& message, const lock_status& seen);
+
+}  // namespace redlock::detail
