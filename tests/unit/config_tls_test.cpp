@@ -12,7 +12,7 @@
 
 namespace {
 
-constexpr std::string_view tls_source = "tls.json";
+constexpr std::string_view source = "tls.json";
 
 /// A readable file (its contents do not matter to the parser), removed at the end.
 class temp_file {
@@ -32,7 +32,7 @@ private:
 };
 
 auto error_of(const std::string& text) -> redlock::config_error {
-    auto parsed = redlock::parse_config(text, tls_source);
+    auto parsed = redlock::parse_config(text, source);
     REQUIRE_MESSAGE(!parsed.has_value(), "accepted: ", text);
     return parsed.error();
 }
@@ -45,7 +45,7 @@ auto nodes_with_tls(const std::string& tls) -> std::string {
 
 TEST_SUITE("config") {
     TEST_CASE("tls: absent by default, every field read, verification on by default") {
-        auto plain = redlock::parse_config(R"({"nodes": [{"host": "a", "port": 1}]})", tls_source);
+        auto plain = redlock::parse_config(R"({"nodes": [{"host": "a", "port": 1}]})", source);
         REQUIRE(plain);
         CHECK_FALSE(plain->tls.has_value());
         CHECK(plain->nodes[0].tls);
@@ -58,7 +58,7 @@ TEST_SUITE("config") {
                 "tls": {"ca_file": )" +
                 f + R"(, "cert_file": )" + f + R"(, "key_file": )" + f +
                 R"(, "server_name": "redis.internal"}})",
-            tls_source);
+            source);
         REQUIRE_MESSAGE(parsed, (parsed ? "" : parsed.error().what()));
         REQUIRE(parsed->tls.has_value());
         CHECK(parsed->tls->ca_file == file.path());
@@ -69,7 +69,7 @@ TEST_SUITE("config") {
         CHECK(parsed->nodes[0].tls);
         CHECK_FALSE(parsed->nodes[1].tls);
 
-        auto unverified = redlock::parse_config(nodes_with_tls(R"({"verify": false})"), tls_source);
+        auto unverified = redlock::parse_config(nodes_with_tls(R"({"verify": false})"), source);
         REQUIRE(unverified);
         CHECK_FALSE(unverified->tls->verify);
         CHECK(unverified->tls->ca_file.empty());  // the system's CAs
@@ -142,7 +142,7 @@ TEST_SUITE("config") {
         CHECK(missing.error().message.find((dir / "pki/ca.crt").string()) != std::string::npos);
 
         // The same text given as text stays relative to the working directory.
-        const auto parsed = redlock::parse_config(text, tls_source);
+        const auto parsed = redlock::parse_config(text, source);
         REQUIRE_FALSE(parsed);
         CHECK_MESSAGE(parsed.error().message.find("\"pki/ca.crt\"") != std::string::npos,
                       parsed.error().what());
