@@ -106,7 +106,10 @@ void watchdog::renew_timer_fired(const lock_state* key, std::uint64_t generation
 void watchdog::deadline_timer_fired(const lock_state* key, std::uint64_t generation) {
     entry* e = find(key, generation);
     if (e == nullptr) return;
-    perform(*e, e->decision.on_deadline_timer(view_of(*e->state), now()));
+    const renewal_actions a = e->decision.on_deadline_timer(view_of(*e->state), now());
+    perform(
+        *e, a,
+        a.end == renewal_actions::ending::lost ? stepped_nodes(*e) : std::vector<node_report>{});
 }
 
 void watchdog::on_extended(const lock_state* key, std::uint64_t generation,
