@@ -110,7 +110,7 @@ struct node_health {
     std::chrono::microseconds round_trip{0};
     std::string redis_version;
     std::string run_id;
-    std::string role;  ///< "master", or "slave" for a replica
+    std::string role;                 ///< "master", or "slave" for a replica
     /// A cluster or Sentinel member's topology, a line each: its masters and
     /// the slots each serves, what is in quarantine; the master Sentinel names
     /// and how many sentinels answer. Empty for a standalone master. The

@@ -3,13 +3,13 @@
 // its callback. What status and check parse is in diagnostics.cpp.
 
 #include "redlock/client.hpp"
+#include "sansio/hash_slot.hpp"
 
 #include "client/client_core.hpp"
 #include "client/diagnostics_parse.hpp"
 #include "operations/acquire_checks.hpp"
 #include "operations/lock_state.hpp"
 #include "redlock/coro.hpp"
-#include "sansio/hash_slot.hpp"
 #include "sansio/timing.hpp"
 #include "transport/callback_guard.hpp"
 
