@@ -11,6 +11,7 @@ packages=(
   doctest-dev libbenchmark-dev libcli11-dev
   redis-server redis-tools   # redis-cli builds the tests' clusters (--cluster create)
   redis-sentinel             # Sentinel-managed members, in the tests
+  faketime                   # clock_step_test: steps one redis-server's clock (libfaketime)
   python3 python3-prometheus-client          # tests: the metrics test parses with a real parser
   help2man man-db groff-base bash-completion  # redlock(1) and the completion, and their tests
   dpkg-dev file                               # cpack -G DEB: dpkg-shlibdeps finds the Depends

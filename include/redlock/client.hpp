@@ -63,8 +63,9 @@ struct client_stats {
     std::uint64_t timeouts = 0;    ///< requests that missed request_timeout
     std::uint64_t writes = 0;      ///< socket writes, all nodes: commands queued in one loop turn
                                    ///< leave in one write per node for every 8 KiB
-    std::uint64_t node_restarts = 0;  ///< nodes seen coming back with a new run_id
-    std::uint64_t connects = 0;       ///< (re)connections whose handshake was answered, all nodes
+    std::uint64_t node_restarts = 0;     ///< nodes seen coming back with a new run_id
+    std::uint64_t node_clock_steps = 0;  ///< node clocks seen stepping (README, "Clock steps")
+    std::uint64_t connects = 0;  ///< (re)connections whose handshake was answered, all nodes
     /// Nodes connected and past their handshake (AUTH, SCRIPT LOAD, INFO): a node
     /// that accepts connections but answers nothing is not counted.
     std::size_t nodes_connected = 0;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "redlock/error.hpp"
 #include "redlock/export.hpp"
 
 #include <chrono>
@@ -20,6 +21,19 @@ struct lock_state;
 
 class lock;
 struct error;
+
+/// What an auto-renewed lock's holder is told when a renewal went through but
+/// the lock now stands on fewer nodes than before: since the renewal before, a
+/// node's clock stepped (it may have expired the lock's key early, and its
+/// word does not count for a quarantine, README "Clock steps"). Not a loss:
+/// the lock is still held on a majority, but one more failure may cost it.
+struct shrink_report {
+    /// "lock on 'r': held on fewer nodes: 10.0.0.3:6379: its clock stepped 60000 ms forward
+    /// ...".
+    std::string message;
+    /// The nodes that stopped counting, each with why (status error).
+    std::vector<node_report> nodes;
+};
 
 /// How an acquisition that has to wait for another holder waits.
 enum class wait_mode {
@@ -80,6 +94,11 @@ struct lock_options {
     /// renewal that failed). Afterwards the client releases, best effort, what
     /// the nodes still hold of the lock (unless on_lost released it).
     std::function<void(const lock&, const error&)> on_lost{};
+    /// Runs on the loop thread when a renewal of an auto-renewed lock went
+    /// through while the lock stands on fewer nodes than before (see
+    /// shrink_report): the holder still holds it, with less to spare. A renewal
+    /// that fails instead reports the same nodes in on_lost's error.
+    std::function<void(const lock&, const shrink_report&)> on_shrunk{};
     /// How to wait when the lock is held elsewhere (see wait_mode). Waiting
     /// applies when more than one attempt is allowed; a lock over several
     /// resources always polls.

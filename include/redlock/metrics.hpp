@@ -66,6 +66,9 @@ struct node_metrics {
     /// Error replies (a NOSCRIPT, answered by sending the script, is not one).
     std::uint64_t error_replies = 0;
     std::uint64_t connects = 0;  ///< handshakes answered: connections (re)established
+    /// Steps of the node's clock seen (its TIME against the local monotonic
+    /// clock, at handshakes and renewals): each quarantined the node.
+    std::uint64_t clock_steps = 0;
 };
 
 /// A snapshot of a client's metrics (client::metrics()). Each value is read

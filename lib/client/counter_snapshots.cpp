@@ -26,6 +26,7 @@ auto read_stats(const op_counters& ops, const connection_counters& connections,
     s.timeouts = connections.timeouts.load(relaxed);
     s.writes = connections.writes.load(relaxed);
     s.node_restarts = connections.restarts.load(relaxed);
+    s.node_clock_steps = connections.clock_steps.load(relaxed);
     s.waiters = waiters.waiter_count();
     s.subscriber_connections = waiters.connection_count();
     s.operations = operations;
@@ -41,6 +42,7 @@ auto read_stats(const op_counters& ops, const connection_counters& connections,
         s.timeouts += own.timeouts.load(relaxed);
         s.writes += own.writes.load(relaxed);
         s.node_restarts += own.restarts.load(relaxed);
+        s.node_clock_steps += own.clock_steps.load(relaxed);
         s.connects += own.connects.load(relaxed);
     }
     return s;
@@ -61,13 +63,18 @@ auto read_metrics(const op_counters& ops, const std::vector<std::unique_ptr<quor
         // change on the loop thread, and metrics() is read from any.
         const node_counters& c =
             n->standalone() != nullptr ? n->standalone()->metrics() : n->routed()->metrics();
-        m.nodes.push_back(node_metrics{.node = n->name(),
-                                       .up = c.up.load(relaxed),
-                                       .rtt_seconds = c.rtt_seconds(),
-                                       .timeouts = c.timeouts.load(relaxed),
-                                       .unreachable = c.unreachable.load(relaxed),
-                                       .error_replies = c.error_replies.load(relaxed),
-                                       .connects = c.connects.load(relaxed)});
+        m.nodes.push_back(
+            node_metrics{.node = n->name(),
+                         .up = c.up.load(relaxed),
+                         .rtt_seconds = c.rtt_seconds(),
+                         .timeouts = c.timeouts.load(relaxed),
+                         .unreachable = c.unreachable.load(relaxed),
+                         .error_replies = c.error_replies.load(relaxed),
+                         .connects = c.connects.load(relaxed),
+                         // A routed member's connections count in its own counters.
+                         .clock_steps = n->standalone() != nullptr
+                                            ? c.clock_steps.load(relaxed)
+                                            : n->routed()->traffic().clock_steps.load(relaxed)});
     }
     m.locks_held = ops.locks_held->load(relaxed);
     m.renewals = ops.renewals.load(relaxed);

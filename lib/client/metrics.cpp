@@ -191,6 +191,11 @@ auto to_prometheus(const metrics_snapshot& m, std::string_view prefix) -> std::s
     w.family("node_connects_total", "counter",
              "Connections to the node established (handshake answered).");
     for (const auto& n : m.nodes) w.sample("node_connects_total", {{"node", n.node}}, n.connects);
+    w.family("node_clock_steps_total", "counter",
+             "Steps of the node's clock seen (TIME against the local monotonic clock); each "
+             "quarantined the node.");
+    for (const auto& n : m.nodes)
+        w.sample("node_clock_steps_total", {{"node", n.node}}, n.clock_steps);
 
     w.family("locks_held", "gauge", "Locks granted and not yet released, lost or dropped.");
     w.sample("locks_held", {}, m.locks_held);

@@ -67,6 +67,10 @@ auto lock_state_of(const client_config& config, std::vector<std::string> resourc
         state->on_lost = std::make_unique<std::function<void(const lock&, const error&)>>(
             std::move(options.on_lost));
     }
+    if (options.on_shrunk) {
+        state->on_shrunk = std::make_unique<std::function<void(const lock&, const shrink_report&)>>(
+            std::move(options.on_shrunk));
+    }
     state->wake = settings.mode == wait_mode::broadcast ? 'a'
                   : settings.mode == wait_mode::poll    ? '0'
                                                         : '1';

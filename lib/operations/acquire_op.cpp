@@ -208,13 +208,13 @@ void acquire_op::discount_if_quarantined(std::size_t node, node_outcome& outcome
     if (outcome.status != node_status::ok) return;
     const auto until = ctx_.node(node).quarantined_until(slot_);
     if (now >= until) return;
-    // It said yes, but it restarted without persisting every write and may have
-    // forgotten a lock another client holds: its yes is not counted (the key it
-    // set is released with the rest if the attempt fails).
+    // It said yes, but it restarted without persisting every write, or its clock
+    // stepped, and may have forgotten a lock another client holds: its yes is not
+    // counted (the key it set is released with the rest if the attempt fails).
     const auto left = std::chrono::ceil<milliseconds>(until - now);
-    outcome = {node_status::error,
-               "restarted without persisting every write; its grants count again in " +
-                   std::to_string(left.count()) + " ms"};
+    outcome = {node_status::error, ctx_.node(node).quarantine_cause(slot_) +
+                                       "; its grants count again in " +
+                                       std::to_string(left.count()) + " ms"};
 }
 
 // ---- actions out -----------------------------------------------------------------------------

@@ -46,6 +46,7 @@ struct lock_state {
     bool adopted = false;
     /// Behind a pointer: few locks have one, and every lock in flight holds this.
     std::unique_ptr<std::function<void(const lock&, const error&)>> on_lost;
+    std::unique_ptr<std::function<void(const lock&, const shrink_report&)>> on_shrunk;
 
     // Shared with other threads.
     std::atomic<std::int64_t> valid_until_ns{0};  ///< steady_clock, since its epoch

@@ -27,4 +27,22 @@ auto node_port::quarantined_until(std::uint16_t slot) const noexcept
     return member_->quarantined_until(slot);
 }
 
+auto node_port::quarantine_cause(std::uint16_t slot) const -> std::string {
+    const node_connection* c = member_->serving(slot);
+    if (c != nullptr && !c->trust().cause().empty() &&
+        c->quarantined_until() > std::chrono::steady_clock::now())
+        return c->trust().cause();
+    // A cluster's failover, or a Sentinel master that changed.
+    return "a new master, or restarted without persisting every write";
+}
+
+void node_port::probe_clock(std::uint16_t slot) const {
+    if (node_connection* c = member_->serving(slot)) c->probe_clock();
+}
+
+auto node_port::clock_step(std::uint16_t slot) const -> std::optional<clock_step_note> {
+    const node_connection* c = member_->serving(slot);
+    return c != nullptr ? c->trust().last_step() : std::nullopt;
+}
+
 }  // namespace redlock::detail

@@ -7,9 +7,11 @@
 // forwarding is in node_port.cpp, the one file here that sees quorum_member.
 
 #include "redlock/error.hpp"
+#include "sansio/clock_watch.hpp"
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +45,14 @@ public:
     /// For a cluster member, of the node serving `slot`; a failover puts a slot in quarantine too.
     [[nodiscard]] auto quarantined_until(std::uint16_t slot) const noexcept
         -> std::chrono::steady_clock::time_point;
+    /// Why: the latest quarantine's cause ("restarted without persisting every
+    /// write", "its clock stepped 60000 ms forward"), of the node serving `slot`.
+    [[nodiscard]] auto quarantine_cause(std::uint16_t slot) const -> std::string;
+    /// Sends TIME to the node serving `slot`, which judges its clock by the
+    /// answer (a renewal does, just before its extend). Fire and forget.
+    void probe_clock(std::uint16_t slot) const;
+    /// The latest clock step seen on the node serving `slot`, if any.
+    [[nodiscard]] auto clock_step(std::uint16_t slot) const -> std::optional<clock_step_note>;
 
 private:
     quorum_member* member_;

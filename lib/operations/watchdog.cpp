@@ -2,6 +2,7 @@
 
 #include "operations/lock_state.hpp"
 #include "operations/op_context.hpp"
+#include "sansio/hash_slot.hpp"
 #include "transport/callback_guard.hpp"
 
 #include <optional>
@@ -30,7 +31,8 @@ void watchdog::watch(std::shared_ptr<lock_state> state) {
     const renewal_actions first = decision.start(view_of(*state), now());
     const auto placed = entries_.emplace(key, entry{.state = std::move(state),
                                                     .generation = ++next_generation_,
-                                                    .decision = std::move(decision)});
+                                                    .decision = std::move(decision),
+                                                    .told_through = now()});
     perform(placed.first->second, first);
 }
 
@@ -57,7 +59,8 @@ auto watchdog::find(const lock_state* key, std::uint64_t generation) -> entry* {
     return &it->second;
 }
 
-void watchdog::perform(entry& e, const renewal_actions& a) {
+void watchdog::perform(entry& e, const renewal_actions& a,
+                       const std::vector<node_report>& stepped) {
     const lock_state* key = e.state.get();
     const std::uint64_t g = e.generation;
     if (a.renewed) ctx_.counters().renewals.fetch_add(1, std::memory_order_relaxed);
@@ -72,6 +75,10 @@ void watchdog::perform(entry& e, const renewal_actions& a) {
             ctx_.timers().schedule(*a.renew_in, [this, key, g] { renew_timer_fired(key, g); });
     }
     if (a.send_extend) {
+        // TIME first on each node's connection: its answer is judged before the
+        // extend's is read, so a step seen by this renewal is told with it.
+        const std::uint16_t slot = resource_slot(e.state->resources.front());
+        for (std::size_t i = 0; i < ctx_.node_count(); ++i) ctx_.node(i).probe_clock(slot);
         ctx_.extend(e.state, e.state->ttl, [this, key, g](result<milliseconds> outcome) {
             on_extended(key, g, std::move(outcome));
         });
@@ -83,6 +90,7 @@ void watchdog::perform(entry& e, const renewal_actions& a) {
     if (a.end == renewal_actions::ending::lost) {
         why = e.decision.loss_error(a.loss, state->resources.front(),
                                     [this](std::size_t i) { return ctx_.node(i).name(); });
+        for (const node_report& n : stepped) why->message += "; " + n.node + ": " + n.detail;
     }
     stop(e);
     entries_.erase(key);
@@ -98,14 +106,56 @@ void watchdog::renew_timer_fired(const lock_state* key, std::uint64_t generation
 void watchdog::deadline_timer_fired(const lock_state* key, std::uint64_t generation) {
     entry* e = find(key, generation);
     if (e == nullptr) return;
-    perform(*e, e->decision.on_deadline_timer(view_of(*e->state), now()));
+    const renewal_actions a = e->decision.on_deadline_timer(view_of(*e->state), now());
+    perform(
+        *e, a,
+        a.end == renewal_actions::ending::lost ? stepped_nodes(*e) : std::vector<node_report>{});
 }
 
 void watchdog::on_extended(const lock_state* key, std::uint64_t generation,
                            result<milliseconds> outcome) {
     entry* e = find(key, generation);
     if (e == nullptr) return;  // released or forgotten meanwhile
-    perform(*e, e->decision.on_extended(outcome, view_of(*e->state), now()));
+    const renewal_actions a = e->decision.on_extended(outcome, view_of(*e->state), now());
+    // Told with a renewal that went through, or with the loss; a renewal that
+    // is retried tells at its retry.
+    std::vector<node_report> stepped;
+    if (a.renewed || a.end == renewal_actions::ending::lost) stepped = stepped_nodes(*e);
+    std::shared_ptr<lock_state> state = e->state;  // perform may drop the entry
+    perform(*e, a, stepped);
+    if (a.renewed && !stepped.empty()) tell_shrunk(state, std::move(stepped));
+}
+
+auto watchdog::stepped_nodes(entry& e) -> std::vector<node_report> {
+    std::vector<node_report> out;
+    const std::uint16_t slot = resource_slot(e.state->resources.front());
+    const steady_clock::time_point since = std::exchange(e.told_through, now());
+    for (std::size_t i = 0; i < ctx_.node_count(); ++i) {
+        const std::optional<clock_step_note> step = ctx_.node(i).clock_step(slot);
+        if (!step || step->seen <= since) continue;
+        std::string why = step->describe();
+        if (step->verdict.result == clock_verdict::kind::forward)
+            why += ", so the lock's key may have expired there early";
+        why += step->quarantine.count() > 0 ? "; its grants are not counted for " +
+                                                  std::to_string(step->quarantine.count()) + " ms"
+                                            : "";
+        out.push_back({ctx_.node(i).name(), node_status::error, std::move(why)});
+    }
+    return out;
+}
+
+void watchdog::tell_shrunk(const std::shared_ptr<lock_state>& state,
+                           std::vector<node_report> stepped) {
+    if (!state->on_shrunk || !*state->on_shrunk) return;
+    shrink_report report;
+    report.message = "lock on '" + state->resources.front() + "': held on fewer nodes:";
+    for (const node_report& n : stepped) report.message += " " + n.node + ": " + n.detail + ";";
+    report.message.pop_back();
+    report.nodes = std::move(stepped);
+    // A copy: it may run again at a later renewal, whatever this call does.
+    const auto on_shrunk = *state->on_shrunk;
+    const lock handle = lock_state::handle(state);
+    call_guarded([&] { on_shrunk(handle, report); });
 }
 
 void watchdog::mark_lost(std::shared_ptr<lock_state> state, const error& why) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -26,6 +27,12 @@ struct lock_state;
 /// renewal; then a best-effort release frees what the nodes still hold of it.
 /// The I/O shell around renewal_decision (one per lock), which decides all of
 /// that; this runs its timers and extensions and performs the loss.
+///
+/// Each renewal also sends TIME to every node, ahead of the extend on the same
+/// connection (node_trust judges the node's clock by it). A node whose clock
+/// was seen stepping since the lock's last renewal no longer counts: the
+/// holder is told (on_shrunk) when the renewal goes through anyway, and the
+/// loss report names it when it does not.
 class watchdog {
 public:
     explicit watchdog(op_context& ctx) noexcept : ctx_{ctx} {}
@@ -44,12 +51,20 @@ private:
         timer_queue::key renew_timer{};
         timer_queue::key deadline_timer{};
         renewal_decision decision;
+        /// Clock steps seen before this were told already (or came before the lock).
+        std::chrono::steady_clock::time_point told_through;
     };
 
     /// The watchdog's only clock read: every entry point passes it to the decision.
     [[nodiscard]] static auto now() noexcept -> std::chrono::steady_clock::time_point;
     [[nodiscard]] static auto view_of(const lock_state& state) noexcept -> renewal_lock_view;
-    void perform(entry& e, const renewal_actions& a);
+    /// `stepped`: nodes whose clock stepped since the last renewal, for the loss report.
+    void perform(entry& e, const renewal_actions& a, const std::vector<node_report>& stepped = {});
+    /// The nodes whose clock was seen stepping since `e` was last told, as reports
+    /// name them; the entry counts them as told.
+    [[nodiscard]] auto stepped_nodes(entry& e) -> std::vector<node_report>;
+    static void tell_shrunk(const std::shared_ptr<lock_state>& state,
+                            std::vector<node_report> stepped);
     void renew_timer_fired(const lock_state* key, std::uint64_t generation);
     void deadline_timer_fired(const lock_state* key, std::uint64_t generation);
     void on_extended(const lock_state* key, std::uint64_t generation,

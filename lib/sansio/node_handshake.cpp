@@ -1,5 +1,6 @@
 #include "sansio/node_handshake.hpp"
 
+#include "sansio/clock_watch.hpp"
 #include "sansio/command.hpp"
 #include "sansio/reply.hpp"
 #include "sansio/scripts.hpp"
@@ -57,6 +58,7 @@ void node_handshake::begin(const client_config& config, std::string_view channel
     new_run_id_.clear();
     aof_ = false;
     appendfsync_.clear();
+    node_time_.reset();
     if (!config.password.empty()) {
         if (config.username.empty()) {
             append_command(out, {"AUTH", config.password.reveal()});
@@ -85,6 +87,9 @@ void node_handshake::begin(const client_config& config, std::string_view channel
         // replication: never lock on a replica; cluster: a member of the wrong kind.
         append_command(out, {"INFO", "server", "persistence", "replication", "cluster"});
         add(info_tag);
+        // Last, so that its answer is read as close as can be to the round's end.
+        append_command(out, {"TIME"});
+        add(time_tag);
     }
     replies_left_ = requests.size() - before;
 }
@@ -140,6 +145,10 @@ auto node_handshake::answer(std::uint32_t tag, const reply* r) -> step {
             // Not fatal: EVALSHA falls back to EVAL. But a node that cannot run
             // scripts cannot release locks, and the operator should hear of it.
             if (is_error(r)) s.warning = "SCRIPT LOAD failed: " + describe_reply(r);
+            break;
+        case time_tag:
+            // Not fatal either way: without it, this node's clock is not watched.
+            node_time_ = time_of(r);
             break;
         case config_fsync_tag:
             // CONFIG may be disabled or renamed: then persistence is unknown,

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,8 +26,11 @@ namespace redlock::detail {
 /// of the scripts the node lacks (a restarted node has them before any EVALSHA reaches it), CONFIG
 /// GET appendfsync when AOF is on (only then can the node persist every write),
 /// and a plain INFO when the two-section INFO failed or came back without
-/// run_id or aof_enabled (Redis before 7 takes one section only). Usually the
-/// handshake is two commands, sent in one write, and one round trip.
+/// run_id or aof_enabled (Redis before 7 takes one section only). The first
+/// round ends with TIME: the node's clock, which node_trust compares with the
+/// local monotonic clock across handshakes and renewals (a step quarantines
+/// the node). Usually the handshake is three commands, sent in one write, and
+/// one round trip.
 ///
 /// A subscriber sends AUTH and SUBSCRIBE.
 class node_handshake {
@@ -65,6 +69,11 @@ public:
     [[nodiscard]] auto subscribed() const noexcept -> bool { return subscribed_; }
     /// The run_id the node reported at the last complete handshake (may be empty).
     [[nodiscard]] auto run_id() const noexcept -> const std::string& { return run_id_; }
+    /// The node's TIME in the current handshake, in microseconds since the Unix
+    /// epoch; none if it did not answer it (TIME renamed away, or not Redis).
+    [[nodiscard]] auto node_time() const noexcept -> std::optional<std::int64_t> {
+        return node_time_;
+    }
 
     /// After a complete handshake: the node restarted since the previous one
     /// (a new run_id), and how long its grants must not count (0: at once).
@@ -84,6 +93,7 @@ public:
     static constexpr std::uint32_t config_fsync_tag = 6;
     static constexpr std::uint32_t subscribe_tag = 7;
     static constexpr std::uint32_t ping_tag = 8;
+    static constexpr std::uint32_t time_tag = 9;
 
 private:
     auto answer(std::uint32_t tag, const reply* r) -> step;  // a reply that arrived
@@ -107,6 +117,7 @@ private:
     std::string new_run_id_;
     bool aof_ = false;
     std::string appendfsync_;
+    std::optional<std::int64_t> node_time_;
 };
 
 /// `field:value` from the text of an INFO reply; empty when absent.

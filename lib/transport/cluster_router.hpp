@@ -33,6 +33,10 @@ public:
     [[nodiscard]] auto quarantined_until(std::uint16_t slot) const noexcept
         -> std::chrono::steady_clock::time_point override;
     [[nodiscard]] auto topology() const -> std::vector<std::string> override;
+    [[nodiscard]] auto serving(std::uint16_t slot) const noexcept -> node_connection* override {
+        const auto n = routing_.node_of(slot);
+        return n && *n < by_node_.size() ? by_node_[*n] : nullptr;
+    }
     void watch(const std::string& channel, std::uint16_t slot, bool on) override;
     [[nodiscard]] auto hears_wakeups() const noexcept -> bool override;
 

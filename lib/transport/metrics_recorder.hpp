@@ -63,6 +63,7 @@ public:
     std::atomic<std::uint64_t> unreachable{0};
     std::atomic<std::uint64_t> error_replies{0};
     std::atomic<std::uint64_t> connects{0};
+    std::atomic<std::uint64_t> clock_steps{0};  ///< TIME answers that showed a step (node_trust)
     std::atomic<bool> up{false};
 
     /// Request `number` was queued at loop time `loop_ms`: sampled for the

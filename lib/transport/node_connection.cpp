@@ -165,6 +165,7 @@ void node_connection::start_handshake() {
     // those commands are written only once it is answered (see flush()).
     // Its requests never expire: the connect timer bounds the handshake.
     std::deque<request_fifo::request> requests;
+    handshake_sent_ = std::chrono::steady_clock::now();
     writer_.handshake().clear();
     handshake_.begin(config_, replies_.channel(), writer_.handshake(), requests, this, UINT64_MAX);
     pending_.push_front(requests);
@@ -191,12 +192,8 @@ void node_connection::on_reply(std::uint32_t tag, const reply_event& event) noex
         if (s.result == node_handshake::verdict::failed && event.status == request_status::reply) {
             dispatch({connection_fsm::event::handshake_failed, s.cause, 0, rng_.next()});
         } else if (s.result == node_handshake::verdict::done) {
-            const node_handshake::restart r = handshake_.settle_identity(config_);
-            if (r.restarted) counters_.restarts.fetch_add(1, std::memory_order_relaxed);
-            if (r.quarantine.count() > 0) {
-                quarantined_until_ = std::chrono::steady_clock::now() + r.quarantine;
-            }
-            if (!r.warning.empty()) warn(r.warning);
+            trust_.after_handshake(handshake_.settle_identity(config_), handshake_.node_time(),
+                                   handshake_sent_, std::chrono::steady_clock::now());
             dispatch({connection_fsm::event::handshake_ok});
         }
     } catch (...) {

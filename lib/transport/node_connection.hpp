@@ -7,6 +7,7 @@
 #include "transport/close_callbacks.hpp"
 #include "transport/metrics_recorder.hpp"
 #include "transport/node_dialer.hpp"
+#include "transport/node_trust.hpp"
 #include "transport/refused_requests.hpp"
 #include "transport/reply_router.hpp"
 #include "transport/stream_writer.hpp"
@@ -53,7 +54,8 @@ struct connection_counters {
     std::atomic<std::uint64_t> writes{0};  ///< write system calls (uv_try_write + uv_write)
     std::atomic<std::uint64_t> connects{0};
     std::atomic<std::size_t> connected{0};
-    std::atomic<std::uint64_t> restarts{0};  ///< nodes seen coming back with a new run_id
+    std::atomic<std::uint64_t> restarts{0};     ///< nodes seen coming back with a new run_id
+    std::atomic<std::uint64_t> clock_steps{0};  ///< node clocks seen stepping (node_trust)
 };
 
 /// One multiplexed connection to one Redis node.
@@ -152,12 +154,22 @@ public:
     void on_identified(std::function<void()> fn) { on_identified_ = std::move(fn); }
 
     /// False while the node is quarantined after a restart that may have lost
-    /// acknowledged writes: its grants must not count toward a quorum.
+    /// acknowledged writes, or after its clock stepped: its grants must not
+    /// count toward a quorum (node_trust says why).
     [[nodiscard]] auto grants_count() const noexcept -> bool {
-        return std::chrono::steady_clock::now() >= quarantined_until_;
+        return std::chrono::steady_clock::now() >= trust_.quarantined_until();
     }
     [[nodiscard]] auto quarantined_until() const noexcept -> std::chrono::steady_clock::time_point {
-        return quarantined_until_;
+        return trust_.quarantined_until();
+    }
+    [[nodiscard]] auto trust() const noexcept -> const node_trust& { return trust_; }
+    /// Sends TIME now (a renewal does, ahead of its extend on this connection, so
+    /// that a step is judged before the extend's answer is read). Nothing when
+    /// the connection is not ready: the next handshake reads the clock anyway.
+    void probe_clock() {
+        if (fsm_.ready())
+            send("*1\r\n$4\r\nTIME\r\n", &trust_,
+                 trust_.probe_sent(std::chrono::steady_clock::now()));
     }
     /// A routed member's small number for this connection (see route_ids); the owner
     /// forgets it when the connection goes.
@@ -240,8 +252,9 @@ private:
     // handshake waits in the writer until the TLS one is done.
     std::shared_ptr<const tls_context> tls_context_;  // null: plain TCP
     tls_channel tls_;
-    std::chrono::steady_clock::time_point quarantined_until_{};
     node_counters metrics_;
+    node_trust trust_{config_, name_, counters_, metrics_};
+    std::chrono::steady_clock::time_point handshake_sent_{};  // the TIME in it went no earlier
 
     request_fifo pending_;
     reply_router replies_{pending_, metrics_};

@@ -44,6 +44,10 @@ public:
         -> std::chrono::steady_clock::time_point {
         return node_ ? node_->quarantined_until() : routed_->quarantined_until(slot);
     }
+    /// The connection serving `slot` now, or null (a routed member that knows of none).
+    [[nodiscard]] auto serving(std::uint16_t slot) const noexcept -> node_connection* {
+        return node_ ? node_.get() : routed_->serving(slot);
+    }
     void start() {
         if (node_) {
             node_->start();

@@ -94,6 +94,9 @@ public:
     /// Whether a release notification can reach this client's waiters now: every
     /// subscription the member needs is confirmed.
     [[nodiscard]] virtual auto hears_wakeups() const noexcept -> bool { return true; }
+    /// The connection serving `slot` now (its master's), or null: a renewal
+    /// probes its clock there (node_connection::probe_clock).
+    [[nodiscard]] virtual auto serving(std::uint16_t slot) const noexcept -> node_connection* = 0;
     /// A line per node for `redlock check`: who serves what, and what is in quarantine.
     [[nodiscard]] virtual auto topology() const -> std::vector<std::string> = 0;
 

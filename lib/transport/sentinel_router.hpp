@@ -34,6 +34,10 @@ public:
     [[nodiscard]] auto quarantined_until(std::uint16_t slot) const noexcept
         -> std::chrono::steady_clock::time_point override;
     [[nodiscard]] auto topology() const -> std::vector<std::string> override;
+    [[nodiscard]] auto serving(std::uint16_t slot) const noexcept -> node_connection* override {
+        (void)slot;
+        return master_.get();
+    }
     [[nodiscard]] auto hears_wakeups() const noexcept -> bool override {
         return master_subscriber_ && master_subscriber_->subscribed();
     }

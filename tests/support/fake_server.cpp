@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <fcntl.h>
@@ -218,6 +219,14 @@ auto fake_server::handshake_answer(const fake_command& command, std::string_view
                 .bytes = resp::array({resp::bulk("appendfsync"), resp::bulk("everysec")})};
         }
         return fake_answer{.bytes = "*0\r\n"};
+    }
+    if (is_command(command, "TIME")) {
+        // The handshake reads the node's clock (a step quarantines the node).
+        const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+        return fake_answer{.bytes = resp::array({resp::bulk(std::to_string(us / 1'000'000)),
+                                                 resp::bulk(std::to_string(us % 1'000'000))})};
     }
     if (is_command(command, "ROLE")) {
         return fake_answer{.bytes =

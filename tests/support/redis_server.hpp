@@ -69,6 +69,9 @@ struct server_mode {
     /// server shares: for a replica, whose full resynchronisation writes and reads back a
     /// dump.rdb there. Implied by `cluster` and `sentinel_config`.
     bool own_dir = false;
+    /// "NAME=value" entries added to the server's environment (and replacing the test
+    /// process's of the same name): e.g. LD_PRELOAD of libfaketime (clock_step_test).
+    std::vector<std::string> environment;
 
     [[nodiscard]] static auto cluster_node_with(std::chrono::milliseconds node_timeout)
         -> server_mode {

@@ -189,6 +189,21 @@ auto spawn_server(const spawn_request& request) -> spawn_outcome {
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
 
+    // The environment, prepared before the fork (the child only calls execve).
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+        const std::string_view entry{*e};
+        bool replaced = false;
+        for (const auto& extra : request.mode->environment)
+            replaced = replaced || entry.substr(0, entry.find('=') + 1) ==
+                                       std::string_view{extra}.substr(0, extra.find('=') + 1);
+        if (!replaced) env.emplace_back(entry);
+    }
+    env.insert(env.end(), request.mode->environment.begin(), request.mode->environment.end());
+    std::vector<char*> envp;
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+
     const std::string program = find_on_path("redis-server");
     if (program.empty()) {
         return {.failure =
@@ -220,7 +235,7 @@ auto spawn_server(const spawn_request& request) -> spawn_outcome {
             sigset_t none;
             sigemptyset(&none);
             ::sigprocmask(SIG_SETMASK, &none, nullptr);  // ...and unblocks them all here
-            ::execv(program.c_str(), argv.data());
+            ::execve(program.c_str(), argv.data(), envp.data());
             ::_exit(127);
         }
         if (pid > 0) remember(pid);

@@ -134,6 +134,7 @@ struct node_model {
                    bulk(config == config_mode::always ? "always" : "everysec");
         }
         if (name == "PING") return "+PONG\r\n";
+        if (name == "TIME") return "*2\r\n" + bulk("1700000000") + bulk("123456");
         if (name == "SUBSCRIBE") {
             if (subscribe_fails) return "-NOPERM this user has no permissions\r\n";
             return "*3\r\n" + bulk("subscribe") + bulk(c.at(1)) + ":1\r\n";

@@ -102,6 +102,7 @@ struct combo {
         if (auth != 0) r.push_back({"AUTH", password});
         r.push_back(exists_command());
         r.push_back({"INFO", "server", "persistence", "replication", "cluster"});
+        r.push_back({"TIME"});
         return r;
     }
     [[nodiscard]] auto second_round() const -> std::vector<command> {
@@ -236,7 +237,7 @@ TEST_SUITE("node_handshake") {
             const auto run = redlock_test::play(hs, config, node);
             CHECK(run.result == verdict::done);
             CHECK(run.rounds.size() == 1);
-            CHECK(run.rounds[0].size() == 2);
+            CHECK(run.rounds[0].size() == 3);  // SCRIPT EXISTS, INFO, TIME
             CHECK(run.warnings.empty());
         }
         SUBCASE("Redis 6 and before: a syntax error, then INFO and CONFIG GET") {
@@ -341,7 +342,7 @@ TEST_SUITE("node_handshake") {
         std::string out;
         std::deque<redlock::detail::request_fifo::request> requests;
         hs.begin(config, {}, out, requests, nullptr, 0);
-        REQUIRE(requests.size() == 2);
+        REQUIRE(requests.size() == 3);
         const redlock::detail::reply_event dropped{redlock::detail::request_status::unreachable,
                                                    nullptr, "connection closed by the server"};
         const auto s = hs.on_reply(requests[0].tag, dropped);
@@ -354,6 +355,57 @@ TEST_SUITE("node_handshake") {
         // A new handshake starts clean.
         node_model node;
         CHECK(redlock_test::play(hs, config, node).result == verdict::done);
+    }
+
+    TEST_CASE("TIME closes the first round: its answer is the node's clock, and none is no fault") {
+        const auto config = config_with(false);
+        node_handshake hs;
+        std::string out;
+        std::deque<redlock::detail::request_fifo::request> requests;
+        hs.begin(config, {}, out, requests, nullptr, 0);
+        REQUIRE(requests.size() == 3);
+        CHECK(requests.back().tag == node_handshake::time_tag);
+        CHECK(out.ends_with("*1\r\n$4\r\nTIME\r\n"));
+        node_model node;
+        const auto answer = [&](std::string_view time_reply) {
+            hs.begin(config, {}, out, requests, nullptr, 0);
+            CHECK_FALSE(hs.node_time().has_value());  // a new handshake forgets the old clock
+            const auto exists = redlock_test::parse_resp(node.answer(exists_command()));
+            const auto info = redlock_test::parse_resp(
+                node.answer({"INFO", "server", "persistence", "replication", "cluster"}));
+            const auto time = redlock_test::parse_resp(std::string{time_reply});
+            using redlock::detail::request_status;
+            (void)hs.on_reply(node_handshake::script_exists_tag,
+                              {request_status::reply, exists[0].get(), {}});
+            (void)hs.on_reply(node_handshake::info_tag, {request_status::reply, info[0].get(), {}});
+            return hs.on_reply(node_handshake::time_tag,
+                               {request_status::reply, time[0].get(), {}});
+        };
+        SUBCASE("Redis's answer: seconds and microseconds") {
+            CHECK(answer("*2\r\n$10\r\n1700000000\r\n$6\r\n123456\r\n").result == verdict::done);
+            CHECK(hs.node_time() == 1'700'000'000'123'456);
+        }
+        SUBCASE("TIME renamed away: the handshake is done, the clock is not watched") {
+            CHECK(answer("-ERR unknown command 'TIME'\r\n").result == verdict::done);
+            CHECK_FALSE(hs.node_time().has_value());
+        }
+        SUBCASE("not TIME's shape: ignored alike") {
+            CHECK(answer(":5\r\n").result == verdict::done);
+            CHECK_FALSE(hs.node_time().has_value());
+        }
+    }
+
+    TEST_CASE("a subscriber and a sentinel are not asked the time") {
+        const auto config = config_with(false);
+        node_handshake hs;
+        std::string out;
+        std::deque<redlock::detail::request_fifo::request> requests;
+        hs.begin(config, "chan", out, requests, nullptr, 0);
+        CHECK(out.find("TIME") == std::string::npos);
+        hs.expect(node_handshake::peer::sentinel);
+        out.clear();
+        hs.begin(config, {}, out, requests, nullptr, 0);
+        CHECK(out.find("TIME") == std::string::npos);
     }
 
     TEST_CASE("info_field and has_info_field read INFO's text") {
