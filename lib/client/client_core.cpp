@@ -2,7 +2,6 @@
 
 #include "client/client_setup.hpp"
 #include "client/counter_snapshots.hpp"
-#include "client/diagnostics_parse.hpp"
 #include "client/holder_naming.hpp"
 #include "client/loop_delivery.hpp"
 #include "client/member_wakeups.hpp"
@@ -312,19 +311,10 @@ void client_core::probe(std::vector<std::vector<std::string>> commands,
 
 void client_core::name_holder(std::string resource, error failed, client::acquire_callback done,
                               bool counted) {
-    // On the loop thread, from a failed acquisition: one more read-only round
-    // trip, on the failure path only.
-    auto commands = status_commands(config_, resource);
-    const std::uint16_t slot = resource_slot(resource);
-    ops_.start(std::make_unique<probe_op>(
-        ctx_, std::move(commands),
-        [this, resource, failed = std::move(failed), done = std::move(done), counted,
-         quorum = quorum(nodes_.size())](std::vector<node_probe> probes) mutable {
-            name_holder_in(failed.message, parse_status(resource, quorum, std::move(probes)));
-            call_guarded([&] { done(result<lock>{failure{std::move(failed)}}); });
-            if (counted) acquisition_finished();
-        },
-        slot));
+    ops_.start(naming_probe(ctx_, std::move(resource), std::move(failed), std::move(done),
+                            [this, counted] {
+                                if (counted) acquisition_finished();
+                            }));
 }
 
 auto client_core::stats() const -> client_stats {

@@ -1,6 +1,11 @@
 #include "client/holder_naming.hpp"
 
+#include "client/diagnostics_parse.hpp"
+#include "operations/op_context.hpp"
 #include "redlock/lock.hpp"
+#include "sansio/hash_slot.hpp"
+#include "sansio/timing.hpp"
+#include "transport/callback_guard.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -64,6 +69,22 @@ void name_holder_in(std::string& message, const lock_status& seen) {
     } else if (const auto at2 = message.find(another); at2 != std::string::npos) {
         message.replace(at2, another.size(), "is held by " + who->text);
     }
+}
+
+auto naming_probe(op_context& ctx, std::string resource, error failed,
+                  client::acquire_callback done, std::function<void()> then)
+    -> std::unique_ptr<probe_op> {
+    auto commands = status_commands(ctx.config(), resource);
+    const std::uint16_t slot = resource_slot(resource);
+    const std::size_t needed = quorum(ctx.node_count());
+    auto answered = [resource = std::move(resource), needed, failed = std::move(failed),
+                     done = std::move(done),
+                     then = std::move(then)](std::vector<node_probe> probes) mutable {
+        name_holder_in(failed.message, parse_status(resource, needed, std::move(probes)));
+        call_guarded([&] { done(result<lock>{failure{std::move(failed)}}); });
+        then();
+    };
+    return std::make_unique<probe_op>(ctx, std::move(commands), std::move(answered), slot);
 }
 
 }  // namespace redlock::detail

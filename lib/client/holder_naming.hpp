@@ -5,8 +5,12 @@
 // (...)". client_core reads the nodes' view (status_commands) once the
 // acquisition has failed, and these make the words.
 
+#include "operations/probe_op.hpp"
+#include "redlock/client.hpp"
 #include "redlock/diagnostics.hpp"
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -26,5 +30,13 @@ struct holder_description {
 /// `message` (acquire_checks' failure_summary of a contended single resource)
 /// with its "held by another owner" or "held by a writer" made specific.
 void name_holder_in(std::string& message, const lock_status& seen);
+
+/// client_core::name_holder's probe: it asks every node about `resource`
+/// (status_commands), names the holder in `failed` from the answers, delivers
+/// it to `done`, then runs `then`. One more read-only round trip, on the
+/// failure path only.
+[[nodiscard]] auto naming_probe(op_context& ctx, std::string resource, error failed,
+                                client::acquire_callback done, std::function<void()> then)
+    -> std::unique_ptr<probe_op>;
 
 }  // namespace redlock::detail

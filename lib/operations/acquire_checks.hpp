@@ -73,6 +73,13 @@ template <class NameOf>
                  static_cast<int>(decision.attempt())};
 }
 
+/// How a failure counts in the acquire latency histograms.
+[[nodiscard]] constexpr auto outcome_of(errc reason) noexcept -> acquire_outcome {
+    return reason == errc::contended            ? acquire_outcome::contended
+           : reason == errc::quorum_unreachable ? acquire_outcome::unreachable
+                                                : acquire_outcome::other;
+}
+
 /// A failure that names who holds the resource (client_core::name_holder): a
 /// contended single resource, other than a semaphore's permit.
 [[nodiscard]] auto names_holder(const lock_state& lock, errc reason) noexcept -> bool;

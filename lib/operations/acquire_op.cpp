@@ -373,17 +373,13 @@ void acquire_op::finish_failure(steady_clock::time_point now) {
     }
     // Built now, not at the decision: stragglers have answered by now.
     const errc reason = decision_.failure_reason();
-    record_latency(reason == errc::contended            ? acquire_outcome::contended
-                   : reason == errc::quorum_unreachable ? acquire_outcome::unreachable
-                                                        : acquire_outcome::other,
-                   now);
+    record_latency(outcome_of(reason), now);
     error failed = failure_error(*state_, decision_, held_, reason,
                                  [this](std::size_t i) { return ctx_.node(i).name(); });
     if (names_holder(*state_, reason) && done_) {
         // Who holds it, asked of the nodes before the error is delivered.
-        auto done = std::move(done_);
-        done_ = nullptr;
-        ctx_.name_holder(state_->resources.front(), std::move(failed), std::move(done), limited_);
+        ctx_.name_holder(state_->resources.front(), std::move(failed), std::exchange(done_, {}),
+                         limited_);
         return;
     }
     if (limited_) ctx_.acquisition_finished();
