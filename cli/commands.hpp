@@ -28,5 +28,12 @@ namespace redlock::cli {
 [[nodiscard]] auto semaphore_status_command(const global_options& global,
                                             const status_options& args, const reporter& out) -> int;
 [[nodiscard]] auto check_command(const global_options& global, const reporter& out) -> int;
+/// The operators' tools (operator_commands.cpp).
+[[nodiscard]] auto break_command(const global_options& global, const break_options& args,
+                                 const reporter& out) -> int;
+[[nodiscard]] auto audit_command(const global_options& global, const audit_options& args,
+                                 const reporter& out) -> int;
+[[nodiscard]] auto check_fence_command(const global_options& global, const fence_options& args,
+                                       const reporter& out) -> int;
 
 }  // namespace redlock::cli

@@ -97,6 +97,12 @@ int main(int argc, char** argv) {
                                            : status_command(opts.global, opts.status, out);
             case subcommand::check:
                 return check_command(opts.global, out);
+            case subcommand::break_lock:
+                return break_command(opts.global, opts.breaking, out);
+            case subcommand::audit:
+                return audit_command(opts.global, opts.audit, out);
+            case subcommand::check_fence:
+                return check_fence_command(opts.global, opts.fence, out);
         }
     } catch (const std::exception& e) {
         return out.fail(failure_report{exit_failure, "internal", e.what()});

@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include "option_texts.hpp"
+
 #include <redlock/lock.hpp>
 
 #include <charconv>
@@ -12,44 +14,8 @@
 namespace redlock::cli {
 namespace {
 
-constexpr long long max_ms = 2147483647;
-
-constexpr const char* global_help = R"(
-Global options, accepted before or after the subcommand:
-  --config FILE   cluster config (default: $REDLOCK_CONFIG, else the first of
-                  ./redlock.json, $XDG_CONFIG_HOME/redlock/config.json,
-                  /etc/redlock/config.json)
-  --json          print exactly one JSON object on stdout, errors included
-  -v, --verbose   per-node details on stderr)";
-
-constexpr const char* common_exit_codes = R"(
-  64  bad usage
-  78  bad or unreadable config (the message names the file and the field)
-  1   any other failure (the message says what))";
-
-const CLI::Validator non_empty{
-    [](std::string& text) -> std::string { return text.empty() ? "must not be empty" : ""; }, ""};
-
-/// 1 to redlock::max_permits; the message names the value given.
-const CLI::Validator permit_count{
-    [](std::string& text) -> std::string {
-        long long value = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-        const std::string range = "between 1 and " + std::to_string(max_permits);
-        if (ec == std::errc::result_out_of_range) return "must be " + range + ", not " + text;
-        if (ec != std::errc{} || end != text.data() + text.size())
-            return "must be a whole number " + range + ", not '" + text + "'";
-        if (value < 1 || value > max_permits) return "must be " + range + ", not " + text;
-        return {};
-    },
-    ""};
-
 void add_shared_flag(CLI::App& sub, bool& into, const char* help) {
     sub.add_flag("--shared", into, help);
-}
-
-void add_permits_option(CLI::App& sub, std::optional<int>& into, const char* help) {
-    sub.add_option("--permits", into, help)->type_name("K")->check(permit_count);
 }
 
 /// -w SECONDS: a finite number from 0 to max_ms / 1000, fractions allowed; the
@@ -363,6 +329,7 @@ Exit codes:
     declare_extend(app, into.extend);
     declare_status(app, into.status);
     declare_check(app);
+    declare_operator_tools(app, into);
 }
 
 auto conflicting_flags(const options& opts, subcommand chosen) -> std::string {
@@ -390,6 +357,9 @@ auto conflicting_flags(const options& opts, subcommand chosen) -> std::string {
             break;
         case subcommand::status:
         case subcommand::check:
+        case subcommand::break_lock:
+        case subcommand::audit:
+        case subcommand::check_fence:
             return {};
     }
     if (shared && permits) {
@@ -406,10 +376,15 @@ auto conflicting_flags(const options& opts, subcommand chosen) -> std::string {
 }
 
 auto chosen_subcommand(const CLI::App& app) -> subcommand {
-    const std::map<std::string, subcommand> by_name{
-        {"run", subcommand::run},         {"acquire", subcommand::acquire},
-        {"release", subcommand::release}, {"extend", subcommand::extend},
-        {"status", subcommand::status},   {"check", subcommand::check}};
+    const std::map<std::string, subcommand> by_name{{"run", subcommand::run},
+                                                    {"acquire", subcommand::acquire},
+                                                    {"release", subcommand::release},
+                                                    {"extend", subcommand::extend},
+                                                    {"status", subcommand::status},
+                                                    {"check", subcommand::check},
+                                                    {"break", subcommand::break_lock},
+                                                    {"audit", subcommand::audit},
+                                                    {"check-fence", subcommand::check_fence}};
     for (const auto* sub : app.get_subcommands()) {
         if (const auto found = by_name.find(sub->get_name()); found != by_name.end())
             return found->second;

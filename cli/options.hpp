@@ -59,7 +59,37 @@ struct status_options {
     std::optional<int> permits;
 };
 
-enum class subcommand { run, acquire, release, extend, status, check };
+/// `break`: an audited force-release.
+struct break_options {
+    std::string resource;
+    std::string reason;
+    std::optional<std::string> breaker;  ///< unset: HOST:PID (redlock)
+    std::optional<int> permits;          ///< also break a semaphore of this many permits
+};
+
+/// `audit`: a resource's breaks.
+struct audit_options {
+    std::string resource;
+    std::size_t limit = 20;
+};
+
+/// `check-fence`: is a fencing token current?
+struct fence_options {
+    std::string resource;
+    std::uint64_t fence = 0;
+};
+
+enum class subcommand {
+    run,
+    acquire,
+    release,
+    extend,
+    status,
+    check,
+    break_lock,
+    audit,
+    check_fence
+};
 
 /// Everything the command line says.
 struct options {
@@ -70,7 +100,13 @@ struct options {
     value_options release;
     value_options extend;
     status_options status;
+    break_options breaking;
+    audit_options audit;
+    fence_options fence;
 };
+
+/// Declares break, audit and check-fence (operator_options.cpp).
+void declare_operator_tools(CLI::App& app, options& into);
 
 /// Declares the subcommands and their flags (help texts, defaults, checks and
 /// exit codes) on `app`; parsing writes into `into`, which must outlive `app`.

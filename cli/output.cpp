@@ -122,6 +122,11 @@ auto pad(std::string text, std::size_t width) -> std::string {
     return text;
 }
 
+auto named_value(const std::string& value) -> std::string {
+    const std::string_view name = holder_of(value);
+    return name.empty() ? value : std::string{name} + " [value " + value + "]";
+}
+
 auto shell_quoted(std::string_view text) -> std::string {
     const bool plain = !text.empty() && text.find_first_not_of(
                                             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

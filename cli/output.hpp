@@ -64,6 +64,11 @@ private:
 /// "1234 ms"
 [[nodiscard]] auto format_ms(long long ms) -> std::string;
 
+/// A lock's value for people: "build-7:4411 (nightly-report) [value 3f2a...|build-7:4411
+/// (nightly-report)]" (its holder text first: holder_of), or the value alone when it names
+/// nobody.
+[[nodiscard]] auto named_value(const std::string& value) -> std::string;
+
 /// `text` as one word for sh: in single quotes (each ' as '\''), or as it is
 /// when it holds nothing a shell would take apart.
 [[nodiscard]] auto shell_quoted(std::string_view text) -> std::string;

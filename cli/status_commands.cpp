@@ -27,14 +27,6 @@ auto name_json(std::string_view value) -> json {
     return name.empty() ? json(nullptr) : json(std::string{name});
 }
 
-/// "build-7:4411 (nightly-report) [value 3f2a...|build-7:4411 (nightly-report)]", or the
-/// value alone when it names nobody.
-auto named(const std::string& value) -> std::string {
-    const std::string_view name = holder_of(value);
-    if (name.empty()) return value;
-    return std::string{name} + " [value " + value + "]";
-}
-
 /// "readers a1b2 ttl 1990 ms, c3d4 ttl 2990 ms"
 auto readers_text(const node_lock_state& n) -> std::string {
     // The marker outlives no live reader, but a node restarted from an old
@@ -130,7 +122,7 @@ auto status_command(const global_options& global, const status_options& args, co
     }
     std::string headline = "resource '" + status->resource + "': ";
     if (agreed) {
-        headline += "held by " + named(*status->majority_holder) + " (" + std::to_string(agreeing) +
+        headline += "held by " + named_value(*status->majority_holder) + " (" + std::to_string(agreeing) +
                     " of " + std::to_string(status->nodes.size()) + " nodes agree, quorum " +
                     std::to_string(status->quorum) + ")";
     } else if (status->shared()) {
@@ -140,7 +132,7 @@ auto status_command(const global_options& global, const status_options& args, co
                     " (each alive on a quorum of " + std::to_string(status->quorum) +
                     " or more nodes): ";
         for (std::size_t i = 0; i < readers.size(); ++i)
-            headline += (i > 0 ? ", " : "") + named(readers[i]);
+            headline += (i > 0 ? ", " : "") + named_value(readers[i]);
     } else if (held_somewhere) {
         headline += "no majority agrees on a holder or a reader (quorum " +
                     std::to_string(status->quorum) + ")";
@@ -211,7 +203,7 @@ auto semaphore_status_command(const global_options& global, const status_options
              {"nodes", std::move(views)}});
         table += "  permit " + std::to_string(p.permit) + ": " +
                  (p.majority_holder
-                      ? "held by " + named(*p.majority_holder) + " (" + std::to_string(agreeing) +
+                      ? "held by " + named_value(*p.majority_holder) + " (" + std::to_string(agreeing) +
                             " of " + std::to_string(status->nodes.size()) + " nodes agree)"
                       : std::string{"no majority agrees on a holder"}) +
                  "\n" + block;

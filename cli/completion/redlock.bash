@@ -19,12 +19,12 @@ _redlock() {
         prev=${COMP_WORDS[COMP_CWORD - 1]}
     fi
 
-    local subcommands='run acquire release extend status check'
+    local subcommands='run acquire release extend status check break audit check-fence'
     local globals='--config --json --verbose --help'
     # Flags that take a value: the word after one is never a subcommand.
     local takes_value=' -c --config -r --resource --ttl-ms --wait-ms --permits -w --wait '
     takes_value+=' -E --conflict-exit-code --command --on-lost --term-before-ms --kill-after-ms --value '
-    takes_value+=' --holder --lock-delay-ms '
+    takes_value+=' --holder --lock-delay-ms --reason --breaker --limit '
     local lock_flags='--resource --ttl-ms --wait-ms --fence --fair --shared --permits --holder
         --lock-delay-ms'
 
@@ -75,13 +75,17 @@ _redlock() {
             fi
             return  # a shell command: nothing to offer
             ;;
+        --fence)
+            # check-fence --fence N takes a token; elsewhere --fence is a flag.
+            [[ $sub == check-fence ]] && return
+            ;;
         --on-lost)
             mapfile -t COMPREPLY < <(compgen -W 'term kill ignore' -- "$cur")
             return
             ;;
         -r | --resource | --ttl-ms | --wait-ms | --permits | -w | --wait | -E | \
             --conflict-exit-code | --command | --term-before-ms | --kill-after-ms | --value | \
-            --holder | --lock-delay-ms)
+            --holder | --lock-delay-ms | --reason | --breaker | --limit)
             return  # free-form values: nothing to guess
             ;;
     esac
@@ -95,6 +99,9 @@ _redlock() {
         release | extend) flags='--resource --value --shared --permits' ;;
         status) flags='--resource --permits' ;;
         check) flags='' ;;
+        break) flags='--resource --reason --breaker --permits' ;;
+        audit) flags='--resource --limit' ;;
+        check-fence) flags='--resource --fence' ;;
         '') flags='--version' ;;
     esac
     [[ $sub == extend ]] && flags+=' --ttl-ms'

@@ -6,6 +6,7 @@
 #include "redlock/export.hpp"
 #include "redlock/lock.hpp"
 #include "redlock/metrics.hpp"
+#include "redlock/operator_tools.hpp"
 #include "redlock/result.hpp"
 
 #include <chrono>
@@ -200,6 +201,33 @@ public:
     void status_async(std::string resource, int permits,
                       std::function<void(result<semaphore_status>)> done);
     [[nodiscard]] auto status(std::string resource, int permits) -> result<semaphore_status>;
+
+    /// An audited break (README, "Operators' tools"): deletes whatever holds
+    /// `resource` on every node (a writer, live readers, and with
+    /// options.permits a semaphore's permits), whoever holds it, and appends
+    /// an entry per hold to the resource's audit stream there. The broken
+    /// holders' renewals fail, and their on_lost says "broken by <breaker>:
+    /// <reason>". Errors: invalid_argument (an empty reason, a bad resource,
+    /// breaker or permits), client_stopped. The report says on how many
+    /// nodes it ran: without a majority the holders may renew and repair.
+    void force_release_async(std::string resource, std::string reason,
+                             force_release_options options,
+                             std::function<void(result<break_report>)> done);
+    [[nodiscard]] auto force_release(std::string resource, std::string reason,
+                                     force_release_options options = {}) -> result<break_report>;
+    /// The newest `limit` breaks of `resource` from every node's audit stream:
+    /// those a majority recorded, and apart those fewer did. Read-only.
+    void audit_async(std::string resource, std::size_t limit,
+                     std::function<void(result<audit_log>)> done);
+    [[nodiscard]] auto audit(std::string resource, std::size_t limit = 100) -> result<audit_log>;
+    /// Chubby's CheckSequencer: is `token` the current fencing token of a lock
+    /// a majority holds right now? Read-only, one round trip; true only when
+    /// read (README, "Checking a fence token"). Errors: invalid_argument,
+    /// client_stopped.
+    void check_fence_async(std::string resource, std::uint64_t token,
+                           std::function<void(result<fence_check>)> done);
+    [[nodiscard]] auto check_fence(std::string resource, std::uint64_t token)
+        -> result<fence_check>;
 
     /// Every node's health: reachable, round-trip time, Redis version, run_id,
     /// role, and whether it persists every write. Read-only.

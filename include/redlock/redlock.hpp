@@ -8,4 +8,5 @@
 #include "redlock/error.hpp"
 #include "redlock/lock.hpp"
 #include "redlock/metrics.hpp"
+#include "redlock/operator_tools.hpp"
 #include "redlock/result.hpp"

@@ -3,13 +3,16 @@
 // its callback. What status and check parse is in diagnostics.cpp.
 
 #include "redlock/client.hpp"
-#include "sansio/hash_slot.hpp"
 
+#include "client/client_calls.hpp"
 #include "client/client_core.hpp"
 #include "client/diagnostics_parse.hpp"
+#include "client/operator_commands.hpp"
 #include "operations/acquire_checks.hpp"
+#include "operations/holder_text.hpp"
 #include "operations/lock_state.hpp"
 #include "redlock/coro.hpp"
+#include "sansio/hash_slot.hpp"
 #include "sansio/timing.hpp"
 #include "transport/callback_guard.hpp"
 
@@ -28,81 +31,12 @@
 namespace redlock {
 namespace {
 
-auto deadlock_error(const char* what) -> error {
-    return error{make_error_code(errc::would_deadlock),
-                 std::string{"blocking "} + what +
-                     " called on the client's loop thread; use the _async form there",
-                 {},
-                 0};
-}
-
-/// status and check have always said "blocking call" rather than their name;
-/// kept word for word so that moving them from diagnostics.cpp changed no message.
-auto unnamed_deadlock_error() -> error {
-    return error{make_error_code(errc::would_deadlock),
-                 "blocking call on the client's loop thread; use the _async form there",
-                 {},
-                 0};
-}
-
-auto moved_from_error() -> error {
-    return error{make_error_code(errc::client_stopped), "the client was moved from", {}, 0};
-}
-
-/// A moved-from client has no loop: its callbacks run on a thread of their own,
-/// never inside the call, as the contract says of every callback.
-template <class Callback>
-void refuse_moved_from(Callback done) {
-    if (!done) return;
-    detail::run_detached([done = std::move(done)] { done(failure{moved_from_error()}); });
-}
-
-/// Tickets of a moved-from client: never 0, never one of a live client's (those
-/// count up from 1), and cancel() ignores them.
-auto orphan_ticket() noexcept -> client::acquire_ticket {
-    static std::atomic<client::acquire_ticket> next{client::acquire_ticket{1} << 63};
-    return next.fetch_add(1, std::memory_order_relaxed);
-}
-
-/// Runs `start(callback)` and waits for the callback's value. Whatever start
-/// returns (a stop_callback, say) lives until the value has arrived.
-template <class T, class Start>
-auto wait_for(Start&& start) -> result<T> {
-    std::promise<result<T>> promise;
-    auto future = promise.get_future();
-    std::function<void(result<T>)> deliver = [&promise](result<T> r) {
-        promise.set_value(std::move(r));
-    };
-    if constexpr (std::is_void_v<std::invoke_result_t<Start, std::function<void(result<T>)>>>) {
-        start(std::move(deliver));
-        return future.get();
-    } else {
-        [[maybe_unused]] auto keep = start(std::move(deliver));
-        return future.get();
-    }
-}
-
-/// The status probes: `invalid`, if not empty, is delivered to `done` as invalid_argument
-/// through the loop; otherwise `commands` go to every node (a cluster's: to `slot`'s master)
-/// and `parse` makes the result of the answers.
-template <class T, class Parse>
-void probe_then(detail::client_core& core, std::string invalid,
-                std::vector<std::vector<std::string>> commands, std::function<void(result<T>)> done,
-                Parse parse, std::uint16_t slot) {
-    if (!invalid.empty()) {
-        core.probe({}, [invalid = std::move(invalid),
-                        done = std::move(done)](result<std::vector<detail::node_probe>>) {
-            done(failure{error{make_error_code(errc::invalid_argument), invalid, {}, 0}});
-        });
-        return;
-    }
-    auto answered = [parse = std::move(parse), done = std::move(done)](
-                        result<std::vector<detail::node_probe>> probes) mutable {
-        done(probes ? result<T>{parse(std::move(*probes))}
-                    : result<T>{failure{std::move(probes).error()}});
-    };
-    core.probe(std::move(commands), std::move(answered), slot);
-}
+using detail::deadlock_error;
+using detail::moved_from_error;
+using detail::orphan_ticket;
+using detail::probe_then;
+using detail::refuse_moved_from;
+using detail::wait_for;
 
 }  // namespace
 
@@ -185,9 +119,7 @@ void client::extend_async(const lock& held, std::chrono::milliseconds ttl, exten
 
 auto client::extend(const lock& held, std::chrono::milliseconds ttl)
     -> result<std::chrono::milliseconds> {
-    if (!core_) return failure{moved_from_error()};
-    if (core_->on_loop_thread()) return failure{deadlock_error("extend")};
-    return wait_for<std::chrono::milliseconds>([&](extend_callback cb) {
+    return detail::blocking<std::chrono::milliseconds>(core_, "extend", [&](auto cb) {
         core_->extend(detail::lock_state::of(held), ttl, std::move(cb));
     });
 }
@@ -201,10 +133,9 @@ void client::release_async(const lock& held, release_callback done) {
 }
 
 auto client::release(const lock& held) -> result<release_report> {
-    if (!core_) return failure{moved_from_error()};
-    if (core_->on_loop_thread()) return failure{deadlock_error("release")};
-    return wait_for<release_report>(
-        [&](release_callback cb) { core_->release(detail::lock_state::of(held), std::move(cb)); });
+    return detail::blocking<release_report>(core_, "release", [&](auto cb) {
+        core_->release(detail::lock_state::of(held), std::move(cb));
+    });
 }
 
 auto client::adopt(std::string resource, std::string value) const -> lock {
@@ -243,11 +174,8 @@ void client::status_async(std::string resource, std::function<void(result<lock_s
 }
 
 auto client::status(std::string resource) -> result<lock_status> {
-    if (!core_) return failure{moved_from_error()};
-    if (core_->on_loop_thread()) return failure{unnamed_deadlock_error()};
-    return wait_for<lock_status>([&](std::function<void(result<lock_status>)> cb) {
-        status_async(std::move(resource), std::move(cb));
-    });
+    return detail::blocking<lock_status>(
+        core_, nullptr, [&](auto cb) { status_async(std::move(resource), std::move(cb)); });
 }
 
 void client::status_async(std::string resource, int permits,
@@ -275,9 +203,7 @@ void client::status_async(std::string resource, int permits,
 }
 
 auto client::status(std::string resource, int permits) -> result<semaphore_status> {
-    if (!core_) return failure{moved_from_error()};
-    if (core_->on_loop_thread()) return failure{unnamed_deadlock_error()};
-    return wait_for<semaphore_status>([&](std::function<void(result<semaphore_status>)> cb) {
+    return detail::blocking<semaphore_status>(core_, nullptr, [&](auto cb) {
         status_async(std::move(resource), permits, std::move(cb));
     });
 }
@@ -300,10 +226,85 @@ void client::check_async(std::function<void(result<cluster_health>)> done) {
 }
 
 auto client::check() -> result<cluster_health> {
-    if (!core_) return failure{moved_from_error()};
-    if (core_->on_loop_thread()) return failure{unnamed_deadlock_error()};
-    return wait_for<cluster_health>(
-        [&](std::function<void(result<cluster_health>)> cb) { check_async(std::move(cb)); });
+    return detail::blocking<cluster_health>(core_, nullptr,
+                                            [&](auto cb) { check_async(std::move(cb)); });
+}
+
+void client::force_release_async(std::string resource, std::string reason,
+                                 force_release_options options,
+                                 std::function<void(result<break_report>)> done) {
+    if (!core_) return refuse_moved_from(std::move(done));
+    std::string invalid =
+        resource.empty() ? "the resource name is empty" : detail::resource_problem(resource);
+    if (invalid.empty()) invalid = detail::break_problem(reason, options);
+    const std::string breaker = options.breaker.value_or(detail::default_holder());
+    const auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::system_clock::now().time_since_epoch());
+    auto commands = invalid.empty() ? detail::break_commands(core_->config(), resource, reason,
+                                                             breaker, options, wall.count())
+                                    : std::vector<std::vector<std::string>>{};
+    const std::uint16_t slot = detail::resource_slot(resource);
+    probe_then(
+        *core_, std::move(invalid), std::move(commands), std::move(done),
+        [resource = std::move(resource),
+         quorum = detail::quorum(core_->node_count())](auto probes) mutable {
+            return detail::parse_break(std::move(resource), quorum, std::move(probes));
+        },
+        slot);
+}
+
+auto client::force_release(std::string resource, std::string reason, force_release_options options)
+    -> result<break_report> {
+    return detail::blocking<break_report>(core_, "force_release", [&](auto cb) {
+        force_release_async(std::move(resource), std::move(reason), std::move(options),
+                            std::move(cb));
+    });
+}
+
+void client::audit_async(std::string resource, std::size_t limit,
+                         std::function<void(result<audit_log>)> done) {
+    if (!core_) return refuse_moved_from(std::move(done));
+    std::string invalid =
+        resource.empty() ? "the resource name is empty" : detail::resource_problem(resource);
+    if (invalid.empty() && limit == 0) invalid = "limit must be at least 1";
+    auto commands = invalid.empty() ? detail::audit_commands(core_->config(), resource, limit)
+                                    : std::vector<std::vector<std::string>>{};
+    const std::uint16_t slot = detail::resource_slot(resource);
+    probe_then(
+        *core_, std::move(invalid), std::move(commands), std::move(done),
+        [resource = std::move(resource),
+         quorum = detail::quorum(core_->node_count())](auto probes) mutable {
+            return detail::parse_audit(std::move(resource), quorum, std::move(probes));
+        },
+        slot);
+}
+
+auto client::audit(std::string resource, std::size_t limit) -> result<audit_log> {
+    return detail::blocking<audit_log>(
+        core_, "audit", [&](auto cb) { audit_async(std::move(resource), limit, std::move(cb)); });
+}
+
+void client::check_fence_async(std::string resource, std::uint64_t token,
+                               std::function<void(result<fence_check>)> done) {
+    if (!core_) return refuse_moved_from(std::move(done));
+    std::string invalid =
+        resource.empty() ? "the resource name is empty" : detail::resource_problem(resource);
+    auto commands = invalid.empty() ? detail::fence_check_commands(core_->config(), resource)
+                                    : std::vector<std::vector<std::string>>{};
+    const std::uint16_t slot = detail::resource_slot(resource);
+    probe_then(
+        *core_, std::move(invalid), std::move(commands), std::move(done),
+        [resource = std::move(resource), token,
+         quorum = detail::quorum(core_->node_count())](auto probes) mutable {
+            return detail::parse_fence_check(std::move(resource), token, quorum, std::move(probes));
+        },
+        slot);
+}
+
+auto client::check_fence(std::string resource, std::uint64_t token) -> result<fence_check> {
+    return detail::blocking<fence_check>(core_, "check_fence", [&](auto cb) {
+        check_fence_async(std::move(resource), token, std::move(cb));
+    });
 }
 
 auto client::stats() const -> client_stats {

@@ -311,10 +311,13 @@ void client_core::probe(std::vector<std::vector<std::string>> commands,
 
 void client_core::name_holder(std::string resource, error failed, client::acquire_callback done,
                               bool counted) {
-    ops_.start(naming_probe(ctx_, std::move(resource), std::move(failed), std::move(done),
-                            [this, counted] {
-                                if (counted) acquisition_finished();
-                            }));
+    auto then = [this, counted] { counted ? acquisition_finished() : void(); };
+    ops_.start(naming_probe(ctx_, std::move(resource), std::move(failed), std::move(done), then));
+}
+
+void client_core::explain_loss(const lock_state& state, error why,
+                               std::function<void(error)> then) {
+    ops_.start(loss_cause_probe(ctx_, state, std::move(why), std::move(then)));
 }
 
 auto client_core::stats() const -> client_stats {

@@ -69,6 +69,7 @@ public:
     void release_lost(std::shared_ptr<lock_state> state) override;
     void name_holder(std::string resource, error failed, client::acquire_callback done,
                      bool counted) override;
+    void explain_loss(const lock_state& state, error why, std::function<void(error)> then) override;
 
     [[nodiscard]] auto config() const noexcept -> const client_config& { return config_; }
     [[nodiscard]] auto node_count() const noexcept -> std::size_t { return nodes_.size(); }

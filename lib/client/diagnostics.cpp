@@ -10,6 +10,7 @@
 #include "redlock/diagnostics.hpp"
 
 #include "client/diagnostics_parse.hpp"
+#include "client/probe_replies.hpp"
 #include "operations/lock_commands.hpp"
 #include "operations/probe_op.hpp"
 #include "redlock/config.hpp"
@@ -32,40 +33,18 @@
 namespace redlock {
 namespace {
 
+using detail::first_error;
 using detail::flat_reply;
 using detail::node_probe;
-
-auto text_of(const flat_reply& r) -> std::optional<std::string> {
-    if (r.type == flat_reply::kind::text) return r.text;
-    return std::nullopt;
-}
-
-auto number_of(std::string_view text) -> std::optional<std::uint64_t> {
-    std::uint64_t value = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-    return value;
-}
+using detail::number_of;
+using detail::text_of;
+using detail::ttl_of;
 
 /// `field:value` from the text of an INFO reply (the handshake's parser).
 /// Not named info_field: inside namespace detail that name would hide this one.
 auto info_reply_field(const flat_reply& r, std::string_view field) -> std::string {
     if (r.type != flat_reply::kind::text) return {};
     return std::string{detail::info_field(r.text, field)};
-}
-
-/// A PTTL reply: the TTL left, or nothing (-2: no key, -1: no TTL, or an error).
-auto ttl_of(const flat_reply& r) -> std::optional<std::chrono::milliseconds> {
-    if (r.type == flat_reply::kind::integer && r.integer >= 0)
-        return std::chrono::milliseconds{r.integer};
-    return std::nullopt;
-}
-
-auto first_error(const node_probe& p) -> std::string {
-    for (const auto& r : p.replies) {
-        if (r.type == flat_reply::kind::error) return r.text;
-    }
-    return {};
 }
 
 // While readers hold a resource its lock key holds this marker rather than a

@@ -1,6 +1,8 @@
 #include "client/holder_naming.hpp"
 
 #include "client/diagnostics_parse.hpp"
+#include "client/operator_commands.hpp"
+#include "operations/lock_state.hpp"
 #include "operations/op_context.hpp"
 #include "redlock/lock.hpp"
 #include "sansio/hash_slot.hpp"
@@ -85,6 +87,19 @@ auto naming_probe(op_context& ctx, std::string resource, error failed,
         then();
     };
     return std::make_unique<probe_op>(ctx, std::move(commands), std::move(answered), slot);
+}
+
+auto loss_cause_probe(op_context& ctx, const lock_state& state, error why,
+                      std::function<void(error)> then) -> std::unique_ptr<probe_op> {
+    const std::string& resource = state.resources.front();
+    auto answered = [why = std::move(why),
+                     then = std::move(then)](std::vector<node_probe> probes) mutable {
+        if (const std::string cause = parse_tombstone(probes); !cause.empty())
+            why.message = cause + "; " + why.message;
+        then(std::move(why));
+    };
+    return std::make_unique<probe_op>(ctx, tombstone_commands(ctx.config(), resource, state.value),
+                                      std::move(answered), resource_slot(resource));
 }
 
 }  // namespace redlock::detail

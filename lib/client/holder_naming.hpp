@@ -39,4 +39,10 @@ void name_holder_in(std::string& message, const lock_status& seen);
                                 client::acquire_callback done, std::function<void()> then)
     -> std::unique_ptr<probe_op>;
 
+/// client_core::explain_loss's probe: reads the tombstone a break leaves
+/// (operator_commands.hpp) for `state`'s value, and calls `then` with `why`,
+/// its message led by "broken by <breaker>: <reason>" when it was broken.
+[[nodiscard]] auto loss_cause_probe(op_context& ctx, const lock_state& state, error why,
+                                    std::function<void(error)> then) -> std::unique_ptr<probe_op>;
+
 }  // namespace redlock::detail

@@ -54,7 +54,7 @@ constexpr std::array<std::string_view, 17> top_level_keys{"nodes",
 constexpr std::array<std::string_view, 4> node_keys{"host", "port", "unix", "tls"};
 constexpr std::array<std::string_view, 5> tls_keys{"ca_file", "cert_file", "key_file",
                                                    "server_name", "verify"};
-constexpr std::array<std::string_view, 8> lock_keys{
+constexpr std::array<std::string_view, 8> lock_field_names{
     "ttl_ms", "min_validity_ms", "auto_renew",   "renew_fraction", "fencing",
     "wait",   "waiter_ttl_ms",   "lock_delay_ms"};
 constexpr std::array<std::string_view, 3> retry_keys{"attempts", "delay_ms", "jitter_ms"};
@@ -298,7 +298,7 @@ public:
         if (const auto lock = root.find("lock"); lock != root.end()) {
             const std::string p = "/lock";
             auto& l = config.lock;
-            if (!(check_object(*lock, p, lock_keys) && read_ms(*lock, "ttl_ms", p, l.ttl) &&
+            if (!(check_object(*lock, p, lock_field_names) && read_ms(*lock, "ttl_ms", p, l.ttl) &&
                   read_ms(*lock, "min_validity_ms", p, l.min_validity) &&
                   read_bool(*lock, "auto_renew", p, l.auto_renew) &&
                   read_number(*lock, "renew_fraction", p, l.renew_fraction) &&

@@ -71,6 +71,11 @@ public:
     /// so that the acquisitions held back still complete in order.
     virtual void name_holder(std::string resource, error failed, client::acquire_callback done,
                              bool counted) = 0;
+    /// Asks the nodes whether `state`'s hold was broken (client::force_release)
+    /// and calls `then` with `why`, its message led by "broken by <breaker>:
+    /// <reason>" when it was.
+    virtual void explain_loss(const lock_state& state, error why,
+                              std::function<void(error)> then) = 0;
 
 protected:
     operation_owner() = default;
@@ -130,6 +135,9 @@ public:
     void name_holder(std::string resource, error failed, client::acquire_callback done,
                      bool counted) const {
         p_.host.name_holder(std::move(resource), std::move(failed), std::move(done), counted);
+    }
+    void explain_loss(const lock_state& state, error why, std::function<void(error)> then) const {
+        p_.host.explain_loss(state, std::move(why), std::move(then));
     }
 
 private:

@@ -5,6 +5,7 @@
 #include "sansio/hash_slot.hpp"
 #include "transport/callback_guard.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -163,14 +164,25 @@ void watchdog::mark_lost(std::shared_ptr<lock_state> state, const error& why) {
     state->uncount_held();
     state->lost_source.request_stop();
     ctx_.counters().locks_lost.fetch_add(1, std::memory_order_relaxed);
-    if (state->on_lost && *state->on_lost) {
-        auto on_lost = std::move(state->on_lost);
-        const lock handle = lock_state::handle(state);
-        call_guarded([&] { (*on_lost)(handle, why); });
-    }
     // Let go of it: the nodes that still hold this value would otherwise keep
     // the resource for up to a TTL. Not if on_lost released it already.
-    if (!state->released.load(std::memory_order_acquire)) ctx_.release_lost(std::move(state));
+    auto tell = [ctx = &ctx_, state](const error& told) {
+        if (state->on_lost && *state->on_lost) {
+            auto on_lost = std::move(state->on_lost);
+            const lock handle = lock_state::handle(state);
+            call_guarded([&] { (*on_lost)(handle, told); });
+        }
+        if (!state->released.load(std::memory_order_acquire)) ctx->release_lost(state);
+    };
+    const bool refused = std::ranges::any_of(
+        why.nodes, [](const node_report& n) { return n.status == node_status::refused; });
+    if (!refused || !state->on_lost || !*state->on_lost || state->resources.size() != 1) {
+        tell(why);
+        return;
+    }
+    // Gone where a node answered: a break leaves its cause there (one more
+    // read-only round trip, on the loss path only).
+    ctx_.explain_loss(*state, why, std::move(tell));
 }
 
 }  // namespace redlock::detail

@@ -5,6 +5,7 @@
 // KEYS[...] or a local bound only ever to KEYS[...].
 
 #include "client/diagnostics_parse.hpp"
+#include "client/operator_commands.hpp"
 #include "sansio/scripts.hpp"
 
 #include <doctest/doctest.h>
@@ -43,6 +44,7 @@ const std::map<std::string, key_args, std::less<>> commands{
     {"ZRANGEBYSCORE", key_args::first},
     {"HGET", key_args::first},
     {"HSET", key_args::first},
+    {"XADD", key_args::first},
     {"HDEL", key_args::first},
     {"DEL", key_args::all},
     {"EXISTS", key_args::all},
@@ -206,7 +208,8 @@ TEST_SUITE("scripts declare their keys") {
         std::vector<std::string_view> sources;
         for (const auto* s : redlock::detail::all_scripts()) sources.push_back(s->source);
         for (const auto s : redlock::detail::diagnostics_scripts()) sources.push_back(s);
-        REQUIRE(sources.size() >= 13);
+        for (const auto s : redlock::detail::operator_scripts()) sources.push_back(s);
+        REQUIRE(sources.size() >= 14);
         std::size_t total = 0;
         for (const auto source : sources) {
             CAPTURE(source);
