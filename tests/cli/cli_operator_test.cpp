@@ -1,0 +1,123 @@
+// The operators' subcommands and flags (issue 26): --holder and who holds a lock in
+// status and in the exit-75 message, --lock-delay-ms, break, audit and check-fence.
+// Real processes against real servers.
+#include "cli/cli_process.hpp"
+#include "support/cluster.hpp"
+#include "support/wait.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+using redlock_test::one_object;
+
+namespace {
+
+class operator_cli_cluster : public redlock_test::cli_fixture {
+public:
+    operator_cli_cluster()
+        : cli_fixture{"redlock-cli-operator-",
+                      {.connect_timeout_ms = 1000, .request_timeout_ms = 250, .ttl_ms = 5000}} {}
+};
+
+}  // namespace
+
+TEST_SUITE("cli operator") {
+    TEST_CASE_FIXTURE(operator_cli_cluster,
+                      "--holder is stored, shown by status, and named to a rival that exits 75") {
+        const auto held = redlock({"--json", "acquire", "--resource", "job", "--holder",
+                                   "build-7:4411 (nightly-report)"});
+        REQUIRE(held.status == 0);
+        const std::string value = one_object(held).at("value");
+        CHECK(value.ends_with("|build-7:4411 (nightly-report)"));
+
+        const json status = one_object(redlock({"--json", "status", "--resource", "job"}));
+        CHECK(status.at("holder") == value);
+        CHECK(status.at("holder_name") == "build-7:4411 (nightly-report)");
+        CHECK(status.at("nodes").at(0).at("holder_name") == "build-7:4411 (nightly-report)");
+
+        const auto rival = redlock({"acquire", "--resource", "job"});
+        CHECK(rival.status == 75);
+        CHECK(rival.err.find("is held by build-7:4411 (nightly-report), ") != std::string::npos);
+        CHECK(rival.err.find(" left, on 5 of 5 nodes") != std::string::npos);
+
+        const auto ran = redlock({"run", "--resource", "job", "--", "true"});
+        CHECK(ran.status == 75);
+        CHECK(ran.err.find("is held by build-7:4411 (nightly-report)") != std::string::npos);
+    }
+
+    TEST_CASE_FIXTURE(operator_cli_cluster, "run's default holder names the command it runs") {
+        const auto started = dir / "started";
+        auto run = start({"run", "--resource", "cron", "--", "sh", "-c",
+                          "echo > " + redlock_test::quoted(started.string()) + "; sleep 30"});
+        REQUIRE(redlock_test::wait_until(10s, [&] { return std::filesystem::exists(started); }));
+        const json status = one_object(redlock({"--json", "status", "--resource", "cron"}));
+        const std::string name = status.at("holder_name");
+        CHECK(name.ends_with(":" + std::to_string(run->pid()) + " (sh)"));
+    }
+
+    TEST_CASE_FIXTURE(operator_cli_cluster, "--lock-delay-ms keeps the key past its TTL") {
+        const auto held = redlock(
+            {"acquire", "--resource", "delayed", "--ttl-ms", "1000", "--lock-delay-ms", "4000"});
+        REQUIRE(held.status == 0);
+        CHECK(node(0).pttl(key_of("delayed")) > 4000);
+    }
+
+    TEST_CASE_FIXTURE(operator_cli_cluster,
+                      "break needs a reason, frees the lock, and audit reads it back") {
+        REQUIRE(
+            redlock({"acquire", "--resource", "stuck", "--holder", "old host", "--fence"}).status ==
+            0);
+
+        const auto no_reason = redlock({"break", "--resource", "stuck"});
+        CHECK(no_reason.status == 64);
+        CHECK(count_holding(key_of("stuck")) == 5);
+
+        const auto broke = redlock({"--json", "break", "--resource", "stuck", "--reason",
+                                    "host is gone", "--breaker", "oncall"});
+        REQUIRE(broke.status == 0);
+        const json report = one_object(broke);
+        CHECK(report.at("majority") == true);
+        CHECK(report.at("broken_on") == 5);
+        REQUIRE(report.at("broken").size() == 1);
+        CHECK(report.at("broken").at(0).at("holder_name") == "old host");
+        CHECK(count_holding(key_of("stuck")) == 0);
+
+        const auto audit = redlock({"--json", "audit", "--resource", "stuck"});
+        REQUIRE(audit.status == 0);
+        const json log = one_object(audit);
+        REQUIRE(log.at("entries").size() == 1);
+        const json& e = log.at("entries").at(0);
+        CHECK(e.at("breaker") == "oncall");
+        CHECK(e.at("reason") == "host is gone");
+        CHECK(e.at("holder_name") == "old host");
+        CHECK(e.at("fence") == 1);
+        CHECK(e.at("nodes") == 5);
+        const auto human = redlock({"audit", "--resource", "stuck"});
+        CHECK(human.out.find("broken by oncall: host is gone") != std::string::npos);
+    }
+
+    TEST_CASE_FIXTURE(operator_cli_cluster,
+                      "check-fence exits 0 for the current token and 1 for a stale one") {
+        const json first =
+            one_object(redlock({"--json", "acquire", "--resource", "fenced", "--fence"}));
+        const std::string token = std::to_string(first.at("fence").get<long long>());
+        const auto current =
+            redlock({"--json", "check-fence", "--resource", "fenced", "--fence", token});
+        CHECK(current.status == 0);
+        CHECK(one_object(current).at("current") == true);
+
+        REQUIRE(redlock({"release", "--resource", "fenced", "--value", first.at("value")}).status ==
+                0);
+        REQUIRE(redlock({"acquire", "--resource", "fenced", "--fence"}).status == 0);
+        const auto stale =
+            redlock({"--json", "check-fence", "--resource", "fenced", "--fence", token});
+        CHECK(stale.status == 1);
+        const json view = one_object(stale);
+        CHECK(view.at("error").at("code") == "not_current");
+        CHECK(view.at("error").at("message").get<std::string>().find("stale") != std::string::npos);
+    }
+}
