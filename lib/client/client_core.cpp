@@ -13,7 +13,6 @@
 #include "sansio/cluster_shape.hpp"
 #include "transport/callback_guard.hpp"
 
-#include <cstdio>
 #include <utility>
 
 namespace redlock::detail {
@@ -76,10 +75,6 @@ void client_core::check_identity(std::size_t node) {
              " are one server (run_id " + run_id +
              "): the cluster tolerates fewer failures than its node count suggests");
     }
-}
-
-void client_core::warn(const std::string& what) const {
-    log_warning(config_, "redlock: warning: " + what);
 }
 
 client_core::~client_core() {
@@ -312,11 +307,16 @@ void client_core::probe(std::vector<std::vector<std::string>> commands,
 void client_core::name_holder(std::string resource, error failed, client::acquire_callback done,
                               bool counted) {
     auto then = [this, counted] { counted ? acquisition_finished() : void(); };
-    ops_.start(naming_probe(ctx_, std::move(resource), std::move(failed), std::move(done), then));
+    if (!stopping_)
+        return ops_.start(
+            naming_probe(ctx_, std::move(resource), std::move(failed), std::move(done), then));
+    call_guarded([&] { done(failure{std::move(failed)}); });  // no new request once stopping
+    then();
 }
 
 void client_core::explain_loss(const lock_state& state, error why,
                                std::function<void(error)> then) {
+    if (stopping_) return then(std::move(why));
     ops_.start(loss_cause_probe(ctx_, state, std::move(why), std::move(then)));
 }
 

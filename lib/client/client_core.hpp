@@ -105,7 +105,7 @@ private:
     void close_everything();
     void on_handle_closed();
     /// Logs "redlock: warning: <what>" (loop thread), to the logger or stderr.
-    void warn(const std::string& what) const;
+    void warn(const std::string& what) const { log_warning(config_, "redlock: warning: " + what); }
     /// Node `node` answered a handshake: warns of nodes that are the same server.
     void check_identity(std::size_t node);
 
