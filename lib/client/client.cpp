@@ -6,7 +6,9 @@
 #include "sansio/hash_slot.hpp"
 
 #include "client/client_core.hpp"
+#include "client/client_listing.hpp"
 #include "client/diagnostics_parse.hpp"
+#include "client/probe_then.hpp"
 #include "operations/acquire_checks.hpp"
 #include "operations/lock_state.hpp"
 #include "redlock/coro.hpp"
@@ -80,28 +82,6 @@ auto wait_for(Start&& start) -> result<T> {
         [[maybe_unused]] auto keep = start(std::move(deliver));
         return future.get();
     }
-}
-
-/// The status probes: `invalid`, if not empty, is delivered to `done` as invalid_argument
-/// through the loop; otherwise `commands` go to every node (a cluster's: to `slot`'s master)
-/// and `parse` makes the result of the answers.
-template <class T, class Parse>
-void probe_then(detail::client_core& core, std::string invalid,
-                std::vector<std::vector<std::string>> commands, std::function<void(result<T>)> done,
-                Parse parse, std::uint16_t slot) {
-    if (!invalid.empty()) {
-        core.probe({}, [invalid = std::move(invalid),
-                        done = std::move(done)](result<std::vector<detail::node_probe>>) {
-            done(failure{error{make_error_code(errc::invalid_argument), invalid, {}, 0}});
-        });
-        return;
-    }
-    auto answered = [parse = std::move(parse), done = std::move(done)](
-                        result<std::vector<detail::node_probe>> probes) mutable {
-        done(probes ? result<T>{parse(std::move(*probes))}
-                    : result<T>{failure{std::move(probes).error()}});
-    };
-    core.probe(std::move(commands), std::move(answered), slot);
 }
 
 }  // namespace
@@ -304,6 +284,19 @@ auto client::check() -> result<cluster_health> {
     if (core_->on_loop_thread()) return failure{unnamed_deadlock_error()};
     return wait_for<cluster_health>(
         [&](std::function<void(result<cluster_health>)> cb) { check_async(std::move(cb)); });
+}
+
+void client::list_async(list_options options, std::function<void(result<lock_listing>)> done) {
+    if (!core_) return refuse_moved_from(std::move(done));
+    detail::start_listing(*core_, std::move(options), std::move(done));
+}
+
+auto client::list(list_options options) -> result<lock_listing> {
+    if (!core_) return failure{moved_from_error()};
+    if (core_->on_loop_thread()) return failure{deadlock_error("list")};
+    return wait_for<lock_listing>([&](std::function<void(result<lock_listing>)> cb) {
+        list_async(std::move(options), std::move(cb));
+    });
 }
 
 auto client::stats() const -> client_stats {

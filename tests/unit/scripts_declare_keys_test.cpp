@@ -5,6 +5,7 @@
 // KEYS[...] or a local bound only ever to KEYS[...].
 
 #include "client/diagnostics_parse.hpp"
+#include "sansio/lock_listing.hpp"
 #include "sansio/scripts.hpp"
 
 #include <doctest/doctest.h>
@@ -46,6 +47,7 @@ const std::map<std::string, key_args, std::less<>> commands{
     {"HDEL", key_args::first},
     {"DEL", key_args::all},
     {"EXISTS", key_args::all},
+    {"TYPE", key_args::first},
 };
 
 /// The source without its comments ("--" to the end of the line, outside strings).
@@ -206,6 +208,7 @@ TEST_SUITE("scripts declare their keys") {
         std::vector<std::string_view> sources;
         for (const auto* s : redlock::detail::all_scripts()) sources.push_back(s->source);
         for (const auto s : redlock::detail::diagnostics_scripts()) sources.push_back(s);
+        sources.push_back(redlock::detail::listing_read_source());
         REQUIRE(sources.size() >= 13);
         std::size_t total = 0;
         for (const auto source : sources) {
