@@ -28,5 +28,8 @@ namespace redlock::cli {
 [[nodiscard]] auto semaphore_status_command(const global_options& global,
                                             const status_options& args, const reporter& out) -> int;
 [[nodiscard]] auto check_command(const global_options& global, const reporter& out) -> int;
+/// The locks a majority hold, and the leftovers (list_command.cpp).
+[[nodiscard]] auto list_command(const global_options& global, const list_flags& args,
+                                const reporter& out) -> int;
 
 }  // namespace redlock::cli

@@ -97,6 +97,8 @@ int main(int argc, char** argv) {
                                            : status_command(opts.global, opts.status, out);
             case subcommand::check:
                 return check_command(opts.global, out);
+            case subcommand::list:
+                return list_command(opts.global, opts.list, out);
         }
     } catch (const std::exception& e) {
         return out.fail(failure_report{exit_failure, "internal", e.what()});

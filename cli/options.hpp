@@ -59,7 +59,14 @@ struct status_options {
     std::optional<int> permits;
 };
 
-enum class subcommand { run, acquire, release, extend, status, check };
+/// `list`: the locks on the nodes (client::list).
+struct list_flags {
+    std::string prefix;
+    long long limit = 1000;             ///< list_options::limit
+    std::optional<long long> budget_ms;  ///< list_options::budget; unset: the library's default
+};
+
+enum class subcommand { run, acquire, release, extend, status, check, list };
 
 /// Everything the command line says.
 struct options {
@@ -70,6 +77,7 @@ struct options {
     value_options release;
     value_options extend;
     status_options status;
+    list_flags list;
 };
 
 /// Declares the subcommands and their flags (help texts, defaults, checks and

@@ -19,12 +19,13 @@ _redlock() {
         prev=${COMP_WORDS[COMP_CWORD - 1]}
     fi
 
-    local subcommands='run acquire release extend status check'
+    local subcommands='run acquire release extend status check list'
     local globals='--config --json --verbose --help'
     # Flags that take a value: the word after one is never a subcommand.
     local takes_value=' -c --config -r --resource --ttl-ms --wait-ms --permits -w --wait '
     takes_value+=' -E --conflict-exit-code --command --on-lost --term-before-ms --kill-after-ms --value '
     takes_value+=' --holder --lock-delay-ms '
+    takes_value+=' --prefix --limit --budget-ms '
     local lock_flags='--resource --ttl-ms --wait-ms --fence --fair --shared --permits --holder
         --lock-delay-ms'
 
@@ -81,7 +82,7 @@ _redlock() {
             ;;
         -r | --resource | --ttl-ms | --wait-ms | --permits | -w | --wait | -E | \
             --conflict-exit-code | --command | --term-before-ms | --kill-after-ms | --value | \
-            --holder | --lock-delay-ms)
+            --holder | --lock-delay-ms | --prefix | --limit | --budget-ms)
             return  # free-form values: nothing to guess
             ;;
     esac
@@ -95,6 +96,7 @@ _redlock() {
         release | extend) flags='--resource --value --shared --permits' ;;
         status) flags='--resource --permits' ;;
         check) flags='' ;;
+        list) flags='--prefix --limit --budget-ms' ;;
         '') flags='--version' ;;
     esac
     [[ $sub == extend ]] && flags+=' --ttl-ms'
