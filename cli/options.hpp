@@ -62,7 +62,7 @@ struct status_options {
 /// `list`: the locks on the nodes (client::list).
 struct list_flags {
     std::string prefix;
-    long long limit = 1000;             ///< list_options::limit
+    long long limit = 1000;              ///< list_options::limit
     std::optional<long long> budget_ms;  ///< list_options::budget; unset: the library's default
 };
 

@@ -190,8 +190,8 @@ struct list_options {
 struct listed_lock {
     std::string resource;
     lock_kind kind = lock_kind::exclusive;
-    std::string value;   ///< the stored value: token, then "|" and the holder text
-    std::string holder;  ///< holder_of(value): the holder text, or empty
+    std::string value;           ///< the stored value: token, then "|" and the holder text
+    std::string holder;          ///< holder_of(value): the holder text, or empty
     std::optional<int> permit;   ///< a permit's index
     std::optional<int> permits;  ///< a semaphore's K, as its nodes store it
     /// The nodes that hold this value, by name, in configuration order.
