@@ -35,5 +35,8 @@ namespace redlock::cli {
                                  const reporter& out) -> int;
 [[nodiscard]] auto check_fence_command(const global_options& global, const fence_options& args,
                                        const reporter& out) -> int;
+/// The locks a majority hold, and the leftovers (list_command.cpp).
+[[nodiscard]] auto list_command(const global_options& global, const list_flags& args,
+                                const reporter& out) -> int;
 
 }  // namespace redlock::cli

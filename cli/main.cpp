@@ -103,6 +103,8 @@ int main(int argc, char** argv) {
                 return audit_command(opts.global, opts.audit, out);
             case subcommand::check_fence:
                 return check_fence_command(opts.global, opts.fence, out);
+            case subcommand::list:
+                return list_command(opts.global, opts.list, out);
         }
     } catch (const std::exception& e) {
         return out.fail(failure_report{exit_failure, "internal", e.what()});

@@ -294,6 +294,35 @@ Exit codes:
                   common_exit_codes);
 }
 
+void declare_list(CLI::App& app, list_flags& into) {
+    auto* list = app.add_subcommand(
+        "list",
+        "List the locks a majority of nodes hold: resource, kind (writer, reader, permit), "
+        "holder, time left, fencing counter and how many nodes agree; then, apart, what fewer "
+        "than a quorum hold (leftovers that expire by their TTL). Walks each node's keys with "
+        "SCAN, bounded by --limit and a time budget, and says when it was cut short. Read-only");
+    list->add_option("--prefix", into.prefix,
+                     "Only resources that begin with this (as listed: orders:42, not its key's "
+                     "{orders:42})")
+        ->type_name("P");
+    list->add_option("--limit", into.limit, "The most lock keys read on each node")
+        ->type_name("N")
+        ->capture_default_str()
+        ->check(CLI::Range(1LL, 100000000LL));
+    list->add_option("--budget-ms", into.budget_ms,
+                     "Start no new SCAN round after this long (default: 20 request timeouts, at "
+                     "least 1000)")
+        ->type_name("MS")
+        ->check(CLI::Range(1LL, max_ms));
+    list->footer(std::string{global_help} + R"(
+
+Exit codes:
+  0   a quorum of nodes answered (a listing cut short says so on stderr, and
+      "complete": false in JSON)
+  69  fewer than a quorum answered)" +
+                 common_exit_codes);
+}
+
 }  // namespace
 
 void declare_options(CLI::App& app, options& into) {
@@ -330,6 +359,7 @@ Exit codes:
     declare_status(app, into.status);
     declare_check(app);
     declare_operator_tools(app, into);
+    declare_list(app, into.list);
 }
 
 auto conflicting_flags(const options& opts, subcommand chosen) -> std::string {
@@ -360,6 +390,7 @@ auto conflicting_flags(const options& opts, subcommand chosen) -> std::string {
         case subcommand::break_lock:
         case subcommand::audit:
         case subcommand::check_fence:
+        case subcommand::list:
             return {};
     }
     if (shared && permits) {
@@ -376,15 +407,12 @@ auto conflicting_flags(const options& opts, subcommand chosen) -> std::string {
 }
 
 auto chosen_subcommand(const CLI::App& app) -> subcommand {
-    const std::map<std::string, subcommand> by_name{{"run", subcommand::run},
-                                                    {"acquire", subcommand::acquire},
-                                                    {"release", subcommand::release},
-                                                    {"extend", subcommand::extend},
-                                                    {"status", subcommand::status},
-                                                    {"check", subcommand::check},
-                                                    {"break", subcommand::break_lock},
-                                                    {"audit", subcommand::audit},
-                                                    {"check-fence", subcommand::check_fence}};
+    const std::map<std::string, subcommand> by_name{
+        {"run", subcommand::run},         {"acquire", subcommand::acquire},
+        {"release", subcommand::release}, {"extend", subcommand::extend},
+        {"status", subcommand::status},   {"check", subcommand::check},
+        {"list", subcommand::list},       {"break", subcommand::break_lock},
+        {"audit", subcommand::audit},     {"check-fence", subcommand::check_fence}};
     for (const auto* sub : app.get_subcommands()) {
         if (const auto found = by_name.find(sub->get_name()); found != by_name.end())
             return found->second;

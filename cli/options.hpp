@@ -79,6 +79,13 @@ struct fence_options {
     std::uint64_t fence = 0;
 };
 
+/// `list`: the locks on the nodes (client::list).
+struct list_flags {
+    std::string prefix;
+    long long limit = 1000;              ///< list_options::limit
+    std::optional<long long> budget_ms;  ///< list_options::budget; unset: the library's default
+};
+
 enum class subcommand {
     run,
     acquire,
@@ -86,6 +93,7 @@ enum class subcommand {
     extend,
     status,
     check,
+    list,
     break_lock,
     audit,
     check_fence
@@ -103,6 +111,7 @@ struct options {
     break_options breaking;
     audit_options audit;
     fence_options fence;
+    list_flags list;
 };
 
 /// Declares break, audit and check-fence (operator_options.cpp).

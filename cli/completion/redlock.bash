@@ -19,12 +19,13 @@ _redlock() {
         prev=${COMP_WORDS[COMP_CWORD - 1]}
     fi
 
-    local subcommands='run acquire release extend status check break audit check-fence'
+    local subcommands='run acquire release extend status check list break audit check-fence'
     local globals='--config --json --verbose --help'
     # Flags that take a value: the word after one is never a subcommand.
     local takes_value=' -c --config -r --resource --ttl-ms --wait-ms --permits -w --wait '
     takes_value+=' -E --conflict-exit-code --command --on-lost --term-before-ms --kill-after-ms --value '
     takes_value+=' --holder --lock-delay-ms --reason --breaker --limit '
+    takes_value+=' --prefix --budget-ms '
     local lock_flags='--resource --ttl-ms --wait-ms --fence --fair --shared --permits --holder
         --lock-delay-ms'
 
@@ -85,7 +86,7 @@ _redlock() {
             ;;
         -r | --resource | --ttl-ms | --wait-ms | --permits | -w | --wait | -E | \
             --conflict-exit-code | --command | --term-before-ms | --kill-after-ms | --value | \
-            --holder | --lock-delay-ms | --reason | --breaker | --limit)
+            --holder | --lock-delay-ms | --reason | --breaker | --limit | --prefix | --budget-ms)
             return  # free-form values: nothing to guess
             ;;
     esac
@@ -102,6 +103,7 @@ _redlock() {
         break) flags='--resource --reason --breaker --permits' ;;
         audit) flags='--resource --limit' ;;
         check-fence) flags='--resource --fence' ;;
+        list) flags='--prefix --limit --budget-ms' ;;
         '') flags='--version' ;;
     esac
     [[ $sub == extend ]] && flags+=' --ttl-ms'

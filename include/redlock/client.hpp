@@ -234,6 +234,16 @@ public:
     void check_async(std::function<void(result<cluster_health>)> done);
     [[nodiscard]] auto check() -> result<cluster_health>;
 
+    /// The locks on the nodes (README, "Listing locks"): each node's keys under
+    /// key_prefix walked with SCAN, each round's keys read by one read-only
+    /// script; what a majority hold (writers, readers, permits: holder, time left,
+    /// fencing counter, how many nodes) and, apart, what fewer hold. Bounded by
+    /// `options.limit` keys per node and `options.budget`; `complete` says whether
+    /// every node was scanned to the end. Errors: invalid_argument (a cluster
+    /// member, a limit of 0, a batch outside 1..10000), client_stopped.
+    void list_async(list_options options, std::function<void(result<lock_listing>)> done);
+    [[nodiscard]] auto list(list_options options = {}) -> result<lock_listing>;
+
     [[nodiscard]] auto stats() const -> client_stats;
     /// Latency histograms, per-node state and gauges (metrics.hpp); render
     /// them with to_prometheus(). Cheap: a few hundred atomic loads.

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "redlock/export.hpp"
+#include "redlock/lock.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -164,6 +165,75 @@ struct cluster_health {
         return n;
     }
     [[nodiscard]] auto quorum_reachable() const noexcept -> bool { return reachable() >= quorum; }
+};
+
+/// What client::list looks for, and how far it may go (README, "Listing locks").
+struct list_options {
+    /// Only resources that begin with this (as listed: "orders:42", not its key's
+    /// "{orders:42}"). Empty: every lock under the config's key_prefix.
+    std::string prefix;
+    /// The most lock keys each node's scan collects (keys of the layout under
+    /// key_prefix whose resource matches; a fencing counter read along does not
+    /// count). A node with more stops there, and the listing is not complete.
+    std::size_t limit = 1000;
+    /// How long the listing may go on scanning: no new SCAN round starts after it
+    /// (the rounds in flight finish, each bounded by request_timeout). 0: 20
+    /// request_timeouts, and at least a second.
+    std::chrono::milliseconds budget{0};
+    /// SCAN's COUNT hint per round (1 to 10000): how much of a node's keyspace one
+    /// round walks.
+    std::size_t batch = 100;
+};
+
+/// A lock (one holder of a resource: a writer, a reader or a permit) as the nodes
+/// that hold it agree on it.
+struct listed_lock {
+    std::string resource;
+    lock_kind kind = lock_kind::exclusive;
+    std::string value;           ///< the stored value: token, then "|" and the holder text
+    std::string holder;          ///< holder_of(value): the holder text, or empty
+    std::optional<int> permit;   ///< a permit's index
+    std::optional<int> permits;  ///< a semaphore's K, as its nodes store it
+    /// The nodes that hold this value, by name, in configuration order.
+    std::vector<std::string> held_on;
+    /// How long it is still held on enough of them: for a lock held on a quorum,
+    /// until fewer than a quorum keep it (the quorum-th longest TTL of its nodes);
+    /// for a leftover, until the last of its nodes lets it go (the longest).
+    /// Unset when that node's key has no TTL.
+    std::optional<std::chrono::milliseconds> expires_in;
+    /// The resource's fencing counter (the highest any node reported), if one was ever written.
+    std::optional<std::uint64_t> fence;
+};
+
+/// One node's part in a listing.
+struct node_listing {
+    std::string node;
+    bool reachable = false;  ///< its first SCAN was answered
+    bool complete = false;   ///< it was scanned to the end and every key read
+    std::string detail;      ///< why not: the limit, the budget, an error or the transport's cause
+    std::size_t keys = 0;    ///< lock keys collected
+    std::uint64_t rounds = 0;  ///< SCAN rounds sent
+};
+
+/// client::list: the locks a majority of nodes hold, and what only some hold.
+struct lock_listing {
+    std::size_t quorum = 0;
+    /// Held on at least `quorum` nodes; ordered by resource, kind, permit, value.
+    std::vector<listed_lock> locks;
+    /// Held on fewer: what a failed acquisition, a node that missed a release or a
+    /// restart left behind. They expire by their TTL. Same order.
+    std::vector<listed_lock> leftovers;
+    std::vector<node_listing> nodes;
+    /// Every node was scanned to the end. When false, `locks` may miss locks, and a
+    /// lock held on a quorum may appear as a leftover (its other nodes were not
+    /// scanned as far): `truncated_reason` says why.
+    bool complete = false;
+    std::string truncated_reason;
+    [[nodiscard]] auto reachable() const noexcept -> std::size_t {
+        std::size_t n = 0;
+        for (const auto& node : nodes) n += node.reachable ? 1 : 0;
+        return n;
+    }
 };
 
 }  // namespace redlock

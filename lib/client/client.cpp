@@ -6,6 +6,7 @@
 
 #include "client/client_calls.hpp"
 #include "client/client_core.hpp"
+#include "client/client_listing.hpp"
 #include "client/diagnostics_parse.hpp"
 #include "client/operator_commands.hpp"
 #include "operations/acquire_checks.hpp"
@@ -234,23 +235,16 @@ void client::force_release_async(std::string resource, std::string reason,
                                  force_release_options options,
                                  std::function<void(result<break_report>)> done) {
     if (!core_) return refuse_moved_from(std::move(done));
-    std::string invalid =
-        resource.empty() ? "the resource name is empty" : detail::resource_problem(resource);
-    if (invalid.empty()) invalid = detail::break_problem(reason, options);
     const std::string breaker = options.breaker.value_or(detail::default_holder());
     const auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::system_clock::now().time_since_epoch());
-    auto commands = invalid.empty() ? detail::break_commands(core_->config(), resource, reason,
-                                                             breaker, options, wall.count())
-                                    : std::vector<std::vector<std::string>>{};
-    const std::uint16_t slot = detail::resource_slot(resource);
-    probe_then(
-        *core_, std::move(invalid), std::move(commands), std::move(done),
-        [resource = std::move(resource),
-         quorum = detail::quorum(core_->node_count())](auto probes) mutable {
-            return detail::parse_break(std::move(resource), quorum, std::move(probes));
+    detail::probe_resource(
+        *core_, std::move(resource), detail::break_problem(reason, options),
+        [&](const std::string& r) {
+            return detail::break_commands(core_->config(), r, reason, breaker, options,
+                                          wall.count());
         },
-        slot);
+        &detail::parse_break, std::move(done));
 }
 
 auto client::force_release(std::string resource, std::string reason, force_release_options options)
@@ -264,19 +258,10 @@ auto client::force_release(std::string resource, std::string reason, force_relea
 void client::audit_async(std::string resource, std::size_t limit,
                          std::function<void(result<audit_log>)> done) {
     if (!core_) return refuse_moved_from(std::move(done));
-    std::string invalid =
-        resource.empty() ? "the resource name is empty" : detail::resource_problem(resource);
-    if (invalid.empty() && limit == 0) invalid = "limit must be at least 1";
-    auto commands = invalid.empty() ? detail::audit_commands(core_->config(), resource, limit)
-                                    : std::vector<std::vector<std::string>>{};
-    const std::uint16_t slot = detail::resource_slot(resource);
-    probe_then(
-        *core_, std::move(invalid), std::move(commands), std::move(done),
-        [resource = std::move(resource),
-         quorum = detail::quorum(core_->node_count())](auto probes) mutable {
-            return detail::parse_audit(std::move(resource), quorum, std::move(probes));
-        },
-        slot);
+    detail::probe_resource(
+        *core_, std::move(resource), limit == 0 ? "limit must be at least 1" : "",
+        [&](const std::string& r) { return detail::audit_commands(core_->config(), r, limit); },
+        &detail::parse_audit, std::move(done));
 }
 
 auto client::audit(std::string resource, std::size_t limit) -> result<audit_log> {
@@ -287,24 +272,29 @@ auto client::audit(std::string resource, std::size_t limit) -> result<audit_log>
 void client::check_fence_async(std::string resource, std::uint64_t token,
                                std::function<void(result<fence_check>)> done) {
     if (!core_) return refuse_moved_from(std::move(done));
-    std::string invalid =
-        resource.empty() ? "the resource name is empty" : detail::resource_problem(resource);
-    auto commands = invalid.empty() ? detail::fence_check_commands(core_->config(), resource)
-                                    : std::vector<std::vector<std::string>>{};
-    const std::uint16_t slot = detail::resource_slot(resource);
-    probe_then(
-        *core_, std::move(invalid), std::move(commands), std::move(done),
-        [resource = std::move(resource), token,
-         quorum = detail::quorum(core_->node_count())](auto probes) mutable {
-            return detail::parse_fence_check(std::move(resource), token, quorum, std::move(probes));
+    detail::probe_resource(
+        *core_, std::move(resource), "",
+        [&](const std::string& r) { return detail::fence_check_commands(core_->config(), r); },
+        [token](std::string r, std::size_t quorum, std::vector<detail::node_probe> probes) {
+            return detail::parse_fence_check(std::move(r), token, quorum, std::move(probes));
         },
-        slot);
+        std::move(done));
 }
 
 auto client::check_fence(std::string resource, std::uint64_t token) -> result<fence_check> {
     return detail::blocking<fence_check>(core_, "check_fence", [&](auto cb) {
         check_fence_async(std::move(resource), token, std::move(cb));
     });
+}
+
+void client::list_async(list_options options, std::function<void(result<lock_listing>)> done) {
+    if (!core_) return refuse_moved_from(std::move(done));
+    detail::start_listing(*core_, std::move(options), std::move(done));
+}
+
+auto client::list(list_options options) -> result<lock_listing> {
+    return detail::blocking<lock_listing>(
+        core_, "list", [&](auto cb) { list_async(std::move(options), std::move(cb)); });
 }
 
 auto client::stats() const -> client_stats {

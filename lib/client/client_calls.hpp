@@ -5,7 +5,10 @@
 // read-only probe (status, check, the operators' tools) runs.
 
 #include "client/client_core.hpp"
+#include "operations/acquire_checks.hpp"
 #include "redlock/client.hpp"
+#include "sansio/hash_slot.hpp"
+#include "sansio/timing.hpp"
 #include "transport/callback_guard.hpp"
 
 #include <atomic>
@@ -104,6 +107,27 @@ auto blocking(const std::shared_ptr<client_core>& core, const char* what, Start&
     if (core->on_loop_thread())
         return failure{what != nullptr ? deadlock_error(what) : unnamed_deadlock_error()};
     return wait_for<T>(std::forward<Start>(start));
+}
+
+/// A probe about one resource (the operators' tools): refused with invalid_argument when
+/// the resource is not a lock's name (resource_problem) or `invalid` says why; otherwise
+/// `commands(resource)` go to every node (its slot's master, for a cluster member) and
+/// `parse(resource, quorum, probes)` makes the result.
+template <class T, class Commands, class Parse>
+void probe_resource(client_core& core, std::string resource, std::string invalid, Commands commands,
+                    Parse parse, std::function<void(result<T>)> done) {
+    std::string problem =
+        resource.empty() ? std::string{"the resource name is empty"} : resource_problem(resource);
+    if (problem.empty()) problem = std::move(invalid);
+    auto sent = problem.empty() ? commands(resource) : std::vector<std::vector<std::string>>{};
+    const std::uint16_t slot = resource_slot(resource);
+    probe_then(
+        core, std::move(problem), std::move(sent), std::move(done),
+        [resource = std::move(resource), quorum = quorum(core.node_count()),
+         parse = std::move(parse)](std::vector<node_probe> probes) mutable {
+            return parse(std::move(resource), quorum, std::move(probes));
+        },
+        slot);
 }
 
 }  // namespace redlock::detail

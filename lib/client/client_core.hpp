@@ -1,6 +1,7 @@
 #pragma once
 
 #include "client/acquisition_request.hpp"
+#include "client/loop_delivery.hpp"
 #include "client/operation_registry.hpp"
 #include "client/reentry_registry.hpp"
 #include "operations/op_context.hpp"
@@ -73,6 +74,22 @@ public:
 
     [[nodiscard]] auto config() const noexcept -> const client_config& { return config_; }
     [[nodiscard]] auto node_count() const noexcept -> std::size_t { return nodes_.size(); }
+
+    // ---- operations the client layer adds (client_listing.cpp) ------------------------
+    /// Runs `make` on the loop thread (at once if called there) and starts the operation it
+    /// returns; once the client takes no more operations, runs `refused` instead, on a later
+    /// turn. One of the two runs, once.
+    void start_operation(std::function<std::unique_ptr<operation>(op_context&)> make,
+                         std::function<void()> refused) {
+        auto start = [this, make = std::move(make), refused]() mutable {
+            if (stopping_) {
+                deliver_later(loop_, std::move(refused));
+            } else {
+                ops_.start(make(ctx_));
+            }
+        };
+        if (!run_on_loop(std::move(start))) deliver_later(loop_, std::move(refused));
+    }
 
 private:
     /// An acquire call carried from another thread to the loop in one allocation.

@@ -178,9 +178,14 @@ auto parse_audit(std::string resource, std::size_t quorum, std::vector<node_prob
     // clock): grouped by what the breaker sent.
     using entry_key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
     std::map<entry_key, audit_entry> seen;
+    // Where an entry stands in a node's stream (newest first): breaks in one
+    // millisecond keep the order a node recorded them in.
+    std::map<const audit_entry*, std::size_t> rank;
     for (const auto& p : probes) {
         if (!p.answered || p.replies.size() != 1) continue;
+        std::size_t position = 0;
         for (const flat_reply& item : p.replies.front().elements) {
+            ++position;
             if (item.elements.size() != 2) continue;
             const flat_reply& fields = item.elements[1];
             const std::string time = field_of(fields, "time");
@@ -197,14 +202,17 @@ auto parse_audit(std::string resource, std::size_t quorum, std::vector<node_prob
                 e.fence = number_of(field_of(fields, "fence"));
             }
             ++e.nodes;
+            const auto [at, fresh] = rank.emplace(&e, position);
+            if (!fresh) at->second = std::min(at->second, position);
         }
     }
-    for (auto& [key, e] : seen) (e.nodes >= quorum ? log.entries : log.minority).push_back(e);
-    const auto newest_first = [](const audit_entry& a, const audit_entry& b) {
-        return a.time > b.time;
-    };
-    std::ranges::stable_sort(log.entries, newest_first);
-    std::ranges::stable_sort(log.minority, newest_first);
+    std::vector<const audit_entry*> order;
+    for (const auto& [key, e] : seen) order.push_back(&e);
+    std::ranges::stable_sort(order, [&rank](const audit_entry* a, const audit_entry* b) {
+        return a->time != b->time ? a->time > b->time : rank[a] < rank[b];
+    });
+    for (const audit_entry* e : order)
+        (e->nodes >= quorum ? log.entries : log.minority).push_back(*e);
     return log;
 }
 

@@ -69,4 +69,12 @@ auto tagged_resource(std::string_view resource) -> std::string {
     return out;
 }
 
+auto untagged_resource(std::string_view tagged) -> std::string {
+    if (tagged.size() > 2 && tagged.front() == '{' && tagged.back() == '}') {
+        const std::string_view inner = tagged.substr(1, tagged.size() - 2);
+        if (inner.find_first_of("{}") == std::string_view::npos) return std::string{inner};
+    }
+    return std::string{tagged};
+}
+
 }  // namespace redlock::detail

@@ -40,4 +40,11 @@ inline constexpr std::uint16_t cluster_slots = 16384;
 /// tagged_resource(resource)), without building the key.
 [[nodiscard]] auto resource_slot(std::string_view resource) noexcept -> std::uint16_t;
 
+/// The inverse of tagged_resource, for reading keys back (client::list): the resource that
+/// `tagged` (T of a key) names. "{orders:42}" gives "orders:42"; a T with a brace inside its
+/// outer pair ("{a}b}", "{a{b}") or with a tag of its own elsewhere ("{user:7}:cart") is
+/// returned as it is, which names the same lock (tagged_resource keeps it unchanged). Always
+/// tagged_resource(untagged_resource(t)) == t for a T of our layout (has_own_hash_tag(t)).
+[[nodiscard]] auto untagged_resource(std::string_view tagged) -> std::string;
+
 }  // namespace redlock::detail

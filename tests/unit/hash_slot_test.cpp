@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 using namespace redlock::detail;
 
@@ -46,4 +47,36 @@ TEST_CASE("every key made from a tagged resource hashes to one slot") {
     CHECK(tagged_resource("{order:7}:items") == "{order:7}:items");
     CHECK(key_slot("p:" + tagged_resource("{order:7}:items")) ==
           key_slot("p:" + tagged_resource("{order:7}:payments")));
+}
+
+TEST_CASE("untagged_resource reads a key's T back as a resource that names the same lock") {
+    CHECK(untagged_resource("{orders:42}") == "orders:42");
+    CHECK(untagged_resource("{user:7}:cart") == "{user:7}:cart");
+    CHECK(untagged_resource("{a}b}") == "{a}b}");  // "a}b" wrapped: kept, it has a tag of its own
+    CHECK(untagged_resource("{a{b}") == "{a{b}");
+    CHECK(untagged_resource("{}") == "{}");
+    // Every resource over a small alphabet, to length 5: its T read back is a taggable
+    // resource with the same T, and a resource without braces comes back as it was.
+    const std::string alphabet = "a{}|";
+    std::vector<std::string> resources{""};
+    for (std::size_t length = 0, from = 0; length < 5; ++length) {
+        const std::size_t to = resources.size();
+        for (std::size_t i = from; i < to; ++i) {
+            for (const char c : alphabet) resources.push_back(resources[i] + c);
+        }
+        from = to;
+    }
+    std::size_t checked = 0;
+    for (const auto& r : resources) {
+        if (!taggable(r)) continue;
+        CAPTURE(r);
+        const std::string t = tagged_resource(r);
+        const std::string back = untagged_resource(t);
+        CHECK(taggable(back));
+        CHECK(tagged_resource(back) == t);
+        CHECK(has_own_hash_tag(t));
+        if (r.find_first_of("{}") == std::string::npos) CHECK(back == r);
+        ++checked;
+    }
+    CHECK(checked > 500);
 }

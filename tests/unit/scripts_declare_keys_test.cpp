@@ -6,6 +6,7 @@
 
 #include "client/diagnostics_parse.hpp"
 #include "client/operator_commands.hpp"
+#include "sansio/lock_listing.hpp"
 #include "sansio/scripts.hpp"
 
 #include <doctest/doctest.h>
@@ -48,6 +49,7 @@ const std::map<std::string, key_args, std::less<>> commands{
     {"HDEL", key_args::first},
     {"DEL", key_args::all},
     {"EXISTS", key_args::all},
+    {"TYPE", key_args::first},
 };
 
 /// The source without its comments ("--" to the end of the line, outside strings).
@@ -209,7 +211,8 @@ TEST_SUITE("scripts declare their keys") {
         for (const auto* s : redlock::detail::all_scripts()) sources.push_back(s->source);
         for (const auto s : redlock::detail::diagnostics_scripts()) sources.push_back(s);
         for (const auto s : redlock::detail::operator_scripts()) sources.push_back(s);
-        REQUIRE(sources.size() >= 14);
+        sources.push_back(redlock::detail::listing_read_source());
+        REQUIRE(sources.size() >= 15);
         std::size_t total = 0;
         for (const auto source : sources) {
             CAPTURE(source);
