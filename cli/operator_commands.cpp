@@ -32,6 +32,7 @@ auto reachable_count(const std::vector<node_report>& nodes) -> std::size_t {
 
 auto entry_json(const audit_entry& e) -> json {
     return {
+        {"resource", e.resource},
         {"time_ms",
          std::chrono::duration_cast<std::chrono::milliseconds>(e.time.time_since_epoch()).count()},
         {"time", iso_time(e.time)},
@@ -45,7 +46,7 @@ auto entry_json(const audit_entry& e) -> json {
 }
 
 auto entry_text(const audit_entry& e) -> std::string {
-    std::string line = "  " + iso_time(e.time) + "  " + e.kind;
+    std::string line = "  " + iso_time(e.time) + "  '" + e.resource + "'  " + e.kind;
     if (!e.value.empty()) line += " " + named_value(e.value);
     line += "  broken by " + e.breaker + ": " + e.reason;
     if (e.fence) line += "  fence " + std::to_string(*e.fence);
@@ -108,12 +109,14 @@ auto audit_command(const global_options& global, const audit_options& args, cons
 
     json entries = json::array();
     json minority = json::array();
-    std::string text = "breaks of '" + log->resource + "', newest first:\n";
+    const std::string subject =
+        args.resource.empty() ? std::string{"any resource"} : "'" + log->resource + "'";
+    std::string text = "breaks of " + subject + ", newest first:\n";
     for (const auto& e : log->entries) {
         entries.push_back(entry_json(e));
         text += entry_text(e);
     }
-    if (log->entries.empty()) text = "no break of '" + log->resource + "' recorded on a majority\n";
+    if (log->entries.empty()) text = "no break of " + subject + " recorded on a majority\n";
     if (!log->minority.empty()) text += "recorded on fewer than a majority (failed breaks):\n";
     for (const auto& e : log->minority) {
         minority.push_back(entry_json(e));
@@ -130,7 +133,7 @@ auto audit_command(const global_options& global, const audit_options& args, cons
                                        "only " + std::to_string(answered) + " of " +
                                            std::to_string(log->nodes.size()) + " nodes answered, " +
                                            std::to_string(log->quorum) +
-                                           " needed to read the audit of '" + args.resource + "'"},
+                                           " needed to read the audit of " + subject},
                         log->nodes, result);
     }
     out.result(result, text);
@@ -155,11 +158,12 @@ auto check_fence_command(const global_options& global, const fence_options& args
                          {"holder", or_null(n.holder)},
                          {"ttl_ms", n.ttl ? json(n.ttl->count()) : json(nullptr)},
                          {"detail", n.detail}});
-        table += "  " + n.node + "  " +
-                 (!n.reachable ? "unreachable: " + n.detail
-                               : "counter " + (n.counter ? std::to_string(*n.counter) : "none") +
-                                     ", " + (n.holder ? "held by " + named_value(*n.holder) : "free")) +
-                 "\n";
+        table +=
+            "  " + n.node + "  " +
+            (!n.reachable ? "unreachable: " + n.detail
+                          : "counter " + (n.counter ? std::to_string(*n.counter) : "none") + ", " +
+                                (n.holder ? "held by " + named_value(*n.holder) : "free")) +
+            "\n";
     }
     const json result{{"resource", check->resource},        {"fence", check->token},
                       {"current", check->current},          {"holder", or_null(check->holder)},

@@ -39,13 +39,14 @@ Exit codes:
 void declare_audit(CLI::App& app, audit_options& into) {
     auto* sub = app.add_subcommand(
         "audit",
-        "Show the breaks of RESOURCE, newest first, as a majority of nodes recorded them: "
-        "when, who broke it and why, and the holder, value and fence counter it broke. "
-        "Read-only");
-    sub->add_option("-r,--resource", into.resource, "Name of the lock")
-        ->required()
+        "Show the breaks of RESOURCE (without --resource: of every resource, the most "
+        "recently broken first), newest first, as a majority of nodes recorded them: when, "
+        "who broke it and why, and the holder, value and fence counter it broke. Read-only");
+    sub->add_option("-r,--resource", into.resource, "Name of the lock (default: every resource)")
         ->check(non_empty);
-    sub->add_option("--limit", into.limit, "How many of the newest entries to read per node")
+    sub->add_option("--limit", into.limit,
+                    "How many of the newest entries to read per node (and, without --resource, "
+                    "how many resources)")
         ->capture_default_str()
         ->check(CLI::Range(std::size_t{1}, std::size_t{10000}));
     sub->footer(std::string{global_help} + R"(

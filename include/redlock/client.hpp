@@ -216,7 +216,9 @@ public:
     [[nodiscard]] auto force_release(std::string resource, std::string reason,
                                      force_release_options options = {}) -> result<break_report>;
     /// The newest `limit` breaks of `resource` from every node's audit stream:
-    /// those a majority recorded, and apart those fewer did. Read-only.
+    /// those a majority recorded, and apart those fewer did. An empty
+    /// `resource` reads every resource's: the `limit` most recently broken
+    /// (an index each break adds to), each one's newest `limit`. Read-only.
     void audit_async(std::string resource, std::size_t limit,
                      std::function<void(result<audit_log>)> done);
     [[nodiscard]] auto audit(std::string resource, std::size_t limit = 100) -> result<audit_log>;

@@ -51,6 +51,7 @@ struct break_report {
 
 /// One break as the audit stream recorded it (the same on every node that ran it).
 struct audit_entry {
+    std::string resource;
     /// When the breaker's clock said it broke (milliseconds since the epoch).
     std::chrono::system_clock::time_point time;
     std::string breaker;
@@ -62,9 +63,9 @@ struct audit_entry {
     std::size_t nodes = 0;               ///< nodes whose stream holds this entry
 };
 
-/// client::audit: a resource's breaks, newest first.
+/// client::audit: a resource's breaks (or every resource's), newest first.
 struct audit_log {
-    std::string resource;
+    std::string resource;  ///< empty when every resource was read
     std::size_t quorum = 0;
     std::vector<audit_entry> entries;   ///< recorded on a majority of nodes
     std::vector<audit_entry> minority;  ///< recorded on fewer (a break that failed)

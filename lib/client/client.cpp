@@ -4,6 +4,7 @@
 
 #include "redlock/client.hpp"
 
+#include "client/audit_index.hpp"
 #include "client/client_calls.hpp"
 #include "client/client_core.hpp"
 #include "client/client_listing.hpp"
@@ -238,13 +239,20 @@ void client::force_release_async(std::string resource, std::string reason,
     const std::string breaker = options.breaker.value_or(detail::default_holder());
     const auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::system_clock::now().time_since_epoch());
+    // Indexed for the audit of every resource, once it ran somewhere.
+    std::function<void(result<break_report>)> indexed =
+        [core = core_.get(), resource, wall,
+         done = std::move(done)](result<break_report> r) mutable {
+            if (!r || r->broken_on == 0) return done(std::move(r));
+            detail::index_break(*core, resource, wall.count(), std::move(*r), std::move(done));
+        };
     detail::probe_resource(
         *core_, std::move(resource), detail::break_problem(reason, options),
         [&](const std::string& r) {
             return detail::break_commands(core_->config(), r, reason, breaker, options,
                                           wall.count());
         },
-        &detail::parse_break, std::move(done));
+        &detail::parse_break, std::move(indexed));
 }
 
 auto client::force_release(std::string resource, std::string reason, force_release_options options)
@@ -258,6 +266,8 @@ auto client::force_release(std::string resource, std::string reason, force_relea
 void client::audit_async(std::string resource, std::size_t limit,
                          std::function<void(result<audit_log>)> done) {
     if (!core_) return refuse_moved_from(std::move(done));
+    if (resource.empty() && limit > 0)
+        return detail::audit_everything(*core_, limit, std::move(done));
     detail::probe_resource(
         *core_, std::move(resource), limit == 0 ? "limit must be at least 1" : "",
         [&](const std::string& r) { return detail::audit_commands(core_->config(), r, limit); },

@@ -194,6 +194,7 @@ auto parse_audit(std::string resource, std::size_t quorum, std::vector<node_prob
             if (e.nodes == 0) {
                 e.time = std::chrono::system_clock::time_point{
                     std::chrono::milliseconds{number_of(time).value_or(0)}};
+                e.resource = log.resource;
                 e.breaker = field_of(fields, "breaker");
                 e.reason = field_of(fields, "reason");
                 e.kind = field_of(fields, "kind");

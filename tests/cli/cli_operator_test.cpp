@@ -98,6 +98,9 @@ TEST_SUITE("cli operator") {
         CHECK(e.at("nodes") == 5);
         const auto human = redlock({"audit", "--resource", "stuck"});
         CHECK(human.out.find("broken by oncall: host is gone") != std::string::npos);
+        const json every = one_object(redlock({"--json", "audit"}));
+        REQUIRE(every.at("entries").size() == 1);
+        CHECK(every.at("entries").at(0).at("resource") == "stuck");
     }
 
     TEST_CASE_FIXTURE(operator_cli_cluster,

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 using namespace std::chrono_literals;
 using redlock_test::cluster;
@@ -197,5 +198,34 @@ TEST_SUITE("operator tools") {
         CHECK_FALSE(stale->current);
         CHECK(stale->highest == second->fence());
         CHECK(locks.check_fence("op:fence", *second->fence())->current);
+    }
+
+    TEST_CASE_FIXTURE(cluster, "the audit of every resource lists each break, newest first") {
+        auto locks = make_client();
+        REQUIRE(locks.acquire("op:all-a", named("a holder")));
+        REQUIRE(locks.acquire("op:all-b", named("b holder")));
+        REQUIRE(locks.force_release("op:all-a", "first", breaker("ops"))->majority());
+        std::this_thread::sleep_for(5ms);  // distinct break times (ms), for the order checked
+        REQUIRE(locks.force_release("op:all-b", "second", breaker("ops"))->majority());
+
+        const auto all = locks.audit("");
+        REQUIRE(all);
+        CHECK(all->resource.empty());
+        REQUIRE(all->entries.size() >= 2);
+        CHECK(all->entries[0].resource == "op:all-b");
+        CHECK(all->entries[0].reason == "second");
+        CHECK(all->entries[0].holder == "b holder");
+        CHECK(all->entries[1].resource == "op:all-a");
+        CHECK(all->entries[1].reason == "first");
+        const auto one = locks.audit("op:all-a");
+        REQUIRE(one);
+        REQUIRE(one->entries.size() == 1);
+        CHECK(one->entries.front().resource == "op:all-a");
+        // A break of nothing anywhere is audited per resource, and indexed too.
+        REQUIRE(locks.force_release("op:all-free", "check", breaker("ops")));
+        const auto again = locks.audit("");
+        REQUIRE(again);
+        CHECK(again->entries.front().resource == "op:all-free");
+        CHECK(again->entries.front().kind == "none");
     }
 }
