@@ -40,5 +40,31 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # Debian policy: man pages are gzipped (gzip -9n: no name or time stamp).
 set(CPACK_PRE_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/gzip_man_pages.cmake)
 
+# The license (MIT; SPDX-License-Identifier: MIT), installed where Debian keeps a
+# package's copyright file, in the machine-readable format (DEP-5), where Debian's
+# name for the MIT license is "Expat".
+set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
+file(READ ${PROJECT_SOURCE_DIR}/LICENSE _redlock_license)
+string(REGEX REPLACE "\n$" "" _redlock_license "${_redlock_license}")
+string(REPLACE "\n" ";" _redlock_license_lines "${_redlock_license}")
+set(_redlock_copyright "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: redlock
+Upstream-Contact: ${REDLOCK_PACKAGE_CONTACT}
+Source: ${REDLOCK_PACKAGE_HOMEPAGE}
+
+Files: *
+Copyright: 2026 The redlock authors
+License: Expat
+Comment: SPDX-License-Identifier: MIT")
+foreach(_line IN LISTS _redlock_license_lines)
+  if(_line STREQUAL "")
+    string(APPEND _redlock_copyright "\n .")
+  else()
+    string(APPEND _redlock_copyright "\n ${_line}")
+  endif()
+endforeach()
+file(WRITE ${CMAKE_BINARY_DIR}/copyright "${_redlock_copyright}\n")
+install(FILES ${CMAKE_BINARY_DIR}/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
 set(CPACK_SOURCE_IGNORE_FILES "/\\\\.git/" "/build/")
 include(CPack)

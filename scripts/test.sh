@@ -28,6 +28,13 @@ unity=-DCMAKE_UNITY_BUILD=ON
 stage() {
   echo "test: [$SECONDS s] $1"
 }
+# The version of project() in CMakeLists.txt: what --version, the CMake package, redlock.pc and
+# the .deb must all say, and the newest entry of CHANGELOG.md.
+project_version() {
+  sed -n 's/^project(redlock VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt
+}
+grep -q "^## \[.*$(project_version)" CHANGELOG.md \
+  || { echo "test: CHANGELOG.md has no entry for $(project_version)" >&2; exit 1; }
 
 stage "plain build (Debug, -Werror) and every test"
 build=build/test
@@ -62,6 +69,15 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 cmake -S tests/consumer -B "$build/consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$build/consumer" >/dev/null
 "$build/consumer/redlock_consumer"
+# One version everywhere: the installed CLI, the CMake package's version file, redlock.pc.
+[[ $("$prefix/bin/redlock" --version) == *"$(project_version)"* ]] \
+  || { echo "test: redlock --version is not $(project_version)" >&2; exit 1; }
+grep -q "PACKAGE_VERSION \"$(project_version)\"" "$(find "$prefix" -name redlockConfigVersion.cmake)" \
+  || { echo "test: the CMake package's version is not $(project_version)" >&2; exit 1; }
+grep -q "^Version: $(project_version)$" "$(find "$prefix" -name redlock.pc)" \
+  || { echo "test: redlock.pc's version is not $(project_version)" >&2; exit 1; }
+[[ -f $prefix/share/doc/redlock/copyright ]] \
+  || { echo "test: no share/doc/redlock/copyright installed" >&2; exit 1; }
 # The installed CLI, run outside the checkout with no config anywhere, exits 78 and
 # points at the example configs it installed.
 nowhere=$(mktemp -d)
@@ -78,20 +94,27 @@ fi
 stage "shared library, file by file: installed with a SONAME, the public API only, used by find_package and pkg-config"
 shared=build/test-shared
 cmake -S . -B "$shared" -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_WERROR=ON -DBUILD_SHARED_LIBS=ON \
-      -DREDLOCK_BUILD_CLI=OFF -DREDLOCK_BUILD_EXAMPLES=OFF >/dev/null
+      -DREDLOCK_BUILD_CLI=ON -DREDLOCK_BUILD_MAN=OFF -DREDLOCK_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build "$shared" -j"$jobs"
 shared_prefix=$root/$shared/install-tree
 rm -rf "$shared_prefix"
 cmake --install "$shared" --prefix "$shared_prefix" >/dev/null
 shared_lib=$(find "$shared_prefix" -name 'libredlock.so.*.*.*')
-readelf -d "$shared_lib" | grep -q 'SONAME.*\[libredlock\.so\.0\]' \
-  || { echo "test: $shared_lib has no SONAME libredlock.so.0" >&2; exit 1; }
+soname=libredlock.so.$(project_version | cut -d. -f1-2)  # 0.x: major.minor (CHANGELOG.md)
+readelf -d "$shared_lib" | grep -qF "Library soname: [$soname]" \
+  || { echo "test: $shared_lib has no SONAME $soname" >&2; exit 1; }
 # Hidden visibility: no function, vtable or typeinfo of the internals (redlock::detail) is exported (a
 # public signature may still name a detail type, as client's private constructor does).
 if nm -DC --defined-only "$shared_lib" | cut -d' ' -f3- \
     | grep -E '^((typeinfo( name)?|vtable) for )?redlock::detail::'; then
   echo "test: $shared_lib exports internals" >&2; exit 1
 fi
+# The installed CLI starts from the scratch prefix with no LD_LIBRARY_PATH: a relative RUNPATH
+# ($ORIGIN/../lib) finds the library beside it, as it would under ~/.local.
+env -u LD_LIBRARY_PATH "$shared_prefix/bin/redlock" --version | grep -q "$(project_version)" \
+  || { echo "test: $shared_prefix/bin/redlock does not start from its prefix" >&2; exit 1; }
+readelf -d "$shared_prefix/bin/redlock" | grep -q 'RUNPATH.*\$ORIGIN/\.\./lib' \
+  || { echo "test: $shared_prefix/bin/redlock has no relative RUNPATH" >&2; exit 1; }
 cmake -S tests/consumer -B "$shared/consumer" -DCMAKE_PREFIX_PATH="$shared_prefix" >/dev/null
 cmake --build "$shared/consumer" >/dev/null
 ldd "$shared/consumer/redlock_consumer" | grep -q "$shared_prefix/.*libredlock\.so\.0"
@@ -117,7 +140,8 @@ contents=$(dpkg-deb --contents "$package" | awk '{print $6}')
 for wanted in '^\./usr/bin/redlock$' '^\./usr/share/man/man1/redlock\.1\.gz$' \
     '^\./usr/share/bash-completion/completions/redlock$' '^\./usr/include/redlock/redlock\.hpp$' \
     '^\./usr/lib/.*/libredlock\.a$' '^\./usr/lib/.*/cmake/redlock/redlockConfig\.cmake$' \
-    '^\./usr/lib/.*/pkgconfig/redlock\.pc$' '^\./usr/share/redlock/.*\.json$'; do
+    '^\./usr/lib/.*/pkgconfig/redlock\.pc$' '^\./usr/share/redlock/.*\.json$' \
+    '^\./usr/share/doc/redlock/copyright$'; do
   grep -qE "$wanted" <<<"$contents" || { echo "test: $package has nothing like $wanted" >&2; exit 1; }
 done
 depends=$(dpkg-deb -f "$package" Depends)

@@ -3,6 +3,8 @@
 #include "redlock/error.hpp"
 
 #include <cassert>
+#include <exception>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -18,8 +20,28 @@ struct failure {
 template <class E>
 failure(E) -> failure<E>;
 
+/// What result::value() throws when the result holds an error, as
+/// std::expected's bad_expected_access: it carries the error, and what() says
+/// what it was (the library's message, for redlock::error).
+template <class E>
+class bad_result_access : public std::exception {
+public:
+    explicit bad_result_access(E e) : error_{std::move(e)} {
+        what_ = "redlock: value() of a result that holds an error";
+        if constexpr (requires { std::string{error_.message}; }) what_ += ": " + error_.message;
+    }
+    [[nodiscard]] auto what() const noexcept -> const char* override { return what_.c_str(); }
+    [[nodiscard]] auto error() const& noexcept -> const E& { return error_; }
+
+private:
+    E error_;
+    std::string what_;
+};
+
 /// A value or an error: the subset of C++23 std::expected this library needs,
-/// under the same member names, so that switching later is mechanical.
+/// under the same member names, so that switching later is mechanical. Check
+/// it (`if (r)`) before `*r` or `r->`: on an error they assert in debug builds
+/// and are undefined otherwise; value() throws bad_result_access instead.
 template <class T, class E = error>
 class [[nodiscard]] result {
 public:
@@ -34,9 +56,18 @@ public:
     [[nodiscard]] auto has_value() const noexcept -> bool { return state_.index() == 0; }
     explicit operator bool() const noexcept { return has_value(); }
 
-    [[nodiscard]] auto value() & -> T& { return std::get<0>(state_); }
-    [[nodiscard]] auto value() const& -> const T& { return std::get<0>(state_); }
-    [[nodiscard]] auto value() && -> T&& { return std::get<0>(std::move(state_)); }
+    [[nodiscard]] auto value() & -> T& {
+        if (!has_value()) throw bad_result_access<E>(*std::get_if<1>(&state_));
+        return *std::get_if<0>(&state_);
+    }
+    [[nodiscard]] auto value() const& -> const T& {
+        if (!has_value()) throw bad_result_access<E>(*std::get_if<1>(&state_));
+        return *std::get_if<0>(&state_);
+    }
+    [[nodiscard]] auto value() && -> T&& {
+        if (!has_value()) throw bad_result_access<E>(std::move(*std::get_if<1>(&state_)));
+        return std::move(*std::get_if<0>(&state_));
+    }
     [[nodiscard]] auto error() const& -> const E& {
         assert(!has_value());
         return *std::get_if<1>(&state_);
@@ -46,11 +77,27 @@ public:
         return std::move(*std::get_if<1>(&state_));
     }
 
-    auto operator->() noexcept -> T* { return std::get_if<0>(&state_); }
-    auto operator->() const noexcept -> const T* { return std::get_if<0>(&state_); }
-    auto operator*() & noexcept -> T& { return *std::get_if<0>(&state_); }
-    auto operator*() const& noexcept -> const T& { return *std::get_if<0>(&state_); }
-    auto operator*() && noexcept -> T&& { return std::move(*std::get_if<0>(&state_)); }
+    // An error here is a bug in the caller: caught by the assertion in debug builds.
+    auto operator->() noexcept -> T* {
+        assert(has_value() && "result::operator-> on an error: check the result first");
+        return std::get_if<0>(&state_);
+    }
+    auto operator->() const noexcept -> const T* {
+        assert(has_value() && "result::operator-> on an error: check the result first");
+        return std::get_if<0>(&state_);
+    }
+    auto operator*() & noexcept -> T& {
+        assert(has_value() && "result::operator* on an error: check the result first");
+        return *std::get_if<0>(&state_);
+    }
+    auto operator*() const& noexcept -> const T& {
+        assert(has_value() && "result::operator* on an error: check the result first");
+        return *std::get_if<0>(&state_);
+    }
+    auto operator*() && noexcept -> T&& {
+        assert(has_value() && "result::operator* on an error: check the result first");
+        return std::move(*std::get_if<0>(&state_));
+    }
 
 private:
     std::variant<T, E> state_;

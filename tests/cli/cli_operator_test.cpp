@@ -42,7 +42,9 @@ TEST_SUITE("cli operator") {
         const auto rival = redlock({"acquire", "--resource", "job"});
         CHECK(rival.status == 75);
         CHECK(rival.err.find("is held by build-7:4411 (nightly-report), ") != std::string::npos);
-        CHECK(rival.err.find(" left, on 5 of 5 nodes") != std::string::npos);
+        // An exiting `acquire` leaves a majority at least: 3, 4 or 5 nodes hold it.
+        CHECK(rival.err.find(" left, on ") != std::string::npos);
+        CHECK(rival.err.find(" of 5 nodes") != std::string::npos);
 
         const auto ran = redlock({"run", "--resource", "job", "--", "true"});
         CHECK(ran.status == 75);
@@ -74,7 +76,7 @@ TEST_SUITE("cli operator") {
 
         const auto no_reason = redlock({"break", "--resource", "stuck"});
         CHECK(no_reason.status == 64);
-        CHECK(count_holding(key_of("stuck")) == 5);
+        CHECK(count_holding(key_of("stuck")) >= 3);  // an exiting acquire leaves a majority
 
         const auto broke = redlock({"--json", "break", "--resource", "stuck", "--reason",
                                     "host is gone", "--breaker", "oncall"});
@@ -95,7 +97,7 @@ TEST_SUITE("cli operator") {
         CHECK(e.at("reason") == "host is gone");
         CHECK(e.at("holder_name") == "old host");
         CHECK(e.at("fence") == 1);
-        CHECK(e.at("nodes") == 5);
+        CHECK(e.at("nodes") >= 3);  // where the hold was: a majority at least
         const auto human = redlock({"audit", "--resource", "stuck"});
         CHECK(human.out.find("broken by oncall: host is gone") != std::string::npos);
         const json every = one_object(redlock({"--json", "audit"}));
