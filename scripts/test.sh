@@ -76,6 +76,9 @@ grep -q "PACKAGE_VERSION \"$(project_version)\"" "$(find "$prefix" -name redlock
   || { echo "test: the CMake package's version is not $(project_version)" >&2; exit 1; }
 grep -q "^Version: $(project_version)$" "$(find "$prefix" -name redlock.pc)" \
   || { echo "test: redlock.pc's version is not $(project_version)" >&2; exit 1; }
+# The man page names the example configs under the prefix it was installed to.
+grep -qF "$prefix/share/redlock/" "$prefix/share/man/man1/redlock.1" \
+  || { echo "test: the installed man page does not name $prefix/share/redlock/" >&2; exit 1; }
 [[ -f $prefix/share/doc/redlock/copyright ]] \
   || { echo "test: no share/doc/redlock/copyright installed" >&2; exit 1; }
 # The installed CLI, run outside the checkout with no config anywhere, exits 78 and
