@@ -181,7 +181,10 @@ struct client_config {
     std::optional<tls_options> tls;
 
     /// Where the library's warnings go (an even node count, a node that cannot
-    /// be reached). Called on the loop thread. Empty: warnings go to stderr.
+    /// be reached, a restart or clock step, a topology change: README,
+    /// "Logging"). One line per call, starting with "redlock: ", on the loop
+    /// thread; keep it short. Empty: each line goes to stderr. To silence the
+    /// library, set one that does nothing.
     std::function<void(log_level, std::string_view)> logger;
 };
 
