@@ -9,9 +9,11 @@
 #include <cstring>
 #include <exception>
 #include <fcntl.h>
+#include <fstream>
 #include <netdb.h>
 #include <poll.h>
 #include <sched.h>
+#include <sstream>
 #include <string>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -127,7 +129,55 @@ auto run_in_child(const std::function<int()>& body, std::chrono::milliseconds li
     return outcome;
 }
 
+namespace {
+
+/// The localhost lines of a hosts file, blanks collapsed: what decides how localhost
+/// resolves (comments and other names aside).
+auto localhost_lines(std::istream& in) -> std::vector<std::string> {
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) {
+        line = line.substr(0, line.find('#'));
+        std::istringstream words{line};
+        std::string address;
+        std::string name;
+        std::string joined;
+        if (!(words >> address)) continue;
+        bool names_localhost = false;
+        for (joined = address; words >> name;) {
+            joined += " " + name;
+            names_localhost = names_localhost || name == "localhost";
+        }
+        if (names_localhost) lines.push_back(joined);
+    }
+    return lines;
+}
+
+/// The mount point, as this process sees it, of the mount that holds `path`: the longest
+/// mount point in /proc/self/mountinfo that is a prefix of it. Empty when none is visible
+/// (a chroot whose directory is no mount point of its own).
+auto mount_point_of(const std::string& path) -> std::string {
+    std::ifstream info{"/proc/self/mountinfo"};
+    std::string best;
+    for (std::string line; std::getline(info, line);) {
+        std::istringstream columns{line};
+        std::string id, parent, device, root, point;
+        if (!(columns >> id >> parent >> device >> root >> point)) continue;
+        const bool contains = point == "/" || path == point || path.starts_with(point + "/");
+        if (contains && point.size() >= best.size()) best = point;
+    }
+    return best;
+}
+
+}  // namespace
+
 auto use_stock_hosts() -> std::string {
+    // Already the stock file (a stock install, or a packager's chroot made from one): use it as
+    // it is. Nothing to mount, so this also works where mounting cannot (a chroot's "/" is no
+    // mount point).
+    std::ifstream current{"/etc/hosts"};
+    std::istringstream stock{stock_etc_hosts};
+    if (current && localhost_lines(current) == localhost_lines(stock)) return {};
+
     char path[] = "/tmp/redlock-stock-hosts-XXXXXX";
     const int fd = ::mkstemp(path);
     if (fd < 0) return std::string{"mkstemp: "} + std::strerror(errno);
@@ -136,12 +186,21 @@ auto use_stock_hosts() -> std::string {
     ::fchmod(fd, 0644);
     ::close(fd);
     std::string problem;
+    // The bind mount must not propagate to the rest of the system: the mount that holds
+    // /etc/hosts is made private in a mount namespace of our own. That is "/" on a normal
+    // system; in a chroot it is whatever mount holds the chroot's /etc, if one is visible.
+    const std::string holder = mount_point_of("/etc/hosts");
     if (!written) {
         problem = "cannot write " + std::string{path};
     } else if (::unshare(CLONE_NEWNS) != 0) {
         problem = std::string{"unshare(CLONE_NEWNS): "} + std::strerror(errno);
-    } else if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
-        problem = std::string{"making / private: "} + std::strerror(errno);
+    } else if (holder.empty()) {
+        problem =
+            "no mount that holds /etc/hosts is visible here (a chroot whose directory is "
+            "not a mount point), so a bind mount over it could not be kept private; "
+            "give the chroot the stock /etc/hosts (localhost as 127.0.0.1 and ::1)";
+    } else if (::mount(nullptr, holder.c_str(), nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+        problem = "making " + holder + " private: " + std::strerror(errno);
     } else if (::mount(path, "/etc/hosts", nullptr, MS_BIND, nullptr) != 0) {
         problem = std::string{"bind-mounting over /etc/hosts: "} + std::strerror(errno);
     }
