@@ -48,7 +48,7 @@ auto unknown_word_message(const CLI::App& app, int argc, char** argv) -> std::st
         const CLI::Option* opt = sub != nullptr ? option_named(*sub, name, long_name) : nullptr;
         return opt != nullptr ? opt : option_named(app, name, long_name);
     };
-    const auto takes_value = [](const CLI::Option* opt) { return opt->get_type_size_max() > 0; };
+    const auto takes_value = [](const CLI::Option* opt) { return opt->get_expected_min() > 0; };
     for (int i = 1; i < argc; ++i) {
         const std::string_view word{argv[i]};
         if (word.starts_with("--") && word.size() > 2) {
