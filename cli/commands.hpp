@@ -27,7 +27,8 @@ namespace redlock::cli {
 /// A semaphore's permit holders (status --permits K).
 [[nodiscard]] auto semaphore_status_command(const global_options& global,
                                             const status_options& args, const reporter& out) -> int;
-[[nodiscard]] auto check_command(const global_options& global, const reporter& out) -> int;
+[[nodiscard]] auto check_command(const global_options& global, const check_options& args,
+                                 const reporter& out) -> int;
 /// The operators' tools (operator_commands.cpp).
 [[nodiscard]] auto break_command(const global_options& global, const break_options& args,
                                  const reporter& out) -> int;

@@ -115,7 +115,8 @@ auto duplicates_problem(const cluster_health& health) -> std::string {
 
 }  // namespace
 
-auto check_command(const global_options& global, const reporter& out) -> int {
+auto check_command(const global_options& global, const check_options& args, const reporter& out)
+    -> int {
     auto locks = open_client(global, out);
     if (!locks) return out.fail(locks.error());
 
@@ -181,6 +182,24 @@ auto check_command(const global_options& global, const reporter& out) -> int {
         return out.fail(
             failure_report{exit_config, "duplicate_server", duplicates_problem(*health)}, {},
             result);
+    }
+    if (args.strict) {
+        std::vector<std::string> unsafe;
+        for (const auto& n : health->nodes) {
+            if (n.reachable && n.can_lose_writes())
+                unsafe.push_back(n.node + " (" + persistence_gap(n) + ")");
+        }
+        if (!unsafe.empty()) {
+            if (!out.json_mode()) out.result(result, table);
+            for (const auto& w : warnings) out.note("warning: " + w);
+            return out.fail(
+                failure_report{exit_failure, "unsafe_nodes",
+                               "--strict: " + std::to_string(unsafe.size()) + " of " +
+                                   std::to_string(health->nodes.size()) +
+                                   " nodes can lose acknowledged writes on a crash: " +
+                                   listed(unsafe) + " (use appendonly yes + appendfsync always)"},
+                {}, result);
+        }
     }
     out.result(result, table + std::to_string(health->reachable()) + " of " +
                            std::to_string(health->nodes.size()) + " nodes reachable, quorum " +

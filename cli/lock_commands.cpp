@@ -1,6 +1,7 @@
 // acquire, release and extend: a lock held across invocations, named by its value.
 #include "client_setup.hpp"
 #include "commands.hpp"
+#include "mistakes.hpp"
 
 #include <algorithm>
 
@@ -75,11 +76,14 @@ auto release_command(const global_options& global, const value_options& args, co
             return n.status == node_status::ok || n.status == node_status::refused;
         }));
     failure_report failure;
+    std::string hint;
     if (answered >= report->quorum) {
+        // Held after all, as another kind than the flags say: name the flag.
+        hint = wrong_kind_hint(*locks, args);
         failure = {exit_failure, "not_held",
                    "resource '" + args.resource + "' was not released: " + tally + " deleted it, " +
-                       std::to_string(report->quorum) +
-                       " needed (expired, or not held with this value)" +
+                       std::to_string(report->quorum) + " needed" +
+                       (hint.empty() ? " (expired, or not held with this value)" : "; " + hint) +
                        describe_nodes(report->nodes)};
     } else {
         failure = {exit_unavailable, "quorum_unreachable",
@@ -89,10 +93,11 @@ auto release_command(const global_options& global, const value_options& args, co
     }
     // One error object, its counts inside it: a script that sees "error" needs
     // look nowhere else, and no result fields pretend that this succeeded.
-    return out.fail(failure, report->nodes, json::object(),
-                    json{{"released", report->deleted},
-                         {"pending", report->pending},
-                         {"kind", kind_name(adopted.kind())}});
+    json fields{{"released", report->deleted},
+                {"pending", report->pending},
+                {"kind", kind_name(adopted.kind())}};
+    if (!hint.empty()) fields["hint"] = hint;
+    return out.fail(failure, report->nodes, json::object(), fields);
 }
 
 auto extend_command(const global_options& global, const value_options& args, const reporter& out)
@@ -102,6 +107,15 @@ auto extend_command(const global_options& global, const value_options& args, con
 
     const lock adopted = adopt_value(*locks, args);
     auto validity = locks->extend(adopted, std::chrono::milliseconds{args.ttl_ms});
+    if (!validity && validity.error().code == errc::not_held) {
+        // Held after all, as another kind than the flags say: name the flag.
+        if (const std::string hint = wrong_kind_hint(*locks, args); !hint.empty()) {
+            failure_report failure = classify(validity.error());
+            failure.message = "cannot extend '" + args.resource + "': " + hint;
+            return out.fail(failure, validity.error().nodes, json::object(),
+                            json{{"hint", hint}, {"kind", kind_name(adopted.kind())}});
+        }
+    }
     if (!validity) return out.fail(validity.error());
 
     out.result(json{{"validity_ms", validity->count()}, {"kind", kind_name(adopted.kind())}},

@@ -2,6 +2,7 @@
 // one function per subcommand (commands.hpp).
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "mistakes.hpp"
 #include "options.hpp"
 #include "output.hpp"
 #include "signals.hpp"
@@ -48,8 +49,11 @@ int main(int argc, char** argv) {
     } catch (const CLI::Success& e) {  // --help, --version
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
+        // A mistyped word first: the parser would only say what is missing.
+        std::string message = unknown_word_message(app, parsed_argc, argv);
+        if (message.empty()) message = e.what();
         return reporter{json_mode, false}.fail(
-            failure_report{exit_usage, "usage", std::string{e.what()} + " (see redlock --help)"});
+            failure_report{exit_usage, "usage", message + " (see redlock --help)"});
     }
 
     const reporter out{opts.global.json, opts.global.verbose};
@@ -61,6 +65,13 @@ int main(int argc, char** argv) {
                 exit_usage, "usage",
                 "run takes -c 'SHELL COMMAND' or -- CMD [ARGS...], not both (see redlock "
                 "--help)"});
+        }
+        if (names_json_file(*opts.run.shell_command)) {
+            return out.fail(failure_report{
+                exit_usage, "usage",
+                "'" + *opts.run.shell_command +
+                    "' is a JSON file: '-c' inside run is the shell command (as flock -c); for "
+                    "the config file use --config"});
         }
         command = {"/bin/sh", "-c", *opts.run.shell_command};
     }
@@ -96,7 +107,7 @@ int main(int argc, char** argv) {
                 return opts.status.permits ? semaphore_status_command(opts.global, opts.status, out)
                                            : status_command(opts.global, opts.status, out);
             case subcommand::check:
-                return check_command(opts.global, out);
+                return check_command(opts.global, opts.check, out);
             case subcommand::break_lock:
                 return break_command(opts.global, opts.breaking, out);
             case subcommand::audit:

@@ -113,7 +113,8 @@ void declare_run(CLI::App& app, run_options& into) {
         ->check(CLI::Range(0, 255));
     run->add_option("-c,--command", into.shell_command,
                     "As flock -c: run this shell command with /bin/sh -c instead of -- CMD "
-                    "[ARGS...] (not both). Inside run, -c is this; the config is --config")
+                    "[ARGS...] (not both). Inside run, -c is this; the config is --config (a "
+                    "JSON file given to -c is refused, exit 64)")
         ->type_name("'SHELL COMMAND'");
     const CLI::Validator one_of_actions{
         [](std::string& text) -> std::string {
@@ -220,7 +221,8 @@ void declare_release(CLI::App& app, value_options& into) {
 
 Exit codes:
   0   a majority of nodes deleted the key
-  1   fewer did (not_held: the lock had expired, or the value is not the holder's)
+  1   fewer did (not_held: the lock had expired, or the value is not the holder's;
+      a value held as a reader or a permit is told the flag to add)
 
 A value that no longer holds the lock is a failure (exit 1, error code
 not_held), although the library's release() succeeds then with deleted = 0:
@@ -254,7 +256,8 @@ void declare_extend(CLI::App& app, value_options& into) {
 
 Exit codes:
   0   extended on a majority
-  1   not_held: a majority no longer hold this value
+  1   not_held: a majority no longer hold this value (a value held as a reader or
+      a permit is told the flag to add)
   69  a quorum of nodes is unreachable)" +
                    common_exit_codes);
 }
@@ -265,7 +268,9 @@ void declare_status(CLI::App& app, status_options& into) {
         "Show every node's view of a lock: reachable, holder (writer) value, remaining TTL, "
         "fencing counter, live readers with their TTLs; and the holder or the readers a "
         "majority agree on, if any. With --permits K, a semaphore's permits instead: per "
-        "permit, the holder a majority agree on and each node's view. Read-only");
+        "permit, the holder a majority agree on and each node's view. Without --permits, a "
+        "resource no writer or reader holds that the nodes keep as a semaphore of K permits "
+        "is shown as with --permits K. Read-only");
     status->add_option("-r,--resource", into.resource, "Name of the lock")
         ->required()
         ->check(non_empty);
@@ -280,16 +285,20 @@ Exit codes:
                    common_exit_codes);
 }
 
-void declare_check(CLI::App& app) {
+void declare_check(CLI::App& app, check_options& into) {
     auto* check = app.add_subcommand(
         "check",
         "Check every node: reachable, round-trip time, Redis version, role, and whether it can "
         "lose acknowledged writes on a crash (it needs appendonly yes + appendfsync always); "
         "warns about such nodes and about replicas");
+    check->add_flag("--strict", into.strict,
+                    "A health check: fail (exit 1, error code unsafe_nodes) when a reachable "
+                    "node can lose acknowledged writes on a crash, instead of only warning");
     check->footer(std::string{global_help} + R"(
 
 Exit codes:
-  0   a quorum of nodes is reachable (warnings do not change this)
+  0   a quorum of nodes is reachable (warnings do not change this without --strict)
+  1   --strict: a reachable node can lose acknowledged writes (unsafe_nodes)
   69  a quorum of nodes is unreachable)" +
                   common_exit_codes);
 }
@@ -344,12 +353,12 @@ void declare_options(CLI::App& app, options& into) {
 
 Exit codes:
   0   success
-  64  bad usage
+  64  bad usage (an unknown subcommand or flag names the one likely meant)
   69  a quorum of nodes is unreachable
   70  run: the lock was lost while CMD ran
   75  the lock could not be had within --wait-ms (run: -E N changes it)
   78  bad, unreadable or no config
-  1   any other failure
+  1   any other failure (check --strict: a node can lose acknowledged writes)
   run otherwise exits with CMD's status (128+N when CMD was killed by signal N).)");
 
     declare_run(app, into.run);
@@ -357,7 +366,7 @@ Exit codes:
     declare_release(app, into.release);
     declare_extend(app, into.extend);
     declare_status(app, into.status);
-    declare_check(app);
+    declare_check(app, into.check);
     declare_operator_tools(app, into);
     declare_list(app, into.list);
 }

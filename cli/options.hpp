@@ -59,6 +59,13 @@ struct status_options {
     std::optional<int> permits;
 };
 
+/// `check`: the nodes' health.
+struct check_options {
+    /// Fail (exit 1, unsafe_nodes) when a reachable node can lose acknowledged
+    /// writes, as a health check.
+    bool strict = false;
+};
+
 /// `break`: an audited force-release.
 struct break_options {
     std::string resource;
@@ -108,6 +115,7 @@ struct options {
     value_options release;
     value_options extend;
     status_options status;
+    check_options check;
     break_options breaking;
     audit_options audit;
     fence_options fence;

@@ -3,6 +3,7 @@
 // permit holders.
 #include "client_setup.hpp"
 #include "commands.hpp"
+#include "mistakes.hpp"
 
 #include <chrono>
 #include <optional>
@@ -53,6 +54,11 @@ auto too_few_answered(const reporter& out, const json& result, const std::string
                                        std::to_string(quorum) + " needed to tell who holds it"},
                     {}, result);
 }
+
+/// A semaphore's permit holders (status --permits K, and status when the nodes
+/// keep K for the resource). `found`: K was read from the nodes, not given.
+auto semaphore_view(client& locks, const std::string& resource, int permits, bool found,
+                    const reporter& out) -> int;
 
 }  // namespace
 
@@ -122,9 +128,9 @@ auto status_command(const global_options& global, const status_options& args, co
     }
     std::string headline = "resource '" + status->resource + "': ";
     if (agreed) {
-        headline += "held by " + named_value(*status->majority_holder) + " (" + std::to_string(agreeing) +
-                    " of " + std::to_string(status->nodes.size()) + " nodes agree, quorum " +
-                    std::to_string(status->quorum) + ")";
+        headline += "held by " + named_value(*status->majority_holder) + " (" +
+                    std::to_string(agreeing) + " of " + std::to_string(status->nodes.size()) +
+                    " nodes agree, quorum " + std::to_string(status->quorum) + ")";
     } else if (status->shared()) {
         const auto& readers = status->majority_readers;
         headline += "shared by " + std::to_string(readers.size()) +
@@ -136,6 +142,9 @@ auto status_command(const global_options& global, const status_options& args, co
     } else if (held_somewhere) {
         headline += "no majority agrees on a holder or a reader (quorum " +
                     std::to_string(status->quorum) + ")";
+    } else if (const auto permits = known_permits(*locks, args.resource)) {
+        // No writer, no reader: a semaphore's permits may hold it.
+        return semaphore_view(*locks, args.resource, *permits, true, out);
     } else {
         headline += "free: no reachable node holds it";
     }
@@ -148,9 +157,14 @@ auto semaphore_status_command(const global_options& global, const status_options
                               const reporter& out) -> int {
     auto locks = open_client(global, out);
     if (!locks) return out.fail(locks.error());
+    return semaphore_view(*locks, args.resource, args.permits.value_or(1), false, out);
+}
 
-    const int permits = args.permits.value_or(1);
-    auto status = locks->status(args.resource, permits);
+namespace {
+
+auto semaphore_view(client& locks, const std::string& resource, int permits, bool found,
+                    const reporter& out) -> int {
+    auto status = locks.status(resource, permits);
     if (!status) return out.fail(status.error());
 
     // The nodes first, once: the unreachable ones, and those that know this
@@ -202,27 +216,33 @@ auto semaphore_status_command(const global_options& global, const status_options
              {"agreed", p.majority_holder.has_value()},
              {"nodes", std::move(views)}});
         table += "  permit " + std::to_string(p.permit) + ": " +
-                 (p.majority_holder
-                      ? "held by " + named_value(*p.majority_holder) + " (" + std::to_string(agreeing) +
-                            " of " + std::to_string(status->nodes.size()) + " nodes agree)"
-                      : std::string{"no majority agrees on a holder"}) +
+                 (p.majority_holder ? "held by " + named_value(*p.majority_holder) + " (" +
+                                          std::to_string(agreeing) + " of " +
+                                          std::to_string(status->nodes.size()) + " nodes agree)"
+                                    : std::string{"no majority agrees on a holder"}) +
                  "\n" + block;
     }
     json result{{"resource", status->resource}, {"permits", permits},
                 {"quorum", status->quorum},     {"reachable", reachable},
                 {"held", status->held()},       {"holders", std::move(holders)},
                 {"nodes", std::move(nodes)}};
+    if (found) result["permits_from_nodes"] = true;
 
     if (reachable < status->quorum) {
-        return too_few_answered(out, result, node_lines + table,
-                                "semaphore '" + args.resource + "'", reachable,
-                                status->nodes.size(), status->quorum);
+        return too_few_answered(out, result, node_lines + table, "semaphore '" + resource + "'",
+                                reachable, status->nodes.size(), status->quorum);
     }
-    const std::string headline =
+    std::string headline =
         "semaphore '" + status->resource + "': " + std::to_string(status->held()) + " of " +
-        std::to_string(permits) + " permits held (quorum " + std::to_string(status->quorum) + ")\n";
-    out.result(result, headline + node_lines + table);
+        std::to_string(permits) + " permits held (quorum " + std::to_string(status->quorum) + ")";
+    if (found) {
+        headline += "; no writer or reader holds it, and the nodes keep it as a semaphore of " +
+                    std::to_string(permits) + " permits";
+    }
+    out.result(result, headline + "\n" + node_lines + table);
     return exit_ok;
 }
+
+}  // namespace
 
 }  // namespace redlock::cli

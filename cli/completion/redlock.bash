@@ -99,7 +99,7 @@ _redlock() {
         acquire) flags=$lock_flags ;;
         release | extend) flags='--resource --value --shared --permits' ;;
         status) flags='--resource --permits' ;;
-        check) flags='' ;;
+        check) flags='--strict' ;;
         break) flags='--resource --reason --breaker --permits' ;;
         audit) flags='--resource --limit' ;;
         check-fence) flags='--resource --fence' ;;

@@ -103,7 +103,8 @@ void acquire_op::handle(std::uint32_t tag, const reply_event& event) {
         return;
     }
     if (!decision_.open_for_grants()) {
-        decision_.on_straggler(node, cmds.grant_outcome(event));
+        // As an open grant is read: grant_outcome cannot name "another permit count".
+        decision_.on_straggler(node, cmds.grant_answer_of(event).outcome);
         return;
     }
     if (const auto held = cmds.held_resource(event)) held_.note(*held);

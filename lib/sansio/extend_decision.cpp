@@ -135,8 +135,18 @@ void extend_decision::fail(errc code, std::string_view why, const extend_lock_vi
         .append(lock.resource)
         .append("': ")
         .append(why)
-        .append("; it stays valid until its previous deadline");
+        .append(after_failure(code, lock, now));
     a.took = now - started_;  // sent: timed
+}
+
+auto extend_decision::after_failure(errc code, const extend_lock_view& lock,
+                                    steady_clock::time_point now) -> std::string_view {
+    if (lock.adopted) {
+        return code == errc::not_held ? "; no majority holds this value: it expired or was released"
+                                      : "; the nodes that did not confirm keep the TTL they had";
+    }
+    if (now >= lock.valid_until) return "; it expired at its previous deadline";
+    return "; it stays valid until its previous deadline";
 }
 
 auto extend_decision::on_answer(std::size_t node, extend_answer a) -> quorum_tally::verdict {

@@ -153,6 +153,14 @@ public:
     };
     [[nodiscard]] static auto new_deadline(const deadline_inputs& in) -> deadline_outcome;
 
+    /// What a failed extend leaves of the lock, for the end of its message: it
+    /// stays valid until its previous deadline, unless that deadline has passed
+    /// by `now` (it expired) or is unknown here (an adopted lock: a majority
+    /// that no longer holds its value means it expired or was released).
+    [[nodiscard]] static auto after_failure(errc code, const extend_lock_view& lock,
+                                            std::chrono::steady_clock::time_point now)
+        -> std::string_view;
+
 private:
     void record(std::size_t node, extend_answer answer, const reply_event& event);
     void conclude(quorum_tally::verdict verdict, const extend_lock_view& lock,

@@ -29,11 +29,31 @@ TEST_SUITE("extend decision: deadlines and repairs") {
         CHECK(a.code == errc::not_held);
         CHECK(a.message ==
               "cannot extend 'orders:42': the majority confirmed only after the "
-              "validity had ended; it stays valid until its previous deadline");
+              "validity had ended; it expired at its previous deadline");
         CHECK(a.took == 5ms);
         // A late "missing" is not repaired: the extension failed.
         const canned_reply gone = canned_reply::integer(-1);
         CHECK_FALSE(d.on_reply(2, script_form::evalsha, gone.event(), lock, t0 + 6ms).repair_late);
+    }
+
+    TEST_CASE("a failed extend says what is left: the old deadline, or that the lock expired") {
+        const extend_lock_view live = held_lock(t0 + 5ms);
+        CHECK(extend_decision::after_failure(errc::not_held, live, t0 + 4ms) ==
+              "; it stays valid until its previous deadline");
+        CHECK(extend_decision::after_failure(errc::quorum_unreachable, live, t0 + 4ms) ==
+              "; it stays valid until its previous deadline");
+        // Stale: the deadline passed while the extend was on its way.
+        CHECK(extend_decision::after_failure(errc::not_held, live, t0 + 5ms) ==
+              "; it expired at its previous deadline");
+        CHECK(extend_decision::after_failure(errc::quorum_unreachable, live, t0 + 9ms) ==
+              "; it expired at its previous deadline");
+        // Adopted: no deadline is known here.
+        extend_lock_view adopted = held_lock({});
+        adopted.adopted = true;
+        CHECK(extend_decision::after_failure(errc::not_held, adopted, t0 + 9ms) ==
+              "; no majority holds this value: it expired or was released");
+        CHECK(extend_decision::after_failure(errc::quorum_unreachable, adopted, t0 + 9ms) ==
+              "; the nodes that did not confirm keep the TTL they had");
     }
 
     TEST_CASE("an adopted lock counts its validity from scratch, and fails with none left") {
