@@ -108,7 +108,7 @@ TEST_SUITE("operator tools") {
         REQUIRE(readers->broken.size() == 2);
         for (const auto& h : readers->broken) {
             CHECK(h.kind == "reader");
-            CHECK(h.nodes == 5);
+            CHECK(h.nodes >= 3);  // a majority at least: acquire returns at a majority
         }
         auto writer = named("writer");
         CHECK(make_client().acquire("op:rw", writer));
