@@ -26,8 +26,10 @@ TEST_CASE("hash_tag_of follows the first-brace rule") {
 }
 
 TEST_CASE("every key made from a tagged resource hashes to one slot") {
-    const std::string resources[] = {"orders", "a}b", "{}x", "x{", "{a}b", "a{b}c{d}", "{", "a}",
-                                     "long resource name with spaces", "{{}}", "é{ü}"};
+    const std::string resources[] = {"orders", "a}b",  "{}x",
+                                     "x{",     "{a}b", "a{b}c{d}",
+                                     "{",      "a}",   "long resource name with spaces",
+                                     "{{}}",   "é{ü}"};
     for (const auto& r : resources) {
         CAPTURE(r);
         const std::string tagged = tagged_resource(r);

@@ -29,27 +29,17 @@ enum class key_args { none, first, all };
 /// Every command the scripts call. One missing here fails the check, so that
 /// a new command's key positions are decided, not guessed.
 const std::map<std::string, key_args, std::less<>> commands{
-    {"TIME", key_args::none},
-    {"PUBLISH", key_args::none},
+    {"TIME", key_args::none},           {"PUBLISH", key_args::none},
     {"SPUBLISH", key_args::none},  // a shard channel, not a key
-    {"GET", key_args::first},
-    {"SET", key_args::first},
-    {"PTTL", key_args::first},
-    {"PEXPIRE", key_args::first},
-    {"ZADD", key_args::first},
-    {"ZREM", key_args::first},
-    {"ZRANGE", key_args::first},
-    {"ZSCORE", key_args::first},
-    {"ZCARD", key_args::first},
-    {"ZREMRANGEBYSCORE", key_args::first},
-    {"ZRANGEBYSCORE", key_args::first},
-    {"HGET", key_args::first},
-    {"HSET", key_args::first},
-    {"XADD", key_args::first},
-    {"HDEL", key_args::first},
-    {"DEL", key_args::all},
-    {"EXISTS", key_args::all},
-    {"TYPE", key_args::first},
+    {"GET", key_args::first},           {"SET", key_args::first},
+    {"PTTL", key_args::first},          {"PEXPIRE", key_args::first},
+    {"ZADD", key_args::first},          {"ZREM", key_args::first},
+    {"ZRANGE", key_args::first},        {"ZSCORE", key_args::first},
+    {"ZCARD", key_args::first},         {"ZREMRANGEBYSCORE", key_args::first},
+    {"ZRANGEBYSCORE", key_args::first}, {"HGET", key_args::first},
+    {"HSET", key_args::first},          {"XADD", key_args::first},
+    {"HDEL", key_args::first},          {"DEL", key_args::all},
+    {"EXISTS", key_args::all},          {"TYPE", key_args::first},
 };
 
 /// The source without its comments ("--" to the end of the line, outside strings).
