@@ -1,6 +1,7 @@
 #include "child_process.hpp"
 
 #include "exit_codes.hpp"
+#include "terminal_handoff.hpp"
 
 #include <cerrno>
 #include <csignal>
@@ -61,14 +62,21 @@ auto candidates(const std::string& name) -> std::vector<std::string> {
 }
 
 /// The child's side, between fork and exec: async-signal-safe calls only.
-[[noreturn]] void exec_child(pid_t parent, const sigset_t& reset, char* const* paths,
-                             char* const* argv, char* const* envp, int report) noexcept {
+[[noreturn]] void exec_child(pid_t parent, const sigset_t& reset, const spawn_options& where,
+                             char* const* paths, char* const* argv, char* const* envp,
+                             int report) noexcept {
     // CMD must not run on without the lock when redlock dies, even by SIGKILL.
     // The death signal is tied to this (the main) thread, which lives until exit.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     // redlock may have died before prctl: then no signal comes; the reparented
     // child sees another parent.
     if (getppid() != parent) _exit(exit_not_found);
+    // Both sides set the group and the terminal: whichever runs first, CMD
+    // never runs outside its group, and redlock never signals a group not yet made.
+    if (where.own_group) {
+        setpgid(0, 0);
+        if (where.terminal >= 0) hand_terminal(where.terminal, getpid());
+    }
     for (int sig = 1; sig < NSIG; ++sig) {
         if (sigismember(&reset, sig) == 1) {
             struct sigaction dfl {};
@@ -94,7 +102,8 @@ auto candidates(const std::string& name) -> std::vector<std::string> {
 }  // namespace
 
 auto child_process::spawn(const std::vector<std::string>& argv, const environment& env,
-                          const sigset_t& reset) -> result<child_process, int> {
+                          const sigset_t& reset, const spawn_options& where)
+    -> result<child_process, int> {
     // Everything the child needs is prepared here: between fork and exec, in a
     // process with a loop thread, only async-signal-safe calls are allowed (no
     // allocation), so the PATH search is done on candidates built beforehand.
@@ -118,10 +127,14 @@ auto child_process::spawn(const std::vector<std::string>& argv, const environmen
     }
     if (pid == 0) {
         close(report[0]);
-        exec_child(parent, reset, path_pointers.data(), arg_pointers.data(), env_pointers.data(),
-                   report[1]);
+        exec_child(parent, reset, where, path_pointers.data(), arg_pointers.data(),
+                   env_pointers.data(), report[1]);
     }
     close(report[1]);
+    if (where.own_group) {
+        setpgid(pid, pid);  // EACCES once it has exec'd: it made the group itself
+        if (where.terminal >= 0) hand_terminal(where.terminal, pid);
+    }
     int err = 0;
     ssize_t got = 0;
     do {
@@ -131,15 +144,17 @@ auto child_process::spawn(const std::vector<std::string>& argv, const environmen
     if (got == static_cast<ssize_t>(sizeof err)) {
         while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
         }
+        if (where.own_group && where.terminal >= 0) hand_terminal(where.terminal, getpgrp());
         return failure{err};
     }
-    return child_process{pid};
+    return child_process{pid, where.own_group ? pid : 0};
 }
 
 auto child_process::operator=(child_process&& other) noexcept -> child_process& {
     if (this != &other) {
         kill_and_reap();
         pid_ = std::exchange(other.pid_, -1);
+        group_ = std::exchange(other.group_, 0);
     }
     return *this;
 }
@@ -149,23 +164,38 @@ child_process::~child_process() {
 }
 
 void child_process::signal(int sig) const noexcept {
-    if (pid_ > 0) ::kill(pid_, sig);
+    // The group outlives CMD while a process CMD started runs; CMD may also
+    // have left it (setsid), and then its pid is still reached.
+    const bool to_group = group_ > 0 && ::kill(-group_, sig) == 0;
+    if (!to_group && pid_ > 0) ::kill(pid_, sig);
 }
 
-auto child_process::try_reap() -> std::optional<child_exit> {
-    if (pid_ <= 0) return std::nullopt;
+auto child_process::group_alive() noexcept -> bool {
+    if (group_ <= 0) return false;
+    if (pid_ <= 0) {
+        // Never before CMD is reaped: that would take its exit status.
+        while (waitpid(-group_, nullptr, WNOHANG) > 0) {
+        }
+    }
+    return ::kill(-group_, 0) == 0;
+}
+
+auto child_process::poll() -> child_state {
+    if (pid_ <= 0) return {};
     int status = 0;
     pid_t got = 0;
     do {
-        got = waitpid(pid_, &status, WNOHANG);
+        got = waitpid(pid_, &status, WNOHANG | WUNTRACED);
     } while (got < 0 && errno == EINTR);
-    if (got != pid_) return std::nullopt;
+    if (got != pid_) return {};
+    if (WIFSTOPPED(status)) return {std::nullopt, WSTOPSIG(status)};
     pid_ = -1;
-    if (WIFSIGNALED(status)) return child_exit{0, WTERMSIG(status)};
-    return child_exit{WEXITSTATUS(status), 0};
+    if (WIFSIGNALED(status)) return {child_exit{0, WTERMSIG(status)}, 0};
+    return {child_exit{WEXITSTATUS(status), 0}, 0};
 }
 
 void child_process::kill_and_reap() noexcept {
+    if (group_ > 0) ::kill(-group_, SIGKILL);
     if (pid_ <= 0) return;
     ::kill(pid_, SIGKILL);
     while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {

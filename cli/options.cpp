@@ -18,171 +18,11 @@ void add_shared_flag(CLI::App& sub, bool& into, const char* help) {
     sub.add_flag("--shared", into, help);
 }
 
-/// -w SECONDS: a finite number from 0 to max_ms / 1000, fractions allowed; the
-/// message names the value given.
-const CLI::Validator wait_seconds{
-    [](std::string& text) -> std::string {
-        double value = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-        if (ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(value) ||
-            value < 0 || value * 1000 > static_cast<double>(max_ms))
-            return "must be a number of seconds from 0 to 2147483.647 (fractions allowed, e.g. "
-                   "0.5), not '" +
-                   text + "'";
-        return {};
-    },
-    ""};
-
-/// Declares the flags of `run` and `acquire`; returns --wait-ms, which run's
-/// -w and -n exclude.
-auto add_lock_flags(CLI::App& sub, lock_flags& into) -> CLI::Option* {
-    sub.add_option("-r,--resource", into.resource, "Name of the lock")
-        ->required()
-        ->check(non_empty);
-    sub.add_option("--ttl-ms", into.ttl_ms,
-                   "Lock TTL in milliseconds (default: the config's lock.ttl_ms, 10000 unless "
-                   "set)")
-        ->check(CLI::Range(1LL, max_ms));
-    auto* wait_ms =
-        sub.add_option("--wait-ms", into.wait_ms,
-                       "How long to wait for a lock someone else holds, in milliseconds; 0 makes a "
-                       "single attempt. The library does the waiting (lock_options::max_wait)")
-            ->capture_default_str()
-            ->check(CLI::Range(0LL, max_ms));
-    sub.add_flag("--fence", into.fence,
-                 "Also obtain a fencing token (default: the config's lock.fencing, false unless "
-                 "set)");
-    sub.add_flag("--fair", into.fair,
-                 "Strict arrival-order grants while waiting: a newcomer does not overtake a "
-                 "live waiter queued ahead of it (the library's fair wait mode)");
-    add_shared_flag(
-        sub, into.shared,
-        "Take a reader's (shared) lock: any number of readers hold together while no writer "
-        "does. Without it the lock is exclusive: a writer, excluding readers and other "
-        "writers. A queued writer stops new readers. With --fence a reader gets the current "
-        "token (the last writer's), not a new one");
-    add_permits_option(sub, into.permits,
-                       "Take one of K permits of a counting semaphore (K from 1 to 1024): at "
-                       "most K holders at once. Everyone using the resource must name the same "
-                       "K. Not with --shared or --fence");
-    sub.add_option("--holder", into.holder,
-                   "Who holds the lock, for people: stored with it on every node and shown by "
-                   "status and in a rival's 'held by' message (default: HOST:PID (PROGRAM), "
-                   "where run names CMD as the program)")
-        ->type_name("TEXT");
-    sub.add_option("--lock-delay-ms", into.lock_delay_ms,
-                   "Lock-delay: the nodes keep the lock this long past its TTL unless it is "
-                   "released, so a holder that crashed or was cut off blocks the resource that "
-                   "much longer (default: the config's lock.lock_delay_ms, 0 unless set)")
-        ->check(CLI::Range(0LL, max_ms));
-    return wait_ms;
-}
-
 void add_value_kind_flags(CLI::App& sub, value_options& into) {
     add_shared_flag(sub, into.shared, "The value is a reader's (acquired with --shared)");
     add_permits_option(sub, into.permits,
                        "The value holds a permit of a semaphore of K permits (acquired with "
                        "--permits K); the permit is found on each node by the value");
-}
-
-void declare_run(CLI::App& app, run_options& into) {
-    auto* run = app.add_subcommand(
-        "run",
-        "Hold a lock while a command runs: acquire it, renew it automatically while CMD runs, "
-        "release it when CMD exits, and exit with CMD's status");
-    auto* wait_ms = add_lock_flags(*run, into.lock);
-    // flock(1)'s habits. Each excludes the others and --wait-ms: two ways of
-    // saying how long to wait would leave one of them silently ignored.
-    auto* wait =
-        run->add_option_function<double>(
-               "-w,--wait",
-               [&into](double seconds) { into.lock.wait_ms = std::llround(seconds * 1000); },
-               "As flock -w: how long to wait for the lock, in seconds (fractions "
-               "allowed: -w 0.5). The same as --wait-ms, in seconds")
-            ->type_name("SECONDS")
-            ->check(wait_seconds);
-    auto* nonblock = run->add_flag("-n,--nonblock", into.nonblock,
-                                   "As flock -n: fail at once if the lock is held (one attempt, "
-                                   "as --wait-ms 0, which is already the default)");
-    wait->excludes(wait_ms);
-    nonblock->excludes(wait_ms)->excludes(wait);
-    run->add_option("-E,--conflict-exit-code", into.conflict_exit_code,
-                    "As flock -E: the exit code when the lock could not be had (held by "
-                    "another owner, or not within the wait), 0 to 255")
-        ->capture_default_str()
-        ->check(CLI::Range(0, 255));
-    run->add_option("-c,--command", into.shell_command,
-                    "As flock -c: run this shell command with /bin/sh -c instead of -- CMD "
-                    "[ARGS...] (not both). Inside run, -c is this; the config is --config (a "
-                    "JSON file given to -c is refused, exit 64)")
-        ->type_name("'SHELL COMMAND'");
-    const CLI::Validator one_of_actions{
-        [](std::string& text) -> std::string {
-            if (text == "term" || text == "kill" || text == "ignore") return {};
-            return "must be term, kill or ignore, not '" + text + "'";
-        },
-        "term|kill|ignore"};
-    run->add_option_function<std::string>(
-           "--on-lost",
-           [&into](const std::string& text) {
-               into.on_lost = text == "kill"     ? on_lost_action::kill
-                              : text == "ignore" ? on_lost_action::ignore
-                                                 : on_lost_action::term;
-           },
-           "How CMD ends when the lock is failing: term sends SIGTERM once the validity left "
-           "falls below --term-before-ms (renewals failing) or the lock is lost, then SIGKILL "
-           "after --kill-after-ms and never later than the end of the validity; kill sends "
-           "SIGKILL at that point instead; ignore lets CMD run on. run exits 70 in every case")
-        ->check(one_of_actions)
-        ->default_str("term");
-    run->add_option("--term-before-ms", into.term_before_ms,
-                    "SIGTERM to CMD once the lock's validity left falls below this while "
-                    "renewals fail, so that CMD is dead before another holder can be granted the "
-                    "lock (default: a quarter of the TTL)")
-        ->check(CLI::Range(0LL, max_ms));
-    run->add_option("--kill-after-ms", into.kill_after_ms,
-                    "With --on-lost term: grace period between SIGTERM and SIGKILL (cut short by "
-                    "the end of the lock's validity)")
-        ->capture_default_str()
-        ->check(CLI::Range(0LL, max_ms));
-    run->footer(std::string{R"(Usage: redlock run --resource R [OPTIONS] -- CMD [ARGS...]
-       redlock run --resource R [OPTIONS] -c 'SHELL COMMAND'
-
-Unlike flock(1), which waits forever by default, run makes one attempt unless
-told to wait (-w SECONDS or --wait-ms MS): the holder of a distributed lock may
-be a crashed host whose TTL must run out, and a silent indefinite wait in a cron
-job is a footgun. -n says "one attempt" explicitly.
-
-CMD never outlives run: if run dies, even by SIGKILL, the kernel sends CMD
-SIGKILL (Linux PR_SET_PDEATHSIG), since CMD would otherwise run on without the
-lock. Processes CMD starts itself are not covered.
-
-CMD runs with REDLOCK_RESOURCE and REDLOCK_VALUE in its environment,
-REDLOCK_FENCE when a fencing token was obtained, and REDLOCK_PERMIT (the permit's
-index, 0 to K-1) with --permits K. With --shared, CMD runs as one of any number
-of readers; with --permits K, as one of at most K holders.
-
-SIGINT, SIGTERM and SIGHUP sent to redlock by a process (kill) are forwarded to
-CMD's pid; those from the terminal already reach CMD through its process group,
-so they are not sent twice; and one that redlock was started with ignored (nohup)
-stays ignored for CMD. redlock then keeps holding the lock until CMD exits, and
-exits with CMD's status. A signal that arrives while still waiting for the lock
-cancels the wait: exit 128+N.
-
-CMD is dead before the lock can pass on: when renewals fail, run sends SIGTERM
-once the validity left falls below --term-before-ms, and SIGKILL no later than
-a quarter of that before the validity ends (--on-lost ignore opts out).
-)"} + global_help +
-                R"(
-
-Exit codes:
-  N   CMD's exit status; 128+N when CMD was killed by signal N
-  70  the lock was lost, or CMD was ended as its validity ran out (whatever CMD
-      returned)
-  75  the lock could not be had within --wait-ms (-E N: N instead)
-  69  a quorum of nodes is unreachable
-  126 CMD is not executable; 127 CMD was not found (the lock is released))" +
-                common_exit_codes);
 }
 
 void declare_acquire(CLI::App& app, lock_flags& into) {
@@ -333,6 +173,51 @@ Exit codes:
 }
 
 }  // namespace
+
+/// Declares the flags of `run` and `acquire`; returns --wait-ms, which run's
+/// -w and -n exclude.
+auto add_lock_flags(CLI::App& sub, lock_flags& into) -> CLI::Option* {
+    sub.add_option("-r,--resource", into.resource, "Name of the lock")
+        ->required()
+        ->check(non_empty);
+    sub.add_option("--ttl-ms", into.ttl_ms,
+                   "Lock TTL in milliseconds (default: the config's lock.ttl_ms, 10000 unless "
+                   "set)")
+        ->check(CLI::Range(1LL, max_ms));
+    auto* wait_ms =
+        sub.add_option("--wait-ms", into.wait_ms,
+                       "How long to wait for a lock someone else holds, in milliseconds; 0 makes a "
+                       "single attempt. The library does the waiting (lock_options::max_wait)")
+            ->capture_default_str()
+            ->check(CLI::Range(0LL, max_ms));
+    sub.add_flag("--fence", into.fence,
+                 "Also obtain a fencing token (default: the config's lock.fencing, false unless "
+                 "set)");
+    sub.add_flag("--fair", into.fair,
+                 "Strict arrival-order grants while waiting: a newcomer does not overtake a "
+                 "live waiter queued ahead of it (the library's fair wait mode)");
+    add_shared_flag(
+        sub, into.shared,
+        "Take a reader's (shared) lock: any number of readers hold together while no writer "
+        "does. Without it the lock is exclusive: a writer, excluding readers and other "
+        "writers. A queued writer stops new readers. With --fence a reader gets the current "
+        "token (the last writer's), not a new one");
+    add_permits_option(sub, into.permits,
+                       "Take one of K permits of a counting semaphore (K from 1 to 1024): at "
+                       "most K holders at once. Everyone using the resource must name the same "
+                       "K. Not with --shared or --fence");
+    sub.add_option("--holder", into.holder,
+                   "Who holds the lock, for people: stored with it on every node and shown by "
+                   "status and in a rival's 'held by' message (default: HOST:PID (PROGRAM), "
+                   "where run names CMD as the program)")
+        ->type_name("TEXT");
+    sub.add_option("--lock-delay-ms", into.lock_delay_ms,
+                   "Lock-delay: the nodes keep the lock this long past its TTL unless it is "
+                   "released, so a holder that crashed or was cut off blocks the resource that "
+                   "much longer (default: the config's lock.lock_delay_ms, 0 unless set)")
+        ->check(CLI::Range(0LL, max_ms));
+    return wait_ms;
+}
 
 void declare_options(CLI::App& app, options& into) {
     // Before the subcommands: they inherit it, so that global flags may follow them.

@@ -38,6 +38,9 @@ struct run_options {
     /// SIGTERM once the validity left falls below this (renewals failing);
     /// unset: a quarter of the TTL (run_timeline.hpp).
     std::optional<long long> term_before_ms;
+    /// --pid-only: CMD stays in redlock's process group and only its pid is
+    /// signalled (before 0.2.0); else CMD's own group gets every signal.
+    bool pid_only = false;
     bool nonblock = false;                     ///< -n: one attempt (as --wait-ms 0)
     int conflict_exit_code = 75;               ///< -E: the exit code when the lock is not had
     std::optional<std::string> shell_command;  ///< -c: run by /bin/sh -c instead of `-- CMD`
@@ -124,6 +127,11 @@ struct options {
 
 /// Declares break, audit and check-fence (operator_options.cpp).
 void declare_operator_tools(CLI::App& app, options& into);
+/// `run` (run_options.cpp).
+void declare_run(CLI::App& app, run_options& into);
+/// Declares the flags of `run` and `acquire`; returns --wait-ms, which run's
+/// -w and -n exclude.
+auto add_lock_flags(CLI::App& sub, lock_flags& into) -> CLI::Option*;
 
 /// Declares the subcommands and their flags (help texts, defaults, checks and
 /// exit codes) on `app`; parsing writes into `into`, which must outlive `app`.

@@ -4,18 +4,17 @@
 // client's loop thread only stores what it has to say (acquired, lost) and
 // wakes the main thread with SIGUSR1; it inherited the blocked mask, so no
 // signal is ever delivered to it.
-#include "child_process.hpp"
 #include "client_setup.hpp"
 #include "commands.hpp"
-#include "run_timeline.hpp"
+#include "group_guardian.hpp"
+#include "run_supervisor.hpp"
 #include "signals.hpp"
 
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <memory>
-#include <mutex>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 namespace redlock::cli {
@@ -23,18 +22,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using std::chrono::steady_clock;
-
-/// What the loop thread tells the main thread.
-struct loop_news {
-    std::mutex mutex;
-    std::optional<result<lock>> acquired;
-    std::optional<error> lost;
-};
-
-/// SIGINT, SIGTERM and SIGHUP, unless redlock was started with them ignored.
-auto is_forwarded(int sig, const sigset_t& ignored) noexcept -> bool {
-    return (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) && sigismember(&ignored, sig) == 0;
-}
 
 /// REDLOCK_RESOURCE, REDLOCK_VALUE, REDLOCK_FENCE only with a token and
 /// REDLOCK_PERMIT only with a permit (an inherited one is removed: CMD must not
@@ -97,142 +84,6 @@ auto await_lock(client& locks, client::acquire_ticket ticket, loop_news& news,
     }
 }
 
-/// Supervises CMD while the lock is held: forwards signals to it, and ends it
-/// as run_timeline.hpp decides (before the validity ends when renewals fail,
-/// at once when the lock is lost), unless --on-lost ignore.
-class lock_holder {
-public:
-    lock_holder(const run_options& run, run_timeline_settings timeline, const sigset_t& ignored,
-                const reporter& out, lock held, loop_news& news)
-        : run_{run},
-          timeline_{timeline},
-          ignored_{ignored},
-          out_{out},
-          held_{std::move(held)},
-          news_{news} {}
-
-    /// Returns once CMD has ended, and how.
-    auto supervise(child_process& child) -> child_exit {
-        for (;;) {
-            if (const auto ended = child.try_reap()) {
-                // Finished after the validity ended: its critical section was not covered.
-                if (!held_.valid()) note_lost(child);
-                return *ended;
-            }
-            if (held_.lost()) note_lost(child);
-            const auto now = steady_clock::now();
-            const run_timeline_step step = decide_run_signal(
-                timeline_, {now, held_.valid_until(), held_.lost(), term_sent_, kill_sent_});
-            if (step.term) send_term(child, now);
-            if (step.kill) send_kill(child);
-
-            // The wake-ups come as signals; `next` bounds the wait for the
-            // timeline's next deadline, and one second is a backstop.
-            auto timeout = std::chrono::milliseconds{1s};
-            if (step.next) {
-                timeout = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(*step.next - now),
-                                     0ms, timeout);
-            }
-            const auto info = next_signal(timeout);
-            if (info && is_forwarded(info->si_signo, ignored_)) forward(child, *info);
-        }
-    }
-
-    [[nodiscard]] auto lost() const noexcept -> bool { return lost_; }
-    [[nodiscard]] auto lost_reason() const -> const std::string& { return lost_reason_; }
-
-private:
-    /// The lock is lost (or its validity ended): run exits 70.
-    void note_lost(const child_process& child) {
-        if (lost_) return;
-        lost_ = true;
-        {
-            std::lock_guard held{news_.mutex};
-            lost_reason_ = news_.lost ? news_.lost->message : "its validity ended";
-        }
-        if (run_.on_lost == on_lost_action::ignore) {
-            out_.note("lost the lock on '" + held_.resource() + "': --on-lost ignore, " +
-                      pid_of(child) + " runs on");
-        }
-    }
-
-    void send_term(const child_process& child, steady_clock::time_point now) {
-        child.signal(SIGTERM);
-        term_sent_ = now;
-        const auto kill_by = std::chrono::ceil<std::chrono::milliseconds>(
-            std::min(held_.valid_until(), now + timeline_.kill_after) - now);
-        out_.note(why_now() + "sent SIGTERM to " + pid_of(child) + ", SIGKILL in " +
-                  format_ms(kill_by.count()) + " at the latest");
-    }
-
-    void send_kill(const child_process& child) {
-        child.signal(SIGKILL);
-        kill_sent_ = true;
-        if (term_sent_) {
-            const auto since =
-                std::chrono::ceil<std::chrono::milliseconds>(steady_clock::now() - *term_sent_);
-            out_.note(pid_of(child) + " had not exited " + format_ms(since.count()) +
-                      " after SIGTERM (--kill-after-ms, or the end of the lock's validity): sent "
-                      "SIGKILL");
-        } else {
-            out_.note(why_now() + "sent SIGKILL to " + pid_of(child));
-        }
-    }
-
-    /// Why CMD is ended now: the lock was lost, or renewals are failing and
-    /// its validity is running out. Either way run exits 70.
-    auto why_now() -> std::string {
-        if (held_.lost()) {
-            return "lost the lock on '" + held_.resource() + "': ";
-        }
-        lost_ = true;
-        lost_reason_ = "renewals failed and its validity fell below --term-before-ms " +
-                       format_ms(timeline_.term_before.count());
-        const auto left = std::chrono::floor<std::chrono::milliseconds>(held_.valid_until() -
-                                                                        steady_clock::now());
-        return "renewals of the lock on '" + held_.resource() + "' are failing, " +
-               format_ms(std::max<long long>(left.count(), 0)) + " of validity left: ";
-    }
-
-    static auto pid_of(const child_process& child) -> std::string {
-        return "CMD (pid " + std::to_string(child.pid()) + ")";
-    }
-
-    void forward(const child_process& child, const siginfo_t& info) const {
-        const std::string name = signal_name(info.si_signo);
-        if (sent_by_process(info)) {
-            child.signal(info.si_signo);
-            out_.detail("forwarded " + name + " to CMD (pid " + std::to_string(child.pid()) + ")");
-        } else {
-            out_.detail(name + " from the terminal reached CMD's process group directly");
-        }
-    }
-
-    const run_options& run_;
-    run_timeline_settings timeline_;
-    const sigset_t& ignored_;
-    const reporter& out_;
-    lock held_;
-    loop_news& news_;
-    bool lost_ = false;
-    std::string lost_reason_;
-    std::optional<steady_clock::time_point> term_sent_;
-    bool kill_sent_ = false;
-};
-
-/// --on-lost, --term-before-ms and --kill-after-ms as the timeline's settings.
-auto timeline_of(const run_options& run, std::chrono::milliseconds ttl) -> run_timeline_settings {
-    run_timeline_settings s;
-    s.policy = run.on_lost == on_lost_action::kill     ? run_policy::kill
-               : run.on_lost == on_lost_action::ignore ? run_policy::ignore
-                                                       : run_policy::term;
-    s.term_before = run.term_before_ms ? std::chrono::milliseconds{*run.term_before_ms}
-                                       : default_term_before(ttl);
-    s.kill_after = std::chrono::milliseconds{run.kill_after_ms};
-    s.kill_lead = default_kill_lead(s.term_before);
-    return s;
-}
-
 }  // namespace
 
 auto run_command(const global_options& global, const run_options& run, const sigset_t& ignored,
@@ -276,8 +127,13 @@ auto run_command(const global_options& global, const run_options& run, const sig
     }
     const lock held = *acquired;
 
+    const auto terminal = terminal_handoff::find();
+    const spawn_options where{!run.pid_only, run.pid_only ? -1 : terminal.foreground_fd()};
+    // What CMD's processes leave behind when they die comes to run, which
+    // reaps it while it ends what is left of CMD's group.
+    if (where.own_group) prctl(PR_SET_CHILD_SUBREAPER, 1);
     auto child =
-        child_process::spawn(run.command, lock_environment(held), signals_to_reset(ignored));
+        child_process::spawn(run.command, lock_environment(held), signals_to_reset(ignored), where);
     if (!child) {
         (void)locks->release(held);
         const int err = child.error();
@@ -290,10 +146,24 @@ auto run_command(const global_options& global, const run_options& run, const sig
                (held.fence() ? ", fence " + std::to_string(*held.fence()) : std::string{}) +
                "); CMD runs as pid " + std::to_string(child->pid()));
 
+    // If run dies (even by SIGKILL), the guardian ends CMD's whole group.
+    std::optional<group_guardian> guardian;
+    if (where.own_group) {
+        auto started = group_guardian::start(child->group());
+        if (!started) {
+            out.note(std::string{"warning: cannot start the guard of CMD's group ("} +
+                     std::strerror(started.error()) +
+                     "): if run dies, only CMD itself is killed with it");
+        } else {
+            guardian.emplace(std::move(*started));
+        }
+    }
+
     const auto ttl =
         run.lock.ttl_ms ? std::chrono::milliseconds{*run.lock.ttl_ms} : locks->config().lock.ttl;
-    lock_holder holder{run, timeline_of(run, ttl), ignored, out, held, *news};
+    run_supervisor holder{run, timeline_of(run, ttl), ignored, out, held, *news, terminal};
     const child_exit ended = holder.supervise(*child);
+    guardian.reset();
 
     // Also after a loss: nodes that still hold our value let go now, not at the TTL.
     auto report = locks->release(held);
