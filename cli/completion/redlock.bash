@@ -95,7 +95,7 @@ _redlock() {
     local flags
     case $sub in
         run) flags="$lock_flags --wait --nonblock --conflict-exit-code --command --on-lost
-                    --term-before-ms --kill-after-ms" ;;
+                    --term-before-ms --kill-after-ms --pid-only" ;;
         acquire) flags=$lock_flags ;;
         release | extend) flags='--resource --value --shared --permits' ;;
         status) flags='--resource --permits' ;;
