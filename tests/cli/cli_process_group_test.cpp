@@ -133,4 +133,38 @@ TEST_SUITE("cli") {
         INFO("terminal: " << term.screen());
         CHECK(status == 128 + SIGINT);
     }
+
+    TEST_CASE_FIXTURE(group_cluster, "^Z stops run with its command, and fg continues both") {
+        // A real job-control shell plays the user's: it sees the job stop only if
+        // run stops too, and fg gives the terminal back to run's group.
+        redlock_test::pty_process term{{"/bin/bash", "--norc", "--noprofile", "-i"}};
+        INFO("terminal: " << term.screen());
+        term.type("PS1='$ '; " + std::string{REDLOCK_CLI} + " --config " + quoted(config.string()) +
+                  " run -r job -c 'echo run\"\"ning; exec cat'\n");
+        REQUIRE(term.read_until("running", 10s));  // the line typed shows run""ning
+        term.type("ping\n");
+        REQUIRE(term.read_until("ping\r\nping\r\n", 10s));
+        term.type("\x1a");  // ^Z
+        REQUIRE(term.read_until("Stopped", 10s));
+        term.type("fg\n");
+        // Until cat has the terminal again, a line typed may go to bash, which
+        // drops typeahead as it switches the terminal's modes: type until cat
+        // echoes one.
+        bool echoed = false;
+        for (int i = 0; i < 40 && !echoed; ++i) {
+            term.type("pong\n");
+            echoed = term.read_until("pong\r\npong\r\n", 250ms);
+        }
+        REQUIRE(echoed);
+        term.type("\x03");  // ^C ends cat; run exits with its status
+        // The same for bash's next line: $? stays run's status until one runs.
+        bool answered = false;
+        for (int i = 0; i < 40 && !answered; ++i) {
+            term.type("echo \"r\"\"c=$?\"\n");  // typed, it shows r""c
+            answered = term.read_until("rc=", 250ms);
+        }
+        CHECK(term.read_until("rc=130", 1s));
+        term.type("exit 0\n");
+        CHECK(term.wait(10s) == 0);
+    }
 }
