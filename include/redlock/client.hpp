@@ -177,6 +177,19 @@ public:
     void release_async(const lock& held, release_callback done);
     [[nodiscard]] auto release(const lock& held) -> result<release_report>;
 
+    /// A session (README, "Sessions"): locks acquired with lock_options::session
+    /// share its TTL and its renewals — one script call per node per tick for
+    /// all of them — and its one on_lost when it is lost. Opening one sends
+    /// nothing; its renewals start with its first lock. Errors:
+    /// invalid_argument (a TTL out of range, cluster members), client_stopped.
+    [[nodiscard]] auto open_session(session_options options = {}) -> result<session>;
+    using close_callback = std::function<void(result<session_close_report>)>;
+    /// Closes `open`: no lock joins it any more, and each of its locks is
+    /// released (the report counts those a majority deleted). Errors:
+    /// invalid_argument (an empty handle), client_stopped.
+    void close_session_async(const session& open, close_callback done);
+    [[nodiscard]] auto close_session(const session& open) -> result<session_close_report>;
+
     /// A handle for a lock acquired elsewhere — another process that printed
     /// its value (the CLI's `acquire`). Knowing the value is the proof of
     /// ownership, so release and extend work on it; its validity is unknown

@@ -2,6 +2,7 @@
 
 #include "redlock/error.hpp"
 #include "redlock/export.hpp"
+#include "redlock/session.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -130,6 +131,11 @@ struct lock_options {
     /// Lock-delay for this lock (client_config::lock_defaults::lock_delay):
     /// the nodes keep it this long past its TTL unless it is released.
     std::optional<std::chrono::milliseconds> lock_delay{};
+    /// Places the lock in a session (client::open_session): it takes the
+    /// session's TTL, and the session's renewals keep it alive (auto_renew is
+    /// implied) until it is released, the session is closed or lost. An
+    /// exclusive lock only, without lock-delay; not on cluster members.
+    std::optional<redlock::session> session{};
 };
 
 /// A held (or once-held) distributed lock.

@@ -71,6 +71,7 @@ public:
     void name_holder(std::string resource, error failed, client::acquire_callback done,
                      bool counted) override;
     void explain_loss(const lock_state& state, error why, std::function<void(error)> then) override;
+    void start(std::unique_ptr<operation> op) override { ops_.start(std::move(op)); }
 
     [[nodiscard]] auto config() const noexcept -> const client_config& { return config_; }
     [[nodiscard]] auto node_count() const noexcept -> std::size_t { return nodes_.size(); }

@@ -2,6 +2,7 @@
 
 #include "operations/holder_text.hpp"
 #include "operations/lock_state.hpp"
+#include "operations/session_state.hpp"
 #include "sansio/hash_slot.hpp"
 #include "sansio/timing.hpp"
 
@@ -23,7 +24,9 @@ auto settings_of(const client_config& config, std::size_t resources, const lock_
                 !options.permits;
     s.permits = options.permits.value_or(0);
     s.mode = options.wait.value_or(config.lock.wait);
-    s.ttl = options.ttl.value_or(config.lock.ttl);
+    // A lock in a session takes the session's TTL (its renewals ask for it).
+    const auto& session = options.session;
+    s.ttl = session && !session->empty() ? session->ttl() : options.ttl.value_or(config.lock.ttl);
     s.min_validity = config.lock.min_validity;
     s.drift_factor = config.clock_drift_factor;
     s.drift_floor = config.clock_drift_floor;
@@ -62,6 +65,10 @@ auto lock_state_of(const client_config& config, std::vector<std::string> resourc
     if (options.owner) state->owner = *options.owner;
     state->value = value_template(options.holder ? *options.holder : default_holder());
     state->auto_renew = options.auto_renew.value_or(config.lock.auto_renew);
+    if (options.session && !options.session->empty()) {
+        state->session = options.session->state();
+        state->auto_renew = true;  // by the session's renewals
+    }
     if (state->auto_renew) state->lost_source = std::stop_source{};
     if (options.on_lost) {
         state->on_lost = std::make_unique<std::function<void(const lock&, const error&)>>(
@@ -145,11 +152,36 @@ auto argument_problem(const client_config& config, const acquire_settings& s,
         return lock.kind == lock_kind::shared ? "a shared lock covers a single resource"
                                               : "a semaphore's permit covers a single resource";
     }
+    if (options.session) {
+        if (auto problem = session_problem(config, lock, options); !problem.empty()) return problem;
+    }
     if ((s.fencing || reads_fence(config, options)) &&
         (config.key_prefix.starts_with(config.fence_prefix) ||
          config.fence_prefix.starts_with(config.key_prefix))) {
         return "fencing needs a fence_prefix and a key_prefix that do not start with each other";
     }
+    return {};
+}
+
+auto session_problem(const client_config& config, const lock_state& lock,
+                     const lock_options& options) -> std::string {
+    const session& in = *options.session;
+    if (in.empty()) return "session is an empty handle (open one with client::open_session)";
+    if (!config.clusters.empty())
+        return "sessions do not support cluster members (config.clusters)";
+    if (lock.kind != lock_kind::exclusive)
+        return "a session holds exclusive locks only, not a reader or a permit";
+    if (lock.delay != milliseconds{0})
+        return "a lock in a session has no lock-delay (set lock_delay to 0)";
+    if (options.ttl && *options.ttl != in.ttl()) {
+        return "a lock in session " + in.id() + " takes its TTL (" +
+               std::to_string(in.ttl().count()) + " ms), not ttl " +
+               std::to_string(options.ttl->count()) + " ms";
+    }
+    if (options.auto_renew && !*options.auto_renew)
+        return "a lock in a session is renewed by it: auto_renew cannot be false";
+    if (in.lost()) return "session " + in.id() + " was lost";
+    if (in.closed()) return "session " + in.id() + " was closed";
     return {};
 }
 

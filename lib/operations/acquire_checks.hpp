@@ -39,6 +39,10 @@ struct lock_state;
 /// all refuse such a name.
 [[nodiscard]] auto resource_problem(std::string_view resource) -> std::string;
 
+/// Why `options.session` cannot hold `lock`, or empty.
+[[nodiscard]] auto session_problem(const client_config& config, const lock_state& lock,
+                                   const lock_options& options) -> std::string;
+
 /// What is wrong with this call's arguments, or empty.
 [[nodiscard]] auto argument_problem(const client_config& config, const acquire_settings& settings,
                                     const lock_state& lock, const lock_options& options)

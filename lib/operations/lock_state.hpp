@@ -14,6 +14,8 @@
 
 namespace redlock::detail {
 
+struct session_state;
+
 /// What a lock handle and the client share. Written on the loop thread, read
 /// from any thread: the mutable parts are atomics.
 struct lock_state {
@@ -44,6 +46,9 @@ struct lock_state {
     /// unknown here, so extend does not check it locally (the nodes' compare
     /// on the value is the check) and counts the new one from scratch.
     bool adopted = false;
+    /// The session it was acquired in (lock_options::session), whose renewals
+    /// keep it alive instead of the watchdog's own.
+    std::weak_ptr<session_state> session;
     /// Behind a pointer: few locks have one, and every lock in flight holds this.
     std::unique_ptr<std::function<void(const lock&, const error&)>> on_lost;
     std::unique_ptr<std::function<void(const lock&, const shrink_report&)>> on_shrunk;

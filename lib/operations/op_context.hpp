@@ -76,6 +76,8 @@ public:
     /// <reason>" when it was.
     virtual void explain_loss(const lock_state& state, error why,
                               std::function<void(error)> then) = 0;
+    /// Starts `op` among the client's live operations (a session's renewal).
+    virtual void start(std::unique_ptr<operation> op) = 0;
 
 protected:
     operation_owner() = default;
@@ -139,6 +141,7 @@ public:
     void explain_loss(const lock_state& state, error why, std::function<void(error)> then) const {
         p_.host.explain_loss(state, std::move(why), std::move(then));
     }
+    void start(std::unique_ptr<operation> op) const { p_.host.start(std::move(op)); }
 
 private:
     parts p_;

@@ -23,6 +23,10 @@ auto watchdog::view_of(const lock_state& state) noexcept -> renewal_lock_view {
 }
 
 void watchdog::watch(std::shared_ptr<lock_state> state) {
+    if (auto session = state->session.lock()) {
+        sessions_.join(std::move(state), std::move(session));
+        return;
+    }
     const lock_state* key = state.get();
     forget(key);  // watched afresh: the old timers must not fire for it
     renewal_decision decision{{.nodes = ctx_.node_count(),
@@ -38,6 +42,7 @@ void watchdog::watch(std::shared_ptr<lock_state> state) {
 }
 
 void watchdog::forget(const lock_state* key) {
+    sessions_.forget(key);
     const auto it = entries_.find(key);
     if (it == entries_.end()) return;
     stop(it->second);
@@ -45,6 +50,7 @@ void watchdog::forget(const lock_state* key) {
 }
 
 void watchdog::forget_all() {
+    sessions_.forget_all();
     for (auto& [key, e] : entries_) stop(e);
     entries_.clear();
 }

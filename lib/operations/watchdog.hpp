@@ -1,5 +1,6 @@
 #pragma once
 
+#include "operations/session_keeper.hpp"
 #include "redlock/client.hpp"
 #include "sansio/renewal_decision.hpp"
 #include "transport/timer_queue.hpp"
@@ -33,9 +34,15 @@ struct lock_state;
 /// was seen stepping since the lock's last renewal no longer counts: the
 /// holder is told (on_shrunk) when the renewal goes through anyway, and the
 /// loss report names it when it does not.
+///
+/// A lock acquired in a session is not watched on its own: the session's
+/// keeper (session_keeper) renews it with the session's other locks.
 class watchdog {
 public:
-    explicit watchdog(op_context& ctx) noexcept : ctx_{ctx} {}
+    explicit watchdog(op_context& ctx)
+        : ctx_{ctx}, sessions_{ctx, [this](std::shared_ptr<lock_state> state, const error& why) {
+                                   mark_lost(std::move(state), why);
+                               }} {}
 
     void watch(std::shared_ptr<lock_state> state);
     /// Stops renewing (release). Nothing is reported.
@@ -74,6 +81,7 @@ private:
     void stop(entry& e);
 
     op_context& ctx_;
+    session_keeper sessions_;
     std::unordered_map<const lock_state*, entry> entries_;
     std::uint64_t next_generation_ = 0;
 };

@@ -292,7 +292,7 @@ auto all_scripts() -> std::span<const script* const> {
         &release_script(),        &acquire_script(),        &fence_confirm_script(),
         &extend_script(),         &wait_acquire_script(),   &release_wake_script(),
         &dequeue_script(),        &shared_acquire_script(), &shared_extend_script(),
-        &permit_acquire_script(), &permit_extend_script()};
+        &permit_acquire_script(), &permit_extend_script(),  &session_extend_script()};
     return scripts;
 }
 

@@ -7,7 +7,8 @@
 namespace redlock::detail {
 
 /// A Lua script and the SHA-1 name Redis gives it. All scripts live in
-/// scripts.cpp and shared_lock_scripts.cpp, where what runs on the nodes is reviewed.
+/// scripts.cpp, shared_lock_scripts.cpp and session_scripts.cpp, where what
+/// runs on the nodes is reviewed.
 struct script {
     std::string_view source;
     std::string sha;
@@ -47,6 +48,10 @@ struct script {
 [[nodiscard]] auto shared_extend_script() -> const script&;
 [[nodiscard]] auto permit_acquire_script() -> const script&;
 [[nodiscard]] auto permit_extend_script() -> const script&;
+
+/// A session's renewal: KEYS = every key of its locks, ARGV = ttl ms, then
+/// each key's value. Returns, per key, 1 extended, 0 another value, -1 missing.
+[[nodiscard]] auto session_extend_script() -> const script&;
 
 /// The script made from `source` (its SHA-1 computed here).
 [[nodiscard]] auto make_script(std::string_view source) -> script;

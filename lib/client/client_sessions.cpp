@@ -1,0 +1,92 @@
+// client::open_session and client::close_session (README, "Sessions"): the
+// session's renewals are the watchdog's session_keeper; here a session is
+// made, and closed by releasing each of its locks.
+#include "client/client_calls.hpp"
+#include "operations/lock_state.hpp"
+#include "operations/session_state.hpp"
+#include "sansio/timing.hpp"
+#include "transport/os_random.hpp"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+namespace redlock {
+
+namespace {
+
+auto invalid(std::string message) -> error {
+    return error{make_error_code(errc::invalid_argument), std::move(message), {}, 0};
+}
+
+}  // namespace
+
+auto client::open_session(session_options options) -> result<session> {
+    if (!core_) return failure{detail::moved_from_error()};
+    const client_config& config = core_->config();
+    if (!config.clusters.empty())
+        return failure{invalid("sessions do not support cluster members (config.clusters)")};
+    const auto ttl = options.ttl.value_or(config.lock.ttl);
+    if (ttl <= std::chrono::milliseconds{0}) return failure{invalid("session ttl must be > 0 ms")};
+    if (ttl > detail::max_ttl) return failure{invalid("session ttl must be at most 2147483647 ms")};
+    auto state = std::make_shared<detail::session_state>();
+    static std::atomic<std::uint64_t> counter{0};
+    state->id = detail::random_source{}.lock_value().substr(0, 12) + ":s" +
+                std::to_string(counter.fetch_add(1, std::memory_order_relaxed) + 1);
+    state->ttl = ttl;
+    if (options.on_lost) {
+        state->on_lost =
+            std::make_unique<std::function<void(const session_loss&)>>(std::move(options.on_lost));
+    }
+    return session{std::move(state)};
+}
+
+void client::close_session_async(const session& open, close_callback done) {
+    if (!core_) {
+        detail::refuse_moved_from(std::move(done));
+        return;
+    }
+    const auto& state = open.state();
+    if (!state) {
+        core_->probe({}, [done = std::move(done)](result<std::vector<detail::node_probe>>) {
+            done(failure{invalid("close_session: the session handle is empty")});
+        });
+        return;
+    }
+    // Nothing joins it from now on; its locks are released one by one.
+    state->closed.store(true, std::memory_order_release);
+    auto locks = state->snapshot();
+    struct tally {
+        std::mutex mutex;
+        session_close_report report;
+        std::size_t left = 0;
+        close_callback done;
+    };
+    auto shared = std::make_shared<tally>();
+    shared->report.locks = locks.size();
+    shared->left = locks.size();
+    shared->done = std::move(done);
+    if (locks.empty()) {
+        core_->probe({}, [shared](result<std::vector<detail::node_probe>>) {
+            shared->done(shared->report);
+        });
+        return;
+    }
+    for (auto& l : locks) {
+        core_->release(std::move(l), [shared](result<release_report> r) {
+            std::unique_lock guard{shared->mutex};
+            if (r && r->majority()) ++shared->report.released;
+            if (--shared->left != 0) return;
+            guard.unlock();
+            shared->done(shared->report);
+        });
+    }
+}
+
+auto client::close_session(const session& open) -> result<session_close_report> {
+    return detail::blocking<session_close_report>(
+        core_, "close_session", [&](auto cb) { close_session_async(open, std::move(cb)); });
+}
+
+}  // namespace redlock

@@ -1,0 +1,102 @@
+#include "operations/session_renew_op.hpp"
+
+#include "operations/lock_commands.hpp"
+#include "operations/lock_state.hpp"
+#include "operations/op_context.hpp"
+#include "sansio/command.hpp"
+#include "sansio/script_fallback.hpp"
+#include "sansio/scripts.hpp"
+
+#include <utility>
+
+namespace redlock::detail {
+
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+
+session_renew_op::session_renew_op(op_context& ctx, std::vector<std::shared_ptr<lock_state>> locks,
+                                   milliseconds ttl, callback done)
+    : operation{ctx},
+      locks_{std::move(locks)},
+      ttl_{ttl},
+      ttl_text_{std::to_string(ttl.count())},
+      done_{std::move(done)} {
+    for (const auto& lock : locks_) {
+        const lock_keys keys = keys_of(ctx.keys(), *lock);
+        first_key_.push_back(keys_.size());
+        keys_per_lock_.push_back(keys.all().size());
+        for (std::string_view k : keys.all()) keys_.emplace_back(k);
+    }
+}
+
+auto session_renew_op::now() noexcept -> steady_clock::time_point {
+    return steady_clock::now();
+}
+
+auto session_renew_op::command(bool eval) const -> encoded_command {
+    const script& s = session_extend_script();
+    const std::string count = std::to_string(keys_.size());
+    std::vector<std::string_view> argv;
+    argv.reserve(4 + 2 * keys_.size());
+    argv.push_back(eval ? "EVAL" : "EVALSHA");
+    argv.push_back(eval ? s.source : std::string_view{s.sha});
+    argv.push_back(count);
+    for (const auto& k : keys_) argv.push_back(k);
+    argv.push_back(ttl_text_);
+    for (std::size_t lock = 0; lock < locks_.size(); ++lock) {
+        for (std::size_t i = 0; i < keys_per_lock_[lock]; ++i) argv.push_back(locks_[lock]->value);
+    }
+    return encoded_command{argv};
+}
+
+void session_renew_op::start() {
+    const std::size_t n = ctx_.node_count();
+    replies_.assign(n, {});
+    sent_ = now();
+    const encoded_command call = command(false);
+    for (std::size_t i = 0; i < n; ++i) send(i, call, make_tag(0, sha_kind, i), true);
+}
+
+void session_renew_op::handle(std::uint32_t tag, const reply_event& event) {
+    const std::uint32_t k = tag_kind(tag);
+    if (k == repair_kind || finished_) return;  // repairs: best effort, never counted
+    const std::size_t node = tag_node(tag);
+    const script_form sent = k == eval_kind ? script_form::eval : script_form::evalsha;
+    if (after_script_reply(sent, event) == script_reply::resend_as_eval) {
+        send(node, command(true), make_tag(0, eval_kind, node), true);
+        return;
+    }
+    replies_[node] = session_reply_of(event, keys_per_lock_);
+    if (++answered_ == replies_.size()) finish();
+}
+
+void session_renew_op::finish() {
+    finished_ = true;
+    std::vector<steady_clock::time_point> valid_until;
+    valid_until.reserve(locks_.size());
+    for (const auto& lock : locks_) valid_until.push_back(lock->valid_until());
+    const session_settings settings{.nodes = ctx_.node_count(),
+                                    .ttl = ttl_,
+                                    .renew_fraction = ctx_.config().lock.renew_fraction,
+                                    .request_timeout = ctx_.config().request_timeout,
+                                    .drift_factor = ctx_.config().clock_drift_factor,
+                                    .drift_floor = ctx_.config().clock_drift_floor};
+    session_round round{std::move(locks_), std::move(replies_), {}};
+    round.outcome = decide_session_round(settings, round.replies, valid_until, sent_, now());
+    locks_ = round.locks;  // repair() reads them
+    // Only with the lock confirmed on a majority and valid: SET NX, so that
+    // nothing is overwritten; never for a lock released meanwhile.
+    for (const auto& [lock, node] : round.outcome.repairs) repair(lock, node);
+    deliver(done_, std::move(round));
+}
+
+void session_renew_op::repair(std::size_t lock, std::size_t node) {
+    const auto& state = locks_[lock];
+    if (state->released.load(std::memory_order_acquire)) return;
+    for (std::size_t i = 0; i < keys_per_lock_[lock]; ++i) {
+        send(node, {"SET", keys_[first_key_[lock] + i], state->value, "NX", "PX", ttl_text_},
+             make_tag(0, repair_kind, node));
+    }
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,60 @@
+#pragma once
+
+#include "operations/operation.hpp"
+#include "sansio/session_renewal.hpp"
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::detail {
+
+struct lock_state;
+
+/// One renewal round of a session, as session_renewal.hpp decides it.
+struct session_round {
+    std::vector<std::shared_ptr<lock_state>> locks;  ///< in the round's order
+    std::vector<session_node_reply> replies;         ///< per node
+    session_round_outcome outcome;
+};
+
+/// Renews every lock of a session at once: one script call per node, with
+/// every key and value (session_extend_script), a NOSCRIPT fallback to EVAL,
+/// and, once every node has answered (bounded by request_timeout), the keys
+/// the decision puts back where they went missing. The I/O shell of
+/// decide_session_round; session_keeper applies what it decided.
+class session_renew_op final : public operation {
+public:
+    using callback = std::function<void(session_round)>;
+
+    session_renew_op(op_context& ctx, std::vector<std::shared_ptr<lock_state>> locks,
+                     std::chrono::milliseconds ttl, callback done);
+
+    void start() override;
+    void cancel(errc) override {}  // bounded by request_timeout; let it report
+
+private:
+    enum kind : std::uint32_t { sha_kind, eval_kind, repair_kind };
+
+    void handle(std::uint32_t tag, const reply_event& event) override;
+    [[nodiscard]] static auto now() noexcept -> std::chrono::steady_clock::time_point;
+    [[nodiscard]] auto command(bool eval) const -> encoded_command;
+    void finish();
+    void repair(std::size_t lock, std::size_t node);
+
+    std::vector<std::shared_ptr<lock_state>> locks_;
+    std::chrono::milliseconds ttl_;
+    std::string ttl_text_;
+    callback done_;
+    std::vector<std::string> keys_;       ///< every key of every lock, in order
+    std::vector<std::size_t> first_key_;  ///< per lock: its first key in keys_
+    std::vector<std::size_t> keys_per_lock_;
+    std::vector<session_node_reply> replies_;
+    std::size_t answered_ = 0;
+    std::chrono::steady_clock::time_point sent_;
+};
+
+}  // namespace redlock::detail
