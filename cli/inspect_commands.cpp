@@ -16,6 +16,20 @@ auto persistence_gap(const node_health& n) -> std::string {
     return "appendfsync " + *n.appendfsync;
 }
 
+/// How the node was reached: "TLS off", or "TLSv1.3 TLS_AES_256_GCM_SHA384 verified".
+auto tls_text(const std::optional<tls_info>& tls) -> std::string {
+    if (!tls) return "TLS off";
+    // With verification on, a certificate that fails leaves the node unreachable.
+    return tls->version + " " + tls->cipher + " " +
+           (tls->verified ? "verified" : "not verified (verification off in config)");
+}
+
+/// {"version", "cipher", "verified"}, or null over plain text.
+auto tls_json(const std::optional<tls_info>& tls) -> json {
+    if (!tls) return nullptr;
+    return {{"version", tls->version}, {"cipher", tls->cipher}, {"verified", tls->verified}};
+}
+
 auto check_warnings(const cluster_health& health) -> std::vector<std::string> {
     std::vector<std::string> warnings;
     std::string forgetful;
@@ -140,7 +154,8 @@ auto check_command(const global_options& global, const check_options& args, cons
              {"appendfsync", or_null(n.appendfsync)},
              {"can_lose_writes", n.reachable ? json(n.can_lose_writes()) : json(nullptr)},
              {"detail", n.detail},
-             {"topology", n.topology}});
+             {"topology", n.topology},
+             {"tls", tls_json(n.tls)}});
         std::string line = "  " + pad(n.node, 22);
         if (!n.reachable) {
             line += "unreachable: " + n.detail;
@@ -150,7 +165,8 @@ auto check_command(const global_options& global, const check_options& args, cons
             line += "up  rtt " + pad(rtt, 10) + "redis " + pad(n.redis_version, 9) +
                     pad(n.role, 8) +
                     (n.can_lose_writes() ? "CAN LOSE WRITES (" + persistence_gap(n) + ")"
-                                         : std::string{"persists every write"});
+                                         : std::string{"persists every write"}) +
+                    "  " + tls_text(n.tls);
         }
         if (!aliases[i].empty()) line += "  SAME SERVER AS " + aliases[i];
         table += line + "\n";

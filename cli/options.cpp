@@ -128,9 +128,10 @@ Exit codes:
 void declare_check(CLI::App& app, check_options& into) {
     auto* check = app.add_subcommand(
         "check",
-        "Check every node: reachable, round-trip time, Redis version, role, and whether it can "
-        "lose acknowledged writes on a crash (it needs appendonly yes + appendfsync always); "
-        "warns about such nodes and about replicas");
+        "Check every node: reachable, round-trip time, Redis version, role, whether it can "
+        "lose acknowledged writes on a crash (it needs appendonly yes + appendfsync always), and "
+        "its TLS: the protocol version, the cipher and whether its certificate was verified, or "
+        "TLS off; warns about nodes that can lose writes and about replicas");
     check->add_flag("--strict", into.strict,
                     "A health check: fail (exit 1, error code unsafe_nodes) when a reachable "
                     "node can lose acknowledged writes on a crash, instead of only warning");

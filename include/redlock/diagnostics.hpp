@@ -103,6 +103,17 @@ struct semaphore_status {
     }
 };
 
+/// The TLS session a node was reached over (node_health::tls), as negotiated.
+struct tls_info {
+    std::string version;  ///< the protocol, as OpenSSL names it: "TLSv1.3", "TLSv1.2"
+    std::string cipher;   ///< the cipher suite: "TLS_AES_256_GCM_SHA384"
+    /// The node's certificate chained to a trusted CA and carried the name or
+    /// address checked (tls_options::server_name, else the node's host). False
+    /// only when tls_options::verify is off: with it on, a certificate that
+    /// fails refuses the node at the handshake, and it is unreachable.
+    bool verified = false;
+};
+
 /// What one node says about itself (client::check).
 struct node_health {
     std::string node;
@@ -121,6 +132,10 @@ struct node_health {
     std::optional<bool> aof_enabled;  ///< appendonly
     std::optional<std::string>
         appendfsync;  ///< "always", "everysec", "no"; unknown if CONFIG is disabled
+    /// The TLS session of the connection that answered; unset when the node
+    /// was reached in plain text (no client_config::tls, "tls": false for the
+    /// node, a Unix socket) or not reached at all.
+    std::optional<tls_info> tls;
     /// True when the node may forget a lock it acknowledged if it crashes: it
     /// does not persist every write (appendonly yes + appendfsync always).
     [[nodiscard]] auto can_lose_writes() const noexcept -> bool {

@@ -269,6 +269,7 @@ auto parse_health(std::size_t quorum, std::vector<node_probe> probes) -> cluster
         h.detail = p.cause;
         h.round_trip = p.round_trip;
         h.topology = std::move(p.topology);
+        if (h.reachable) h.tls = std::move(p.tls);
         if (p.replies.size() == 4) {
             h.redis_version = info_reply_field(p.replies[0], "redis_version");
             h.run_id = info_reply_field(p.replies[0], "run_id");

@@ -18,6 +18,11 @@ auto node_port::topology() const -> std::vector<std::string> {
     return routed != nullptr ? routed->topology() : std::vector<std::string>{};
 }
 
+auto node_port::tls(std::uint16_t slot) const -> std::optional<tls_info> {
+    const node_connection* c = member_->serving(slot);
+    return c != nullptr ? c->tls() : std::nullopt;
+}
+
 auto node_port::name() const noexcept -> const node_name& {
     return member_->report_name();
 }

@@ -6,6 +6,7 @@
 // A non-virtual facade: one pointer, no virtual call on the hot path. The
 // forwarding is in node_port.cpp, the one file here that sees quorum_member.
 
+#include "redlock/diagnostics.hpp"
 #include "redlock/error.hpp"
 #include "sansio/clock_watch.hpp"
 
@@ -37,6 +38,9 @@ public:
     auto disown(std::uint32_t number, const reply_sink* sink) const noexcept -> bool;
     /// A cluster or Sentinel member's topology, a line each (empty for a standalone master).
     [[nodiscard]] auto topology() const -> std::vector<std::string>;
+    /// The TLS session (protocol, cipher, verified) of the connection serving
+    /// `slot` now; nothing when it is plain text or not connected.
+    [[nodiscard]] auto tls(std::uint16_t slot) const -> std::optional<tls_info>;
     /// How the node is named in reports and errors.
     [[nodiscard]] auto name() const noexcept -> const node_name&;
     /// Until when the node's grants do not count toward a quorum: it restarted

@@ -93,6 +93,8 @@ void probe_op::handle(std::uint32_t tag, const reply_event& event) {
     if (++answers_[node] < commands_.size()) return;
     p.answered = p.cause.empty();
     p.topology = ctx_.node(node).topology();
+    // Read as the node's last answer is handled: the session that carried it is still up.
+    if (p.answered) p.tls = ctx_.node(node).tls(slot_);
     if (++complete_ < probes_.size()) return;
     finished_ = true;
     deliver(done_, std::move(probes_));

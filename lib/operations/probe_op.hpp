@@ -1,9 +1,11 @@
 #pragma once
 
 #include "operations/operation.hpp"
+#include "redlock/diagnostics.hpp"
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,9 @@ struct node_probe {
     std::vector<flat_reply> replies;
     std::chrono::microseconds round_trip{0};  ///< to the first reply
     std::vector<std::string> topology;        ///< a cluster or Sentinel member's (node_health)
+    /// The TLS session of the connection serving the probe's slot when the
+    /// last answer came; nothing over plain text (node_health::tls).
+    std::optional<tls_info> tls;
 };
 
 /// Sends the same few read-only commands to every node and collects what each

@@ -23,6 +23,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -143,6 +144,9 @@ public:
     [[nodiscard]] auto connected() const noexcept -> bool { return fsm_.ready(); }
     [[nodiscard]] auto state() const noexcept -> connection_fsm::state { return fsm_.current(); }
     [[nodiscard]] auto pending() const noexcept -> std::size_t { return pending_.size(); }
+    /// The TLS session of the current stream, once its handshake is done;
+    /// nothing for a plain connection, or one that is not connected.
+    [[nodiscard]] auto tls() const -> std::optional<tls_info> { return tls_.negotiated(); }
     /// Subscriber role: the SUBSCRIBE of the current connection was confirmed.
     [[nodiscard]] auto subscribed() const noexcept -> bool {
         return fsm_.ready() && handshake_.subscribed();

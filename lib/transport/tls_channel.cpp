@@ -17,6 +17,11 @@ void tls_channel::stop() noexcept {
     wire_.clear();
 }
 
+auto tls_channel::negotiated() const -> std::optional<tls_info> {
+    if (!established()) return std::nullopt;
+    return session_->negotiated();
+}
+
 auto tls_channel::encrypt_pending(std::string& plain) -> std::string {
     if (session_->established() && !plain.empty()) {
         if (session_->write(plain)) plain.clear();

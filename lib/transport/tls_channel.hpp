@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,10 @@ public:
     [[nodiscard]] auto established() const noexcept -> bool {
         return session_ != nullptr && session_->established();
     }
+
+    /// The current session's protocol, cipher and verification, once its
+    /// handshake is done; nothing before, or without a session.
+    [[nodiscard]] auto negotiated() const -> std::optional<tls_info>;
 
     /// Encrypts what `plain` holds into wire() once the TLS handshake is done
     /// (emptying it), and moves any records the session has to send there.

@@ -276,6 +276,25 @@ auto tls_session::write(std::string_view plaintext) -> bool {
     return true;
 }
 
+auto tls_session::negotiated() const -> tls_info {
+    tls_info info;
+    if (ssl_ == nullptr || !established_) return info;
+    info.version = SSL_get_version(ssl_);
+    const SSL_CIPHER* cipher = SSL_get_current_cipher(ssl_);
+    if (cipher != nullptr) info.cipher = SSL_CIPHER_get_name(cipher);
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+    const bool certified = SSL_get0_peer_certificate(ssl_) != nullptr;
+#else
+    X509* peer = SSL_get_peer_certificate(ssl_);
+    const bool certified = peer != nullptr;
+    X509_free(peer);
+#endif
+    // Without verification OpenSSL still computes a result, but checked no
+    // name against the certificate: the node is not known, whatever it says.
+    info.verified = verify_ && certified && SSL_get_verify_result(ssl_) == X509_V_OK;
+    return info;
+}
+
 auto tls_session::has_output() const noexcept -> bool {
     return out_ != nullptr && BIO_ctrl_pending(out_) > 0;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "redlock/config.hpp"
+#include "redlock/diagnostics.hpp"
 
 #include <memory>
 #include <optional>
@@ -70,6 +71,11 @@ public:
     [[nodiscard]] auto has_output() const noexcept -> bool;
 
     [[nodiscard]] auto error() const noexcept -> const std::string& { return error_; }
+
+    /// What the handshake settled (established sessions only): the protocol,
+    /// the cipher, and whether the node's certificate was verified (its chain
+    /// and its name or address), which only a session with verification on can be.
+    [[nodiscard]] auto negotiated() const -> tls_info;
 
 private:
     /// Records why the last SSL call with result `rc` failed; false if it did.

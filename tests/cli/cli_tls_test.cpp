@@ -3,11 +3,13 @@
 // command runs from elsewhere. A CA that did not sign the nodes' certificates
 // is refused with the reason.
 #include "cli/cli_process.hpp"
+#include "support/redis_server.hpp"
 #include "support/tls_certs.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -50,11 +52,28 @@ struct tls_cli {
     }
 
     auto redlock(std::vector<std::string> args) -> redlock_test::cli_result {
-        args.insert(args.begin(), {"--config", config.string(), "--json"});
+        args.insert(args.begin(), "--json");
+        return text(std::move(args));
+    }
+    /// The same, printing for a person.
+    auto text(std::vector<std::string> args) -> redlock_test::cli_result {
+        args.insert(args.begin(), {"--config", config.string()});
         cli_process p{args, certs.dir(), {}, work};
         return p.wait();
     }
 };
+
+/// The line of `table` that begins with node `name` (after its indent), or empty.
+auto line_of(const std::string& table, const std::string& name) -> std::string {
+    std::size_t at = 0;
+    while (at < table.size()) {
+        const std::size_t end = std::min(table.find('\n', at), table.size());
+        const std::string line = table.substr(at, end - at);
+        if (line.starts_with("  " + name + " ")) return line;
+        at = end + 1;
+    }
+    return {};
+}
 
 }  // namespace
 
@@ -90,5 +109,52 @@ TEST_SUITE("cli") {
         INFO(error.dump());
         CHECK(error.at("message").get<std::string>().find("unknown CA") != std::string::npos);
         for (const auto& s : cli.servers) CHECK(s.server().dbsize() == 0);
+    }
+
+    TEST_CASE("cli over TLS: check shows each node's TLS version, cipher and verification") {
+        tls_cli cli;
+        const auto machine = cli.redlock({"check"});
+        REQUIRE_MESSAGE(machine.status == 0, machine.err);
+        const auto human = cli.text({"check"});
+        REQUIRE_MESSAGE(human.status == 0, human.err);
+        INFO(human.out);
+        const auto nodes = one_object(machine).at("nodes");
+        REQUIRE(nodes.size() == 3);
+        for (const auto& n : nodes) {
+            INFO(n.dump());
+            const auto& tls = n.at("tls");
+            REQUIRE(tls.is_object());
+            const std::string version = tls.at("version").get<std::string>();
+            const std::string cipher = tls.at("cipher").get<std::string>();
+            CHECK(version.starts_with("TLSv1."));
+            CHECK_FALSE(cipher.empty());
+            CHECK(tls.at("verified").get<bool>());
+            // The table says the same on the node's line.
+            const std::string line = line_of(human.out, n.at("node").get<std::string>());
+            CHECK(line.ends_with("  " + version + " " + cipher + " verified"));
+        }
+
+        // Verification off, and a plain node beside the TLS ones ("tls": false).
+        const redlock_test::redis_server plain;
+        auto settings = nlohmann::json::parse(std::ifstream{cli.config});
+        settings["tls"]["verify"] = false;
+        settings["nodes"].push_back(
+            {{"host", "127.0.0.1"}, {"port", plain.address().port}, {"tls", false}});
+        std::ofstream{cli.config} << settings.dump(2);
+        const auto unverified = cli.redlock({"check"});
+        REQUIRE_MESSAGE(unverified.status == 0, unverified.err);
+        const auto table = cli.text({"check"});
+        REQUIRE_MESSAGE(table.status == 0, table.err);
+        INFO(table.out);
+        const auto all = one_object(unverified).at("nodes");
+        REQUIRE(all.size() == 4);
+        for (std::size_t i = 0; i < 3; ++i) {
+            INFO(all[i].dump());
+            CHECK_FALSE(all[i].at("tls").at("verified").get<bool>());
+            CHECK(line_of(table.out, all[i].at("node").get<std::string>())
+                      .ends_with(" not verified (verification off in config)"));
+        }
+        CHECK(all[3].at("tls").is_null());
+        CHECK(line_of(table.out, all[3].at("node").get<std::string>()).ends_with("  TLS off"));
     }
 }

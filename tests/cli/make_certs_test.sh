@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # README "TLS from nothing": scripts/make-certs.sh's files are accepted by redis-server
 # (TLS only, client certificates required) and by the redlock client, which verifies the
-# servers' names: `check` reaches every node and `run` takes a lock over TLS. Three real
-# servers on loopback, stopped by pid. Fails loudly without redis-server or openssl.
+# servers' names: `check` reaches every node and shows each one's TLS verified, and `run`
+# takes a lock over TLS. Three real servers on loopback, stopped by pid. Fails loudly without
+# redis-server or openssl.
 # Usage: make_certs_test.sh REDLOCK MAKE_CERTS
 set -euo pipefail
 redlock=$1 make_certs=$2
@@ -43,7 +44,13 @@ for _ in $(seq 50); do
   "$redlock" --config "$work/cluster.json" check >/dev/null 2>&1 && break
   sleep 0.1
 done
-"$redlock" --config "$work/cluster.json" check >/dev/null || fail "check over TLS failed: $("$redlock" --config "$work/cluster.json" check 2>&1)"
+table=$("$redlock" --config "$work/cluster.json" check 2>&1) || fail "check over TLS failed: $table"
+# Each node's line says how it was reached: the protocol, the cipher, the certificate verified.
+verified=$(grep -cE '^  127\.0\.0\.1:[0-9]+ .*  TLSv1\.[23] [A-Z0-9_-]+ verified$' <<<"$table" || true)
+[[ $verified == 3 ]] || fail "check does not show 3 verified TLS nodes: $table"
+tls=$("$redlock" --json --config "$work/cluster.json" check |
+  python3 -c 'import json, sys; print(" ".join(str(n["tls"]["verified"]) for n in json.load(sys.stdin)["nodes"]))')
+[[ $tls == "True True True" ]] || fail "check --json does not show 3 verified TLS nodes: $tls"
 out=$("$redlock" --config "$work/cluster.json" run --resource tls-walkthrough -- sh -c 'echo "held $REDLOCK_RESOURCE"')
 [[ $out == "held tls-walkthrough" ]] || fail "run over TLS printed '$out'"
 # Without the client certificate the servers refuse us: the files are what makes it work.

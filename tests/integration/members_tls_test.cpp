@@ -41,6 +41,19 @@ auto tls_config(const redlock_test::tls_certs& certs) -> redlock::client_config 
     return config;
 }
 
+/// client::check shows the one member's TLS session: a version, a cipher, verified.
+void expect_verified_tls(redlock::client& client) {
+    const auto health = client.check();
+    REQUIRE_MESSAGE(health.has_value(), (health ? std::string{} : health.error().message));
+    REQUIRE(health->nodes.size() == 1);
+    const redlock::node_health& n = health->nodes[0];
+    REQUIRE_MESSAGE(n.reachable, n.detail);
+    REQUIRE(n.tls.has_value());
+    CHECK(n.tls->version.starts_with("TLSv1."));
+    CHECK_FALSE(n.tls->cipher.empty());
+    CHECK(n.tls->verified);
+}
+
 }  // namespace
 
 TEST_CASE("a cluster member over TLS: every master reached and verified, locks on each") {
@@ -69,6 +82,8 @@ TEST_CASE("a cluster member over TLS: every master reached and verified, locks o
         REQUIRE(client.release(*held));
         CHECK_FALSE(shards.exists(lock_key(r)));
     }
+    // check reports the TLS of the master serving slot 0, verified against the CA.
+    expect_verified_tls(client);
 }
 
 TEST_CASE("a Sentinel member over TLS with a password: the master named is reached and used") {
@@ -93,4 +108,5 @@ TEST_CASE("a Sentinel member over TLS with a password: the master named is reach
     }));
     CHECK(managed.server(managed.master_index()).get(lock_key("tls-sentinel")) == held->value());
     REQUIRE(client.release(*held));
+    expect_verified_tls(client);  // the master's session, not the sentinels'
 }

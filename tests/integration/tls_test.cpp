@@ -136,6 +136,69 @@ TEST_SUITE("tls") {
         CHECK(locks.release(*held));
     }
 
+    TEST_CASE("TLS: check shows each node's TLS version, cipher and verification, or none") {
+        const tls_certs certs;
+        const tls_server by_address{certs};
+        const tls_server by_name{certs};
+        const tls_server tls12{certs, {}, {"--tls-protocols", "TLSv1.2"}};
+        const redlock_test::redis_server plain;
+        redlock::node_address plain_address = plain.address();
+        plain_address.tls = false;
+        redlock_test::server_options unix_socket;
+        unix_socket.unix_socket = true;
+        const redlock_test::redis_server local{unix_socket};
+        auto settings = config_for({by_address.tls_address(), by_name.tls_address("localhost"),
+                                    tls12.tls_address(), plain_address, local.unix_address()},
+                                   certs);
+        const auto encrypted = [](const redlock::node_health& n, const std::string& version,
+                                  bool verified) {
+            CAPTURE(n.node);
+            REQUIRE_MESSAGE(n.reachable, n.detail);
+            REQUIRE(n.tls.has_value());
+            CHECK(n.tls->version == version);
+            CHECK_FALSE(n.tls->cipher.empty());
+            CHECK(n.tls->verified == verified);
+        };
+        const auto plain_text = [](const redlock::node_health& n) {
+            CAPTURE(n.node);
+            REQUIRE_MESSAGE(n.reachable, n.detail);
+            CHECK_FALSE(n.tls.has_value());
+        };
+        const auto checked = [](redlock::client& locks) {
+            auto health = locks.check();
+            REQUIRE_MESSAGE(health.has_value(), (health ? std::string{} : health.error().message));
+            REQUIRE(health->nodes.size() == 5);
+            return *health;
+        };
+        {
+            auto locks = create_client(settings);
+            const auto health = checked(locks);
+            // Redis 6+ and OpenSSL 1.1.1+ settle on TLS 1.3 unless one side forbids it.
+            encrypted(health.nodes[0], "TLSv1.3", true);  // the certificate's IP address checked
+            encrypted(health.nodes[1], "TLSv1.3", true);  // its name checked (and sent as SNI)
+            encrypted(health.nodes[2], "TLSv1.2", true);
+            // Each session's own cipher: TLS 1.2 suites are named apart from TLS 1.3's.
+            CHECK(health.nodes[0].tls->cipher.starts_with("TLS_"));
+            CHECK(health.nodes[2].tls->cipher != health.nodes[0].tls->cipher);
+            plain_text(health.nodes[3]);
+            plain_text(health.nodes[4]);
+        }
+        // Without verification the same nodes are reached, encrypted, but not verified.
+        settings.tls->verify = false;
+        auto unverified = create_client(settings);
+        const auto health = checked(unverified);
+        encrypted(health.nodes[0], "TLSv1.3", false);
+        encrypted(health.nodes[1], "TLSv1.3", false);
+        encrypted(health.nodes[2], "TLSv1.2", false);
+        plain_text(health.nodes[3]);
+        plain_text(health.nodes[4]);
+        // A client without TLS settings reaches its node in plain text.
+        auto untls = create_client(redlock_test::fixture_config({plain.address()}));
+        const auto none = untls.check();
+        REQUIRE(none.has_value());
+        plain_text(none->nodes.at(0));
+    }
+
     TEST_CASE(
         "TLS: a node frozen mid-handshake: TLS handshake timeout, the others grant the lock") {
         const tls_certs certs;

@@ -90,8 +90,10 @@ auto tls_certs::options() const -> redlock::tls_options {
 
 namespace {
 
-auto tls_only(const tls_certs& certs, const tls_server_options& options) -> server_options {
+auto tls_only(const tls_certs& certs, const tls_server_options& options,
+              std::vector<std::string> extra_args) -> server_options {
     server_options s;
+    s.extra_args = std::move(extra_args);
     s.tls = tls_listener{
         .cert_file = options.other_ca ? certs.other_server_cert() : certs.server_cert(),
         .key_file = options.other_ca ? certs.other_server_key() : certs.server_key(),
@@ -104,8 +106,9 @@ auto tls_only(const tls_certs& certs, const tls_server_options& options) -> serv
 
 }  // namespace
 
-tls_server::tls_server(const tls_certs& certs, tls_server_options options)
-    : server_{tls_only(certs, options)} {}
+tls_server::tls_server(const tls_certs& certs, tls_server_options options,
+                       std::vector<std::string> extra_args)
+    : server_{tls_only(certs, options, std::move(extra_args))} {}
 
 auto tls_server::tls_address(const std::string& host) const -> redlock::node_address {
     redlock::node_address a;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace redlock_test {
 
@@ -56,7 +57,10 @@ struct tls_server_options {
 /// TLS too, presenting the client certificate.
 class tls_server {
 public:
-    explicit tls_server(const tls_certs& certs, tls_server_options options = {});
+    /// `extra_args` are appended to redis-server's command line, e.g.
+    /// {"--tls-protocols", "TLSv1.2"}.
+    explicit tls_server(const tls_certs& certs, tls_server_options options = {},
+                        std::vector<std::string> extra_args = {});
 
     [[nodiscard]] auto server() -> redis_server& { return server_; }
     [[nodiscard]] auto server() const -> const redis_server& { return server_; }

@@ -274,4 +274,30 @@ TEST_SUITE("tls_session") {
         CHECK_MESSAGE(client.error().starts_with("the server does not speak TLS (a plain port?"),
                       client.error());
     }
+
+    TEST_CASE("tls_session: negotiated names the protocol and cipher, and says what was verified") {
+        const pki p;
+        const auto context = context_for(p.ca_file);
+        tls_session client{*context, "redis.internal"};
+        memory_server server{p};
+        CHECK(client.negotiated().version.empty());  // nothing settled before the handshake
+        REQUIRE_MESSAGE(handshake(client, server), client.error());
+        const redlock::tls_info verified = client.negotiated();
+        CHECK(verified.version == "TLSv1.3");
+        CHECK(verified.cipher.starts_with("TLS_"));
+        CHECK(verified.verified);
+
+        // Verification off: the same server, encrypted, its certificate taken unchecked.
+        redlock::tls_options options;
+        options.verify = false;
+        auto [blind, problem] = tls_context::create(options);
+        REQUIRE_FALSE(problem);
+        tls_session unchecked{*blind, "redis.internal"};
+        memory_server other{p};
+        REQUIRE_MESSAGE(handshake(unchecked, other), unchecked.error());
+        const redlock::tls_info taken = unchecked.negotiated();
+        CHECK(taken.version == "TLSv1.3");
+        CHECK_FALSE(taken.cipher.empty());
+        CHECK_FALSE(taken.verified);
+    }
 }
