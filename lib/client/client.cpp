@@ -1,5 +1,5 @@
-// Every member of redlock::client and redlock::guard: thin handles on a
-// shared client_core. The blocking forms run their _async form and wait for
+// Every member of redlock::client: thin handles on a shared client_core
+// (redlock::guard's are in guard.cpp). The blocking forms run their _async form and wait for
 // its callback. What status and check parse is in diagnostics.cpp.
 
 #include "redlock/client.hpp"
@@ -8,6 +8,7 @@
 #include "client/client_calls.hpp"
 #include "client/client_core.hpp"
 #include "client/client_listing.hpp"
+#include "client/client_sessions.hpp"
 #include "client/diagnostics_parse.hpp"
 #include "client/operator_commands.hpp"
 #include "operations/acquire_checks.hpp"
@@ -328,48 +329,24 @@ void client::shutdown() {
     if (core_) core_->shutdown();
 }
 
-// ---- guard --------------------------------------------------------------------------------
+// ---- sessions (client_sessions.cpp) -------------------------------------------------------
 
-guard::guard(client& owner, lock held) : core_{owner.core_}, lock_{std::move(held)} {}
-
-guard::guard(guard&& other) noexcept
-    : core_{std::move(other.core_)}, lock_{std::exchange(other.lock_, lock{})} {}
-
-auto guard::operator=(guard&& other) noexcept -> guard& {
-    if (this != &other) {
-        release_in_background();
-        core_ = std::move(other.core_);
-        lock_ = std::exchange(other.lock_, lock{});
-    }
-    return *this;
+auto client::open_session(session_options options) -> result<session> {
+    if (!core_) return failure{moved_from_error()};
+    return detail::open_session(core_->config(), std::move(options));
 }
 
-guard::~guard() {
-    release_in_background();
+void client::close_session_async(const session& open, close_callback done) {
+    if (!core_) {
+        refuse_moved_from(std::move(done));
+        return;
+    }
+    detail::close_session(*core_, open, std::move(done));
 }
 
-void guard::release_in_background() noexcept {
-    if (!core_ || lock_.empty()) return;
-    try {
-        core_->release(detail::lock_state::of(lock_), nullptr);
-    } catch (...) {
-        // Out of memory while queueing: the key expires by its TTL instead.
-    }
-    lock_ = lock{};
-    core_.reset();
-}
-
-auto guard::release() -> result<release_report> {
-    if (!core_ || lock_.empty()) {
-        return failure{
-            error{make_error_code(errc::invalid_argument), "the guard holds no lock", {}, 0}};
-    }
-    if (core_->on_loop_thread()) return failure{deadlock_error("guard::release")};
-    auto core = std::move(core_);
-    const lock held = std::exchange(lock_, lock{});
-    return wait_for<release_report>([&](client::release_callback cb) {
-        core->release(detail::lock_state::of(held), std::move(cb));
-    });
+auto client::close_session(const session& open) -> result<session_close_report> {
+    return detail::blocking<session_close_report>(
+        core_, "close_session", [&](auto cb) { close_session_async(open, std::move(cb)); });
 }
 
 // The coroutine factories (redlock/coro.hpp has the awaiters; client.hpp only names them,

@@ -1,6 +1,8 @@
 // client::open_session and client::close_session (README, "Sessions"): the
 // session's renewals are the watchdog's session_keeper; here a session is
 // made, and closed by releasing each of its locks.
+#include "client/client_sessions.hpp"
+
 #include "client/client_calls.hpp"
 #include "operations/lock_state.hpp"
 #include "operations/session_state.hpp"
@@ -12,7 +14,7 @@
 #include <mutex>
 #include <utility>
 
-namespace redlock {
+namespace redlock::detail {
 
 namespace {
 
@@ -22,17 +24,15 @@ auto invalid(std::string message) -> error {
 
 }  // namespace
 
-auto client::open_session(session_options options) -> result<session> {
-    if (!core_) return failure{detail::moved_from_error()};
-    const client_config& config = core_->config();
+auto open_session(const client_config& config, session_options options) -> result<session> {
     if (!config.clusters.empty())
         return failure{invalid("sessions do not support cluster members (config.clusters)")};
     const auto ttl = options.ttl.value_or(config.lock.ttl);
     if (ttl <= std::chrono::milliseconds{0}) return failure{invalid("session ttl must be > 0 ms")};
-    if (ttl > detail::max_ttl) return failure{invalid("session ttl must be at most 2147483647 ms")};
-    auto state = std::make_shared<detail::session_state>();
+    if (ttl > max_ttl) return failure{invalid("session ttl must be at most 2147483647 ms")};
+    auto state = std::make_shared<session_state>();
     static std::atomic<std::uint64_t> counter{0};
-    state->id = detail::random_source{}.lock_value().substr(0, 12) + ":s" +
+    state->id = random_source{}.lock_value().substr(0, 12) + ":s" +
                 std::to_string(counter.fetch_add(1, std::memory_order_relaxed) + 1);
     state->ttl = ttl;
     if (options.on_lost) {
@@ -42,14 +42,10 @@ auto client::open_session(session_options options) -> result<session> {
     return session{std::move(state)};
 }
 
-void client::close_session_async(const session& open, close_callback done) {
-    if (!core_) {
-        detail::refuse_moved_from(std::move(done));
-        return;
-    }
+void close_session(client_core& core, const session& open, client::close_callback done) {
     const auto& state = open.state();
     if (!state) {
-        core_->probe({}, [done = std::move(done)](result<std::vector<detail::node_probe>>) {
+        core.probe({}, [done = std::move(done)](result<std::vector<node_probe>>) {
             done(failure{invalid("close_session: the session handle is empty")});
         });
         return;
@@ -61,20 +57,18 @@ void client::close_session_async(const session& open, close_callback done) {
         std::mutex mutex;
         session_close_report report;
         std::size_t left = 0;
-        close_callback done;
+        client::close_callback done;
     };
     auto shared = std::make_shared<tally>();
     shared->report.locks = locks.size();
     shared->left = locks.size();
     shared->done = std::move(done);
     if (locks.empty()) {
-        core_->probe({}, [shared](result<std::vector<detail::node_probe>>) {
-            shared->done(shared->report);
-        });
+        core.probe({}, [shared](result<std::vector<node_probe>>) { shared->done(shared->report); });
         return;
     }
     for (auto& l : locks) {
-        core_->release(std::move(l), [shared](result<release_report> r) {
+        core.release(std::move(l), [shared](result<release_report> r) {
             std::unique_lock guard{shared->mutex};
             if (r && r->majority()) ++shared->report.released;
             if (--shared->left != 0) return;
@@ -84,9 +78,4 @@ void client::close_session_async(const session& open, close_callback done) {
     }
 }
 
-auto client::close_session(const session& open) -> result<session_close_report> {
-    return detail::blocking<session_close_report>(
-        core_, "close_session", [&](auto cb) { close_session_async(open, std::move(cb)); });
-}
-
-}  // namespace redlock
+}  // namespace redlock::detail
