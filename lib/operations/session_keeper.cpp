@@ -65,7 +65,9 @@ void session_keeper::join(std::shared_ptr<lock_state> state,
             renew_interval(e.session->ttl, ctx_.config().lock.renew_fraction),
             [this, key, g] { renew(key, g); });
     }
-    arm_deadline(e);
+    // O(1) per join: a new lock's deadline is rarely the earliest.
+    const auto until = state->valid_until();
+    if (!e.deadline_at || until < *e.deadline_at) arm_deadline_at(e, until);
 }
 
 void session_keeper::forget(const lock_state* state) {
@@ -152,11 +154,17 @@ void session_keeper::on_round(const session_state* key, std::uint64_t generation
 
 void session_keeper::arm_deadline(entry& e) {
     ctx_.timers().cancel(e.deadline_timer);
+    e.deadline_at.reset();
     const auto next = session_next_deadline(deadlines(e.session->snapshot()));
-    if (!next) return;
+    if (next) arm_deadline_at(e, *next);
+}
+
+void session_keeper::arm_deadline_at(entry& e, steady_clock::time_point at) {
+    ctx_.timers().cancel(e.deadline_timer);
+    e.deadline_at = at;
     const session_state* key = e.session.get();
     const std::uint64_t g = e.generation;
-    const auto in = std::max(milliseconds{0}, std::chrono::ceil<milliseconds>(*next - now()));
+    const auto in = std::max(milliseconds{0}, std::chrono::ceil<milliseconds>(at - now()));
     e.deadline_timer = ctx_.timers().schedule(in, [this, key, g] { check_deadline(key, g); });
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -44,6 +45,8 @@ private:
         std::uint64_t generation = 0;
         timer_queue::key renew_timer{};
         timer_queue::key deadline_timer{};
+        /// When the deadline timer fires (nullopt: not armed).
+        std::optional<std::chrono::steady_clock::time_point> deadline_at;
         bool in_flight = false;
         std::vector<node_report> last_nodes;  ///< the last round's, for a loss
     };
@@ -53,7 +56,9 @@ private:
     void renew(const session_state* key, std::uint64_t generation);
     void on_round(const session_state* key, std::uint64_t generation, session_round round);
     void check_deadline(const session_state* key, std::uint64_t generation);
+    /// Arms the deadline timer for the earliest deadline of the session's locks.
     void arm_deadline(entry& e);
+    void arm_deadline_at(entry& e, std::chrono::steady_clock::time_point at);
     void lose_session(entry& e);
     void stop(entry& e);
 
