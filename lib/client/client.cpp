@@ -1,14 +1,17 @@
-// Every member of redlock::client and redlock::guard: thin handles on a
+// Every member of redlock::client (guard's are in guard.cpp): thin handles on a
 // shared client_core. The blocking forms run their _async form and wait for
 // its callback. What status and check parse is in diagnostics.cpp.
 
 #include "redlock/client.hpp"
 
 #include "client/audit_index.hpp"
+#include "client/campaign.hpp"
 #include "client/client_calls.hpp"
 #include "client/client_core.hpp"
 #include "client/client_listing.hpp"
 #include "client/diagnostics_parse.hpp"
+#include "client/election_observer.hpp"
+#include "client/leader_read.hpp"
 #include "client/operator_commands.hpp"
 #include "operations/acquire_checks.hpp"
 #include "operations/holder_text.hpp"
@@ -307,6 +310,38 @@ auto client::list(list_options options) -> result<lock_listing> {
         core_, "list", [&](auto cb) { list_async(std::move(options), std::move(cb)); });
 }
 
+auto client::campaign_async(std::string name, std::string proposal, campaign_options options,
+                            campaign_callback done) -> acquire_ticket {
+    if (!core_) return refuse_moved_from(std::move(done)), orphan_ticket();
+    return detail::start_campaign(core_, std::move(name), std::move(proposal), std::move(options),
+                                  std::move(done));
+}
+
+auto client::campaign(std::string name, std::string proposal, campaign_options options,
+                      std::stop_token stop) -> result<leadership> {
+    return detail::blocking<leadership>(core_, "campaign", [&](campaign_callback cb) {
+        const acquire_ticket ticket =
+            campaign_async(std::move(name), std::move(proposal), std::move(options), std::move(cb));
+        return std::stop_callback{stop, [core = core_, ticket] { core->cancel(ticket); }};
+    });
+}
+
+void client::leader_async(std::string name, std::function<void(result<election_view>)> done) {
+    if (!core_) return refuse_moved_from(std::move(done));
+    detail::read_leader(*core_, std::move(name), std::move(done));
+}
+
+auto client::leader(std::string name) -> result<election_view> {
+    return detail::blocking<election_view>(
+        core_, "leader", [&](auto cb) { leader_async(std::move(name), std::move(cb)); });
+}
+
+auto client::observe(std::string name, std::function<void(const election_view&)> on_change)
+    -> result<observation> {
+    if (!core_) return failure{moved_from_error()};
+    return detail::election_observer::begin(core_, std::move(name), std::move(on_change));
+}
+
 auto client::stats() const -> client_stats {
     return core_ ? core_->stats() : client_stats{};
 }
@@ -326,50 +361,6 @@ auto client::node_count() const noexcept -> std::size_t {
 
 void client::shutdown() {
     if (core_) core_->shutdown();
-}
-
-// ---- guard --------------------------------------------------------------------------------
-
-guard::guard(client& owner, lock held) : core_{owner.core_}, lock_{std::move(held)} {}
-
-guard::guard(guard&& other) noexcept
-    : core_{std::move(other.core_)}, lock_{std::exchange(other.lock_, lock{})} {}
-
-auto guard::operator=(guard&& other) noexcept -> guard& {
-    if (this != &other) {
-        release_in_background();
-        core_ = std::move(other.core_);
-        lock_ = std::exchange(other.lock_, lock{});
-    }
-    return *this;
-}
-
-guard::~guard() {
-    release_in_background();
-}
-
-void guard::release_in_background() noexcept {
-    if (!core_ || lock_.empty()) return;
-    try {
-        core_->release(detail::lock_state::of(lock_), nullptr);
-    } catch (...) {
-        // Out of memory while queueing: the key expires by its TTL instead.
-    }
-    lock_ = lock{};
-    core_.reset();
-}
-
-auto guard::release() -> result<release_report> {
-    if (!core_ || lock_.empty()) {
-        return failure{
-            error{make_error_code(errc::invalid_argument), "the guard holds no lock", {}, 0}};
-    }
-    if (core_->on_loop_thread()) return failure{deadlock_error("guard::release")};
-    auto core = std::move(core_);
-    const lock held = std::exchange(lock_, lock{});
-    return wait_for<release_report>([&](client::release_callback cb) {
-        core->release(detail::lock_state::of(held), std::move(cb));
-    });
 }
 
 // The coroutine factories (redlock/coro.hpp has the awaiters; client.hpp only names them,
@@ -393,6 +384,12 @@ auto client::async_extend(const lock& held, std::chrono::milliseconds ttl) -> ex
 
 auto client::async_release(const lock& held) -> release_awaiter {
     return release_awaiter{*this, held};
+}
+
+auto client::async_campaign(std::string name, std::string proposal, campaign_options options,
+                            std::stop_token stop) -> campaign_awaiter {
+    return campaign_awaiter{*this, std::move(name), std::move(proposal), std::move(options),
+                            std::move(stop)};
 }
 
 }  // namespace redlock
