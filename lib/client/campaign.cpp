@@ -97,14 +97,15 @@ auto start_campaign(const std::shared_ptr<client_core>& core, std::string name,
     lock_options lo = lock_options_of(options);
     // Weak: the lock's state (kept by the watchdog) must not keep the leadership alive.
     lo.on_lost = [weak = std::weak_ptr<leadership_state>{state},
+                  weak_core = std::weak_ptr<client_core>{core}, name,
                   on_lost = std::move(options.on_lost)](const lock& held, const error& why) {
-        const auto s = weak.lock();
-        if (!s) return;
-        if (on_lost) on_lost(leadership_state::handle(s), why);
-        // Best effort: observers hear of it now rather than at the lock's expiry.
-        s->core->probe(
-            abdicate_commands(s->core->config(), s->name, held.value()),
-            [](const result<std::vector<node_probe>>&) {}, resource_slot(s->name));
+        if (const auto s = weak.lock(); s && on_lost) on_lost(leadership_state::handle(s), why);
+        // Best effort, even when nobody keeps the leadership: observers hear of the
+        // loss now rather than at the lock's expiry.
+        if (const auto c = weak_core.lock())
+            c->probe(
+                abdicate_commands(c->config(), name, held.value()),
+                [](const result<std::vector<node_probe>>&) {}, resource_slot(name));
     };
     auto won = [state, done = std::move(done)](result<lock> held) mutable {
         if (!held) return done(failure{std::move(held).error()});

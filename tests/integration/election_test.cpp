@@ -224,14 +224,22 @@ TEST_SUITE("election") {
         CHECK_FALSE(view->leader);
     }
 
-    TEST_CASE_FIXTURE(cluster, "a deposed leader cannot proclaim") {
+    TEST_CASE_FIXTURE(cluster,
+                      "a deposed leader cannot proclaim, and is told it lost the leadership") {
         auto first = make_client();
         auto second = make_client();
-        auto won = first.campaign("svc", "alpha", with_ttl(10s));
+        redlock_test::countdown told{1};
+        auto options = with_ttl(1500ms);
+        options.on_lost = [&told](const redlock::leadership& l, const redlock::error& why) {
+            CHECK(l.name() == "svc");
+            CHECK(why.code == redlock::errc::lock_lost);
+            told.count_down();
+        };
+        auto won = first.campaign("svc", "alpha", options);
         REQUIRE(won);
         // Taken from it behind its back: its lock deleted on every node.
         for (auto& server : *this) (void)server.command({"DEL", key_of("svc")});
-        auto usurper = second.campaign("svc", "beta");
+        auto usurper = second.campaign("svc", "beta", with_ttl(10s));
         REQUIRE(usurper);
         CHECK(usurper->term() > won->term());
         auto refused = won->proclaim("alpha again");
@@ -241,6 +249,15 @@ TEST_SUITE("election") {
         REQUIRE(view);
         REQUIRE(view->leader);
         CHECK(view->leader->value == "beta");
+        // Its next renewal finds another holder.
+        REQUIRE(told.wait_for(5s));
+        CHECK(won->lost());
+        CHECK(won->lost_token().stop_requested());
+        CHECK_FALSE(won->valid());
+        view = first.leader("svc");
+        REQUIRE(view);
+        REQUIRE(view->leader);
+        CHECK(view->leader->value == "beta");  // its clean-up left the usurper's key alone
         REQUIRE(usurper->resign());
     }
 
