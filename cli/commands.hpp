@@ -39,5 +39,11 @@ namespace redlock::cli {
 /// The locks a majority hold, and the leftovers (list_command.cpp).
 [[nodiscard]] auto list_command(const global_options& global, const list_flags& args,
                                 const reporter& out) -> int;
+/// Leader election (elect_command.cpp, leader_command.cpp). elect expects
+/// run_signals() blocked, as run does; leader --watch too.
+[[nodiscard]] auto elect_command(const global_options& global, const elect_options& elect,
+                                 const sigset_t& ignored, const reporter& out) -> int;
+[[nodiscard]] auto leader_command(const global_options& global, const leader_flags& args,
+                                  const reporter& out) -> int;
 
 }  // namespace redlock::cli

@@ -81,12 +81,18 @@ int main(int argc, char** argv) {
             "run needs a command after -- (or -c): redlock run --resource R [OPTIONS] -- CMD "
             "[ARGS...]"});
     }
-    if (chosen != subcommand::run && separator) {
-        return out.fail(failure_report{exit_usage, "usage", "only run takes a command after --"});
+    if (chosen == subcommand::elect && command.empty()) {
+        return out.fail(failure_report{
+            exit_usage, "usage",
+            "elect needs a command after --: redlock elect --name N [OPTIONS] -- CMD [ARGS...]"});
+    }
+    if (chosen != subcommand::run && chosen != subcommand::elect && separator) {
+        return out.fail(
+            failure_report{exit_usage, "usage", "only run and elect take a command after --"});
     }
     if (const std::string conflict = conflicting_flags(opts, chosen); !conflict.empty())
         return out.fail(failure_report{exit_usage, "usage", conflict + " (see redlock --help)"});
-    opts.run.command = std::move(command);
+    (chosen == subcommand::elect ? opts.elect.run.command : opts.run.command) = std::move(command);
 
     const sigset_t ignored = ignored_at_start();
     // A node that closes its connection must not kill us with SIGPIPE; the
@@ -116,6 +122,12 @@ int main(int argc, char** argv) {
                 return check_fence_command(opts.global, opts.fence, out);
             case subcommand::list:
                 return list_command(opts.global, opts.list, out);
+            case subcommand::elect:
+                block_run_signals();  // before the client starts its loop thread
+                return elect_command(opts.global, opts.elect, ignored, out);
+            case subcommand::leader:
+                block_run_signals();
+                return leader_command(opts.global, opts.leader, out);
         }
     } catch (const std::exception& e) {
         return out.fail(failure_report{exit_failure, "internal", e.what()});

@@ -255,6 +255,7 @@ Exit codes:
     declare_check(app, into.check);
     declare_operator_tools(app, into);
     declare_list(app, into.list);
+    declare_election(app, into);
 }
 
 auto conflicting_flags(const options& opts, subcommand chosen) -> std::string {
@@ -286,6 +287,8 @@ auto conflicting_flags(const options& opts, subcommand chosen) -> std::string {
         case subcommand::audit:
         case subcommand::check_fence:
         case subcommand::list:
+        case subcommand::elect:
+        case subcommand::leader:
             return {};
     }
     if (shared && permits) {
@@ -307,7 +310,8 @@ auto chosen_subcommand(const CLI::App& app) -> subcommand {
         {"release", subcommand::release}, {"extend", subcommand::extend},
         {"status", subcommand::status},   {"check", subcommand::check},
         {"list", subcommand::list},       {"break", subcommand::break_lock},
-        {"audit", subcommand::audit},     {"check-fence", subcommand::check_fence}};
+        {"audit", subcommand::audit},     {"check-fence", subcommand::check_fence},
+        {"elect", subcommand::elect},     {"leader", subcommand::leader}};
     for (const auto* sub : app.get_subcommands()) {
         if (const auto found = by_name.find(sub->get_name()); found != by_name.end())
             return found->second;

@@ -96,8 +96,24 @@ struct list_flags {
     std::optional<long long> budget_ms;  ///< list_options::budget; unset: the library's default
 };
 
+/// `elect`: run CMD while leading an election (hot standby).
+struct elect_options {
+    /// lock.resource is the election's name, lock.ttl_ms its TTL, lock.wait_ms
+    /// its max wait (0: until interrupted); CMD and how it is ended as run's.
+    run_options run;
+    std::string proposal;
+};
+
+/// `leader`: who leads, and with --watch every change.
+struct leader_flags {
+    std::string name;
+    bool watch = false;
+};
+
 enum class subcommand {
     run,
+    elect,
+    leader,
     acquire,
     release,
     extend,
@@ -123,12 +139,19 @@ struct options {
     audit_options audit;
     fence_options fence;
     list_flags list;
+    elect_options elect;
+    leader_flags leader;
 };
 
 /// Declares break, audit and check-fence (operator_options.cpp).
 void declare_operator_tools(CLI::App& app, options& into);
 /// `run` (run_options.cpp).
 void declare_run(CLI::App& app, run_options& into);
+/// How CMD is ended when the lock is being lost (run and elect): --on-lost,
+/// --term-before-ms, --pid-only, --kill-after-ms.
+void add_end_flags(CLI::App& sub, run_options& into);
+/// `elect` and `leader` (elect_options.cpp).
+void declare_election(CLI::App& app, options& into);
 /// Declares the flags of `run` and `acquire`; returns --wait-ms, which run's
 /// -w and -n exclude.
 auto add_lock_flags(CLI::App& sub, lock_flags& into) -> CLI::Option*;

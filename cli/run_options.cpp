@@ -28,6 +28,42 @@ const CLI::Validator wait_seconds{
 
 }  // namespace
 
+void add_end_flags(CLI::App& sub, run_options& into) {
+    const CLI::Validator one_of_actions{
+        [](std::string& text) -> std::string {
+            if (text == "term" || text == "kill" || text == "ignore") return {};
+            return "must be term, kill or ignore, not '" + text + "'";
+        },
+        "term|kill|ignore"};
+    sub.add_option_function<std::string>(
+           "--on-lost",
+           [&into](const std::string& text) {
+               into.on_lost = text == "kill"     ? on_lost_action::kill
+                              : text == "ignore" ? on_lost_action::ignore
+                                                 : on_lost_action::term;
+           },
+           "How CMD ends when the lock is failing: term sends SIGTERM once the validity left "
+           "falls below --term-before-ms (renewals failing) or the lock is lost, then SIGKILL "
+           "after --kill-after-ms and never later than the end of the validity; kill sends "
+           "SIGKILL at that point instead; ignore lets CMD run on. run exits 70 in every case")
+        ->check(one_of_actions)
+        ->default_str("term");
+    sub.add_option("--term-before-ms", into.term_before_ms,
+                   "SIGTERM to CMD once the lock's validity left falls below this while "
+                   "renewals fail, so that CMD is dead before another holder can be granted the "
+                   "lock (default: a quarter of the TTL)")
+        ->check(CLI::Range(0LL, max_ms));
+    sub.add_flag("--pid-only", into.pid_only,
+                 "Run CMD in redlock's own process group and send signals to CMD's pid "
+                 "alone (the behaviour before 0.2.0): what CMD starts itself is then neither "
+                 "signalled nor ended with it");
+    sub.add_option("--kill-after-ms", into.kill_after_ms,
+                   "With --on-lost term: grace period between SIGTERM and SIGKILL (cut short by "
+                   "the end of the lock's validity)")
+        ->capture_default_str()
+        ->check(CLI::Range(0LL, max_ms));
+}
+
 void declare_run(CLI::App& app, run_options& into) {
     auto* run = app.add_subcommand(
         "run",
@@ -59,39 +95,7 @@ void declare_run(CLI::App& app, run_options& into) {
                     "[ARGS...] (not both). Inside run, -c is this; the config is --config (a "
                     "JSON file given to -c is refused, exit 64)")
         ->type_name("'SHELL COMMAND'");
-    const CLI::Validator one_of_actions{
-        [](std::string& text) -> std::string {
-            if (text == "term" || text == "kill" || text == "ignore") return {};
-            return "must be term, kill or ignore, not '" + text + "'";
-        },
-        "term|kill|ignore"};
-    run->add_option_function<std::string>(
-           "--on-lost",
-           [&into](const std::string& text) {
-               into.on_lost = text == "kill"     ? on_lost_action::kill
-                              : text == "ignore" ? on_lost_action::ignore
-                                                 : on_lost_action::term;
-           },
-           "How CMD ends when the lock is failing: term sends SIGTERM once the validity left "
-           "falls below --term-before-ms (renewals failing) or the lock is lost, then SIGKILL "
-           "after --kill-after-ms and never later than the end of the validity; kill sends "
-           "SIGKILL at that point instead; ignore lets CMD run on. run exits 70 in every case")
-        ->check(one_of_actions)
-        ->default_str("term");
-    run->add_option("--term-before-ms", into.term_before_ms,
-                    "SIGTERM to CMD once the lock's validity left falls below this while "
-                    "renewals fail, so that CMD is dead before another holder can be granted the "
-                    "lock (default: a quarter of the TTL)")
-        ->check(CLI::Range(0LL, max_ms));
-    run->add_flag("--pid-only", into.pid_only,
-                  "Run CMD in redlock's own process group and send signals to CMD's pid "
-                  "alone (the behaviour before 0.2.0): what CMD starts itself is then neither "
-                  "signalled nor ended with it");
-    run->add_option("--kill-after-ms", into.kill_after_ms,
-                    "With --on-lost term: grace period between SIGTERM and SIGKILL (cut short by "
-                    "the end of the lock's validity)")
-        ->capture_default_str()
-        ->check(CLI::Range(0LL, max_ms));
+    add_end_flags(*run, into);
     run->footer(std::string{R"(Usage: redlock run --resource R [OPTIONS] -- CMD [ARGS...]
        redlock run --resource R [OPTIONS] -c 'SHELL COMMAND'
 

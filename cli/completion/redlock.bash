@@ -2,7 +2,7 @@
 # Installed as share/bash-completion/completions/redlock, which bash-completion
 # loads on the first <TAB> after "redlock". Without bash-completion it still
 # works when sourced (e.g. from ~/.bashrc), except that the command after
-# `run ... --` completes only as a command name or a file.
+# `run ... --` (or `elect ... --`) completes only as a command name or a file.
 #
 # The flag lists mirror `redlock SUBCOMMAND --help`; tests/cli/completion_test.sh
 # fails when they drift apart.
@@ -20,12 +20,13 @@ _redlock() {
     fi
 
     local subcommands='run acquire release extend status check list break audit check-fence'
+    subcommands+=' elect leader'
     local globals='--config --json --verbose --help'
     # Flags that take a value: the word after one is never a subcommand.
     local takes_value=' -c --config -r --resource --ttl-ms --wait-ms --permits -w --wait '
     takes_value+=' -E --conflict-exit-code --command --on-lost --term-before-ms --kill-after-ms --value '
     takes_value+=' --holder --lock-delay-ms --reason --breaker --limit '
-    takes_value+=' --prefix --budget-ms '
+    takes_value+=' --prefix --budget-ms --name --proposal '
     local lock_flags='--resource --ttl-ms --wait-ms --fence --fair --shared --permits --holder
         --lock-delay-ms'
 
@@ -86,7 +87,8 @@ _redlock() {
             ;;
         -r | --resource | --ttl-ms | --wait-ms | --permits | -w | --wait | -E | \
             --conflict-exit-code | --command | --term-before-ms | --kill-after-ms | --value | \
-            --holder | --lock-delay-ms | --reason | --breaker | --limit | --prefix | --budget-ms)
+            --holder | --lock-delay-ms | --reason | --breaker | --limit | --prefix | --budget-ms | \
+            --name | --proposal)
             return  # free-form values: nothing to guess
             ;;
     esac
@@ -104,6 +106,9 @@ _redlock() {
         audit) flags='--resource --limit' ;;
         check-fence) flags='--resource --fence' ;;
         list) flags='--prefix --limit --budget-ms' ;;
+        elect) flags='--name --proposal --ttl-ms --wait-ms --holder --on-lost --term-before-ms
+                    --kill-after-ms --pid-only' ;;
+        leader) flags='--name --watch' ;;
         '') flags='--version' ;;
     esac
     [[ $sub == extend ]] && flags+=' --ttl-ms'

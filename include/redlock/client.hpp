@@ -2,6 +2,7 @@
 
 #include "redlock/config.hpp"
 #include "redlock/diagnostics.hpp"
+#include "redlock/election.hpp"
 #include "redlock/error.hpp"
 #include "redlock/export.hpp"
 #include "redlock/lock.hpp"
@@ -30,6 +31,7 @@ class client_core;
 class acquire_awaiter;
 class extend_awaiter;
 class release_awaiter;
+class campaign_awaiter;
 
 /// What a release did: how many nodes actually deleted the key (those where it
 /// still held our value), and each node's outcome.
@@ -259,6 +261,35 @@ public:
     void list_async(list_options options, std::function<void(result<lock_listing>)> done);
     [[nodiscard]] auto list(list_options options = {}) -> result<lock_listing>;
 
+    /// Leader election (README, "Leader election"). Waits, in arrival order
+    /// (wait_mode::fair), until this client leads `name`: it holds the
+    /// election's lock (auto-renewed, with a fencing token: the term) and has
+    /// proclaimed `proposal` on a majority. Errors: invalid_argument,
+    /// contended (max_wait passed), cancelled (cancel(ticket) or the stop
+    /// token), quorum_unreachable or not_held (the proposal could not be
+    /// stored; the lock was released), client_stopped.
+    using campaign_callback = std::function<void(result<leadership>)>;
+    auto campaign_async(std::string name, std::string proposal, campaign_options options,
+                        campaign_callback done) -> acquire_ticket;
+    [[nodiscard]] auto campaign(std::string name, std::string proposal,
+                                campaign_options options = {}, std::stop_token stop = {})
+        -> result<leadership>;
+    /// Who leads `name`, as a majority of the nodes say: read-only, one round
+    /// trip. No leader is not an error (view.leader is empty). Errors:
+    /// invalid_argument, quorum_unreachable (fewer than a majority answered),
+    /// client_stopped.
+    void leader_async(std::string name, std::function<void(result<election_view>)> done);
+    [[nodiscard]] auto leader(std::string name) -> result<election_view>;
+    /// Follows `name`: `on_change` gets the current view once read, then each
+    /// change of leader, term or proclaimed value (validity aside), on the loop
+    /// thread, until the observation is stopped or destroyed. Changes are
+    /// pushed over the wake-up subscriptions; a leader that vanishes without a
+    /// word (crashed) is reported once its validity has run out. Errors:
+    /// invalid_argument, client_stopped.
+    [[nodiscard]] auto observe(std::string name,
+                               std::function<void(const election_view&)> on_change)
+        -> result<observation>;
+
     [[nodiscard]] auto stats() const -> client_stats;
     /// Latency histograms, per-node state and gauges (metrics.hpp); render
     /// them with to_prometheus(). Cheap: a few hundred atomic loads.
@@ -280,6 +311,10 @@ public:
     [[nodiscard]] auto async_extend(const lock& held, std::chrono::milliseconds ttl)
         -> extend_awaiter;
     [[nodiscard]] auto async_release(const lock& held) -> release_awaiter;
+    /// `co_await` a campaign: a stop requested on `stop` cancels its wait.
+    [[nodiscard]] auto async_campaign(std::string name, std::string proposal,
+                                      campaign_options options = {}, std::stop_token stop = {})
+        -> campaign_awaiter;
 
     /// Stops the client now (see Lifetime above). Idempotent.
     void shutdown();

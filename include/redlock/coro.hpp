@@ -114,4 +114,32 @@ private:
     std::optional<result<release_report>> result_;
 };
 
+/// `co_await client::async_campaign(...)`: a result<leadership>, as
+/// campaign_async's callback gets. A stop requested on the token cancels the
+/// wait (errc::cancelled), as for async_acquire.
+class [[nodiscard]] REDLOCK_API campaign_awaiter {
+public:
+    campaign_awaiter(client& owner, std::string name, std::string proposal,
+                     campaign_options options, std::stop_token stop);
+    campaign_awaiter(campaign_awaiter&&) noexcept;
+    campaign_awaiter(const campaign_awaiter&) = delete;
+    auto operator=(const campaign_awaiter&) -> campaign_awaiter& = delete;
+    auto operator=(campaign_awaiter&&) -> campaign_awaiter& = delete;
+    ~campaign_awaiter();
+
+    [[nodiscard]] auto await_ready() const noexcept -> bool;
+    void await_suspend(std::coroutine_handle<> waiting);
+    auto await_resume() -> result<leadership>;
+
+private:
+    client* owner_;
+    std::string name_;
+    std::string proposal_;
+    campaign_options options_;
+    std::stop_token stop_;
+    std::optional<result<leadership>> result_;
+    std::shared_ptr<detail::acquire_cancel_state> cancel_;
+    std::unique_ptr<std::stop_callback<std::function<void()>>> on_stop_;
+};
+
 }  // namespace redlock

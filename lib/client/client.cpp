@@ -1,15 +1,19 @@
-// Every member of redlock::client: thin handles on a shared client_core
-// (redlock::guard's are in guard.cpp). The blocking forms run their _async form and wait for
+// Every member of redlock::client (guard's are in guard.cpp): thin handles on a
+// shared client_core. The blocking forms run their _async form and wait for
 // its callback. What status and check parse is in diagnostics.cpp.
 
 #include "redlock/client.hpp"
 
 #include "client/audit_index.hpp"
+#include "client/campaign.hpp"
 #include "client/client_calls.hpp"
 #include "client/client_core.hpp"
 #include "client/client_listing.hpp"
 #include "client/client_sessions.hpp"
+#include "client/diagnostics_calls.hpp"
 #include "client/diagnostics_parse.hpp"
+#include "client/election_observer.hpp"
+#include "client/leader_read.hpp"
 #include "client/operator_commands.hpp"
 #include "operations/acquire_checks.hpp"
 #include "operations/holder_text.hpp"
@@ -158,22 +162,8 @@ auto client::adopt(std::string resource, std::string value, lock_kind kind, int 
 }
 
 void client::status_async(std::string resource, std::function<void(result<lock_status>)> done) {
-    if (!core_) {
-        refuse_moved_from(std::move(done));
-        return;
-    }
-    std::string invalid =
-        resource.empty() ? "the resource name is empty" : detail::resource_problem(resource);
-    auto commands = invalid.empty() ? detail::status_commands(core_->config(), resource)
-                                    : std::vector<std::vector<std::string>>{};
-    const std::size_t quorum = detail::quorum(core_->node_count());
-    const std::uint16_t slot = detail::resource_slot(resource);
-    probe_then(
-        *core_, std::move(invalid), std::move(commands), std::move(done),
-        [resource = std::move(resource), quorum](auto probes) mutable {
-            return detail::parse_status(std::move(resource), quorum, std::move(probes));
-        },
-        slot);
+    if (!core_) return refuse_moved_from(std::move(done));
+    detail::start_status(*core_, std::move(resource), std::move(done));
 }
 
 auto client::status(std::string resource) -> result<lock_status> {
@@ -183,26 +173,8 @@ auto client::status(std::string resource) -> result<lock_status> {
 
 void client::status_async(std::string resource, int permits,
                           std::function<void(result<semaphore_status>)> done) {
-    if (!core_) {
-        refuse_moved_from(std::move(done));
-        return;
-    }
-    std::string invalid =
-        resource.empty() ? "the resource name is empty" : detail::resource_problem(resource);
-    if (permits < 1 || permits > max_permits) {
-        invalid = "permits must be between 1 and " + std::to_string(max_permits) + ", not " +
-                  std::to_string(permits);
-    }
-    auto commands = invalid.empty() ? detail::semaphore_commands(core_->config(), resource, permits)
-                                    : std::vector<std::vector<std::string>>{};
-    const std::size_t quorum = detail::quorum(core_->node_count());
-    const std::uint16_t slot = detail::resource_slot(resource);
-    probe_then(
-        *core_, std::move(invalid), std::move(commands), std::move(done),
-        [resource = std::move(resource), permits, quorum](auto probes) mutable {
-            return detail::parse_semaphore(std::move(resource), permits, quorum, std::move(probes));
-        },
-        slot);
+    if (!core_) return refuse_moved_from(std::move(done));
+    detail::start_semaphore_status(*core_, std::move(resource), permits, std::move(done));
 }
 
 auto client::status(std::string resource, int permits) -> result<semaphore_status> {
@@ -212,20 +184,8 @@ auto client::status(std::string resource, int permits) -> result<semaphore_statu
 }
 
 void client::check_async(std::function<void(result<cluster_health>)> done) {
-    if (!core_) {
-        refuse_moved_from(std::move(done));
-        return;
-    }
-    const std::size_t quorum = detail::quorum(core_->node_count());
-    core_->probe(
-        detail::health_commands(),
-        [quorum, done = std::move(done)](result<std::vector<detail::node_probe>> probes) mutable {
-            if (!probes) {
-                done(failure{std::move(probes).error()});
-                return;
-            }
-            done(detail::parse_health(quorum, std::move(*probes)));
-        });
+    if (!core_) return refuse_moved_from(std::move(done));
+    detail::start_check(*core_, std::move(done));
 }
 
 auto client::check() -> result<cluster_health> {
@@ -308,6 +268,38 @@ auto client::list(list_options options) -> result<lock_listing> {
         core_, "list", [&](auto cb) { list_async(std::move(options), std::move(cb)); });
 }
 
+auto client::campaign_async(std::string name, std::string proposal, campaign_options options,
+                            campaign_callback done) -> acquire_ticket {
+    if (!core_) return refuse_moved_from(std::move(done)), orphan_ticket();
+    return detail::start_campaign(core_, std::move(name), std::move(proposal), std::move(options),
+                                  std::move(done));
+}
+
+auto client::campaign(std::string name, std::string proposal, campaign_options options,
+                      std::stop_token stop) -> result<leadership> {
+    return detail::blocking<leadership>(core_, "campaign", [&](campaign_callback cb) {
+        const acquire_ticket ticket =
+            campaign_async(std::move(name), std::move(proposal), std::move(options), std::move(cb));
+        return std::stop_callback{stop, [core = core_, ticket] { core->cancel(ticket); }};
+    });
+}
+
+void client::leader_async(std::string name, std::function<void(result<election_view>)> done) {
+    if (!core_) return refuse_moved_from(std::move(done));
+    detail::read_leader(*core_, std::move(name), std::move(done));
+}
+
+auto client::leader(std::string name) -> result<election_view> {
+    return detail::blocking<election_view>(
+        core_, "leader", [&](auto cb) { leader_async(std::move(name), std::move(cb)); });
+}
+
+auto client::observe(std::string name, std::function<void(const election_view&)> on_change)
+    -> result<observation> {
+    if (!core_) return failure{moved_from_error()};
+    return detail::election_observer::begin(core_, std::move(name), std::move(on_change));
+}
+
 auto client::stats() const -> client_stats {
     return core_ ? core_->stats() : client_stats{};
 }
@@ -370,6 +362,12 @@ auto client::async_extend(const lock& held, std::chrono::milliseconds ttl) -> ex
 
 auto client::async_release(const lock& held) -> release_awaiter {
     return release_awaiter{*this, held};
+}
+
+auto client::async_campaign(std::string name, std::string proposal, campaign_options options,
+                            std::stop_token stop) -> campaign_awaiter {
+    return campaign_awaiter{*this, std::move(name), std::move(proposal), std::move(options),
+                            std::move(stop)};
 }
 
 }  // namespace redlock

@@ -24,11 +24,13 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace redlock::detail {
 
 struct lock_state;
+class election_observer;
 
 /// Everything behind a redlock::client: the loop, the node connections, the
 /// operations in flight, and the shutdown order.
@@ -90,6 +92,21 @@ public:
             }
         };
         if (!run_on_loop(std::move(start))) deliver_later(loop_, std::move(refused));
+    }
+    /// Runs `task` with the operations' context on the loop thread (at once if called
+    /// there): what lives across operations and is not one (an election's observer) uses
+    /// the timers and the waiter registry through it. False, and `task` never runs, once
+    /// the client takes no more operations.
+    auto with_context(std::function<void(op_context&)> task) -> bool {
+        return run_on_loop([this, task = std::move(task)] {
+            if (!stopping_) task(ctx_);
+        });
+    }
+    /// The election observers alive on this client (election_observer.cpp), by id: kept
+    /// here so that none is freed while the waiter registry may still call it. Loop thread.
+    [[nodiscard]] auto observers() noexcept
+        -> std::unordered_map<std::string, std::shared_ptr<election_observer>>& {
+        return observers_;
     }
 
 private:
@@ -153,6 +170,7 @@ private:
     int closes_pending_ = 0;
     std::atomic<bool> shutdown_requested_{false};
     std::shared_ptr<client_core> self_;  // attached loop: alive until every handle closed
+    std::unordered_map<std::string, std::shared_ptr<election_observer>> observers_;
 };
 
 }  // namespace redlock::detail

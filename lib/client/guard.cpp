@@ -1,5 +1,5 @@
-// redlock::guard: a lock released when the guard goes (RAII), on the client's
-// shared client_core.
+// Every member of redlock::guard (client.hpp): a lock released when the guard
+// goes, in the background, or now with release().
 
 #include "client/client_calls.hpp"
 #include "client/client_core.hpp"

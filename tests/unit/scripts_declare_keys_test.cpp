@@ -5,6 +5,7 @@
 // KEYS[...] or a local bound only ever to KEYS[...].
 
 #include "client/diagnostics_parse.hpp"
+#include "client/election_commands.hpp"
 #include "client/operator_commands.hpp"
 #include "sansio/lock_listing.hpp"
 #include "sansio/scripts.hpp"
@@ -39,7 +40,8 @@ const std::map<std::string, key_args, std::less<>> commands{
     {"ZRANGEBYSCORE", key_args::first}, {"HGET", key_args::first},
     {"HSET", key_args::first},          {"XADD", key_args::first},
     {"HDEL", key_args::first},          {"DEL", key_args::all},
-    {"EXISTS", key_args::all},          {"TYPE", key_args::first},
+    {"HGETALL", key_args::first},       {"EXISTS", key_args::all},
+    {"TYPE", key_args::first},
 };
 
 /// The source without its comments ("--" to the end of the line, outside strings).
@@ -201,6 +203,7 @@ TEST_SUITE("scripts declare their keys") {
         for (const auto* s : redlock::detail::all_scripts()) sources.push_back(s->source);
         for (const auto s : redlock::detail::diagnostics_scripts()) sources.push_back(s);
         for (const auto s : redlock::detail::operator_scripts()) sources.push_back(s);
+        for (const auto s : redlock::detail::election_scripts()) sources.push_back(s);
         sources.push_back(redlock::detail::listing_read_source());
         REQUIRE(sources.size() >= 15);
         std::size_t total = 0;
