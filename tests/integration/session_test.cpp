@@ -23,7 +23,7 @@ namespace {
 /// under a sanitizer.
 auto session_client(const cluster& c) -> redlock::client {
     auto settings = c.config();
-    settings.request_timeout = 400ms;
+    settings.request_timeout = 1000ms;
     return c.make_client(settings);
 }
 
@@ -64,13 +64,13 @@ TEST_SUITE("sessions") {
     TEST_CASE_FIXTURE(cluster,
                       "a thousand locks survive renewals at one script call per node per tick") {
         auto locks = session_client(*this);
-        auto s = locks.open_session({.ttl = 900ms});
+        auto s = locks.open_session({.ttl = 1500ms});
         REQUIRE(s);
         const auto held = acquire_many(locks, *s, "s:many:", 1000);
         CHECK(s->size() == 1000);
         const auto before = locks.stats();
-        // Three TTLs: without renewals every lock would have expired twice over.
-        const auto until = std::chrono::steady_clock::now() + 2700ms;
+        // Two TTLs: without renewals every lock would have expired.
+        const auto until = std::chrono::steady_clock::now() + 3000ms;
         bool all_valid = true;
         while (std::chrono::steady_clock::now() < until) {
             for (const auto& l : held) all_valid = all_valid && l.valid();
@@ -81,10 +81,13 @@ TEST_SUITE("sessions") {
         const auto rounds = (after.renewals - before.renewals) / 1000;
         INFO("renewals " << after.renewals - before.renewals << ", requests "
                          << after.requests - before.requests);
-        CHECK(rounds >= 6);  // a tick every 300 ms
+        CHECK(rounds >= 4);  // a tick every 500 ms
         // One script call per node per round (per-lock renewal: 1,000 per node).
         CHECK(after.requests - before.requests <= (rounds + 1) * 5);
-        for (const auto& l : held) CHECK(count_holding(key_of(l.resource()), l.value()) >= 3);
+        std::size_t on_majority = 0;
+        for (const auto& l : held)
+            on_majority += count_holding(key_of(l.resource()), l.value()) >= 3;
+        CHECK(on_majority == 1000);
         const auto closed = locks.close_session(*s);
         REQUIRE(closed);
         CHECK(closed->locks == 1000);
@@ -114,7 +117,7 @@ TEST_SUITE("sessions") {
         CHECK(s->lost());
         CHECK(s->lost_token().stop_requested());
         // Within the validity the last round gave, plus a round's timeout.
-        CHECK(took <= 1000ms + 400ms);
+        CHECK(took <= 1000ms + 1000ms);
         for (const auto& l : held) {
             CHECK(l.lost());
             CHECK(l.lost_token().stop_requested());
