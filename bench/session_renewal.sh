@@ -35,6 +35,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 fail() { echo "session_renewal: $*" >&2; exit 64; }
+invocation="bench/session_renewal.sh${*:+ $*}"  # for the table's "Reproduce"
+[[ -n ${REDLOCK_BENCH_BUILD:-} ]] && invocation="REDLOCK_BENCH_BUILD=$REDLOCK_BENCH_BUILD $invocation"
 write_docs=0 smoke=0 build_step=1 repeat=3
 base=${REDLOCK_SESSION_BENCH_PORT_BASE:-7411}
 while (($#)); do
@@ -156,6 +158,7 @@ EOF
 # shellcheck disable=SC2086 # a list of ports
 servers_start $ports
 echo "session_renewal: 5 masters on 127.0.0.1:$base-$((base + 4)), results in $results"
+load_start=$(cut -d' ' -f1 /proc/loadavg)
 failed=0
 one_run() {  # LABEL EXPECTED(pass|any) ARGS...: one run, its JSON line in RESULTS/LABEL.json
   local label=$1 expected=$2 status=0; shift 2
@@ -193,13 +196,9 @@ servers_stop
 # The table (medians over the repetitions), and the smoke test's check.
 cat "$results"/*-*-[0-9].json >"$results/runs.jsonl"
 cat "$results"/*-default-timeout.json >"$results/default-timeout.jsonl" 2>/dev/null || true
-command_line=bench/session_renewal.sh
-[[ $smoke == 1 ]] && command_line+=" --smoke"
-[[ $smoke == 0 && $repeat != 3 ]] && command_line+=" --repeat $repeat"
-[[ $write_docs == 1 ]] && command_line+=" --write-docs"
 python3 bench/session_renewal_table.py "$results/runs.jsonl" "$results/table.md" \
-  --smoke "$smoke" --command "$command_line" --repeat "$repeat" \
-  --default-timeout "$results/default-timeout.jsonl" || failed=1
+  --smoke "$smoke" --command "$invocation" --repeat "$repeat" \
+  --default-timeout "$results/default-timeout.jsonl" --load-start "$load_start" || failed=1
 cat "$results/table.md"
 if [[ $write_docs == 1 ]]; then
   if [[ $failed == 1 ]]; then

@@ -2,7 +2,7 @@
 """bench/session_renewal.sh's tables, and its section of docs/benchmarks.md.
 
   session_renewal_table.py RUNS.jsonl TABLE.md --command CMD --repeat R [--smoke 0|1]
-                           [--default-timeout RUNS.jsonl]
+                           [--default-timeout RUNS.jsonl] [--load-start LOAD]
       Medians per (locks, mode) of redlock_session_renewal's JSON lines, as markdown (the
       measured block of the section "Sessions: renewal cost"). With --smoke 1 it fails unless,
       at every size, per-lock renewal sent at least 10x the session's commands per tick, every
@@ -31,6 +31,8 @@ def fmt(v, digits=3):
     """Three significant digits, thousands separated by a thin space as elsewhere on the page."""
     if v is None:
         return "–"
+    if float(v).is_integer() and abs(v) < 1000:
+        return str(int(v))
     if 0 < v < 1:
         return f"{v:.2g}"
     if v >= 1000:
@@ -86,17 +88,21 @@ def medians(runs):
     return out
 
 
-def table(runs, survival, command, repeat):
+def table(runs, survival, command, repeat, load_start):
     m = medians(runs)
     sizes = sorted({k[0] for k in m})
     ticks, ttl, tick = runs[0]["ticks"], runs[0]["ttl_ms"], runs[0]["tick_ms"]
     load = os.getloadavg()[0]
     commit = command_output("git", "rev-parse", "--short", "HEAD")
-    dirty = " plus the working tree" if command_output("git", "status", "--porcelain") else ""
+    # The page being written (and its template) do not count.
+    changed = command_output("git", "status", "--porcelain", "--", ".", ":!docs/benchmarks.md",
+                             ":!bench/benchmarks.md.in")
+    dirty = " plus the working tree" if changed else ""
     lines = [
         BEGIN,
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine()}; "
-        f"Release build of commit {commit}{dirty}; 1-minute load average {load:.1f} at the end. "
+        f"Release build of commit {commit}{dirty}; 1-minute load average {load_start} at the start, "
+        f"{load:.1f} at the end. "
         f"TTL {ttl} ms, a tick every {tick} ms, {ticks} ticks measured per run; "
         + (f"medians of {repeat} runs per row (modes in turn)." if repeat > 1 else "one run per row.")
         + " Reproduce:",
@@ -221,7 +227,7 @@ def main(argv):
         with open(opts["--default-timeout"], encoding="utf-8") as f:
             survival = [json.loads(line) for line in f if line.strip()]
     text, m = table(runs, survival, opts.get("--command", "bench/session_renewal.sh"),
-                    int(opts.get("--repeat", "1")))
+                    int(opts.get("--repeat", "1")), opts.get("--load-start", "?"))
     with open(out_file, "w", encoding="utf-8") as f:
         f.write(text)
     if opts.get("--smoke") == "1":
