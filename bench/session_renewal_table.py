@@ -40,6 +40,11 @@ def fmt(v, digits=3):
     return f"{v:.{max(0, digits - len(str(int(v))))}f}" if v else "0"
 
 
+def span(pair):
+    low, high = pair
+    return fmt(low) if low == high else f"{fmt(low)}–{fmt(high)}"
+
+
 def ratio(a, b):
     return a / b if b else None
 
@@ -82,6 +87,7 @@ def medians(runs):
         m["script_usec_max_node"] = max(r["script_usec_per_call_max_node"] for r in rs)
         m["ping_ms_max"] = max(r["ping_ms_max"] for r in rs)
         m["request_timeout_ms"] = rs[0]["request_timeout_ms"]
+        m["released"] = (min(r["released"] for r in rs), max(r["released"] for r in rs))
         m["ok"] = all(r["all_valid"] and r["servers_empty"] for r in rs)
         m["runs"] = len(rs)
         out[key] = m
@@ -130,8 +136,9 @@ def table(runs, survival, command, repeat, load_start):
         "(scripts' inner calls included) | Servers' CPU above idle, ms per node per tick "
         "| Renewal script wall time per call, ms (mean; slowest node) | Longest wait of another "
         "client's PING, ms | Client CPU ms / tick | Request timeouts "
+        "| Releases a majority confirmed in time (close_session's report, or each release's) "
         "| Every lock valid, servers empty after |",
-        "|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|---|",
+        "|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
     ]
     for n in sizes:
         for mode in ("per-lock", "session"):
@@ -146,6 +153,7 @@ def table(runs, survival, command, repeat, load_start):
                 f"{fmt(r['script_usec_max_node'] / 1000)} "
                 f"| {fmt(r['ping_ms_max'])} "
                 f"| {fmt(r['client_cpu_ms_per_tick'])} | {fmt(r['timeouts'])} "
+                f"| {span(r['released'])} "
                 f"| {'yes' if r['ok'] else '**no**'} ({r['runs']} runs) |")
     if survival:
         lines += [
@@ -227,7 +235,7 @@ def main(argv):
         with open(opts["--default-timeout"], encoding="utf-8") as f:
             survival = [json.loads(line) for line in f if line.strip()]
     text, m = table(runs, survival, opts.get("--command", "bench/session_renewal.sh"),
-                    int(opts.get("--repeat", "1")), opts.get("--load-start", "?"))
+                    int(opts.get("--repeat", "1")), f"{float(opts.get('--load-start', 'nan')):.1f}")
     with open(out_file, "w", encoding="utf-8") as f:
         f.write(text)
     if opts.get("--smoke") == "1":
