@@ -7,6 +7,7 @@
 #include "sansio/script_fallback.hpp"
 #include "sansio/scripts.hpp"
 
+#include <span>
 #include <utility>
 
 namespace redlock::detail {
@@ -27,23 +28,37 @@ session_renew_op::session_renew_op(op_context& ctx, std::vector<std::shared_ptr<
         keys_per_lock_.push_back(keys.all().size());
         for (std::string_view k : keys.all()) keys_.emplace_back(k);
     }
+    // Calls end at a lock's boundary, once they hold max_keys_per_call keys.
+    std::size_t in_part = 0;
+    for (std::size_t lock = 0; lock < locks_.size(); ++lock) {
+        if (lock == 0 || in_part >= max_keys_per_call) {
+            parts_.push_back(lock);
+            in_part = 0;
+        }
+        in_part += keys_per_lock_[lock];
+    }
+    parts_.push_back(locks_.size());
 }
 
 auto session_renew_op::now() noexcept -> steady_clock::time_point {
     return steady_clock::now();
 }
 
-auto session_renew_op::command(bool eval) const -> encoded_command {
+auto session_renew_op::command(std::size_t part, bool eval) const -> encoded_command {
     const script& s = session_extend_script();
-    const std::string count = std::to_string(keys_.size());
+    const std::size_t from = parts_[part];
+    const std::size_t to = parts_[part + 1];
+    const std::size_t first_key = first_key_[from];
+    const std::size_t keys = (to < locks_.size() ? first_key_[to] : keys_.size()) - first_key;
+    const std::string count = std::to_string(keys);
     std::vector<std::string_view> argv;
-    argv.reserve(4 + 2 * keys_.size());
+    argv.reserve(4 + 2 * keys);
     argv.push_back(eval ? "EVAL" : "EVALSHA");
     argv.push_back(eval ? s.source : std::string_view{s.sha});
     argv.push_back(count);
-    for (const auto& k : keys_) argv.push_back(k);
+    for (std::size_t k = first_key; k < first_key + keys; ++k) argv.push_back(keys_[k]);
     argv.push_back(ttl_text_);
-    for (std::size_t lock = 0; lock < locks_.size(); ++lock) {
+    for (std::size_t lock = from; lock < to; ++lock) {
         for (std::size_t i = 0; i < keys_per_lock_[lock]; ++i) argv.push_back(locks_[lock]->value);
     }
     return encoded_command{argv};
@@ -52,22 +67,32 @@ auto session_renew_op::command(bool eval) const -> encoded_command {
 void session_renew_op::start() {
     const std::size_t n = ctx_.node_count();
     replies_.assign(n, {});
+    for (auto& r : replies_) r.answers.emplace(locks_.size(), session_answer::failed);
     sent_ = now();
-    const encoded_command call = command(false);
-    for (std::size_t i = 0; i < n; ++i) send(i, call, make_tag(0, sha_kind, i), true);
+    for (std::size_t part = 0; part + 1 < parts_.size(); ++part) {
+        const encoded_command call = command(part, false);
+        const auto p = static_cast<std::uint32_t>(part);
+        for (std::size_t i = 0; i < n; ++i) send(i, call, make_tag(p, sha_kind, i), true);
+    }
 }
 
 void session_renew_op::handle(std::uint32_t tag, const reply_event& event) {
     const std::uint32_t k = tag_kind(tag);
     if (k == repair_kind || finished_) return;  // repairs: best effort, never counted
     const std::size_t node = tag_node(tag);
+    const std::size_t part = tag_attempt(tag);
     const script_form sent = k == eval_kind ? script_form::eval : script_form::evalsha;
     if (after_script_reply(sent, event) == script_reply::resend_as_eval) {
-        send(node, command(true), make_tag(0, eval_kind, node), true);
+        send(node, command(part, true), make_tag(tag_attempt(tag), eval_kind, node), true);
         return;
     }
-    replies_[node] = session_reply_of(event, keys_per_lock_);
-    if (++answered_ == replies_.size()) finish();
+    const std::size_t from = parts_[part];
+    const std::size_t count = parts_[part + 1] - from;
+    const std::span<const std::size_t> keys{keys_per_lock_.data() + from, count};
+    merge_session_part(replies_[node], from, count, session_reply_of(event, keys));
+    if (++answered_ < replies_.size() * (parts_.size() - 1)) return;
+    for (auto& r : replies_) finish_session_reply(r);
+    finish();
 }
 
 void session_renew_op::finish() {

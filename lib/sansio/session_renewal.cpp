@@ -29,9 +29,10 @@ auto decide_session_round(const session_settings& settings,
         std::size_t no = 0;
         for (const auto& r : replies) {
             if (!r.answers || lock >= r.answers->size()) continue;
-            if ((*r.answers)[lock] == session_answer::extended) {
+            const session_answer a = (*r.answers)[lock];
+            if (a == session_answer::extended) {
                 ++yes;
-            } else {
+            } else if (a != session_answer::failed) {
                 ++no;
             }
         }
@@ -103,6 +104,26 @@ auto session_reply_of(const reply_event& event, std::span<const std::size_t> key
     return out;
 }
 
+void merge_session_part(session_node_reply& node, std::size_t first, std::size_t count,
+                        const session_node_reply& part) {
+    if (!part.answers) {
+        if (node.status == node_status::ok) {
+            node.status = part.status;
+            node.cause = part.cause;
+        }
+        return;
+    }
+    for (std::size_t i = 0; i < count && i < part.answers->size(); ++i)
+        (*node.answers)[first + i] = (*part.answers)[i];
+}
+
+void finish_session_reply(session_node_reply& node) {
+    if (!node.answers) return;
+    const bool any = std::ranges::any_of(
+        *node.answers, [](session_answer a) { return a != session_answer::failed; });
+    if (!any) node.answers.reset();
+}
+
 auto session_lock_reports(std::span<const session_node_reply> replies, std::size_t index)
     -> std::vector<node_status> {
     std::vector<node_status> out;
@@ -110,6 +131,8 @@ auto session_lock_reports(std::span<const session_node_reply> replies, std::size
     for (const auto& r : replies) {
         if (!r.answers || index >= r.answers->size()) {
             out.push_back(r.answers ? node_status::error : r.status);
+        } else if ((*r.answers)[index] == session_answer::failed) {
+            out.push_back(r.status);
         } else {
             out.push_back((*r.answers)[index] == session_answer::extended ? node_status::ok
                                                                           : node_status::refused);

@@ -45,11 +45,13 @@ enum class session_answer : std::uint8_t {
     extended,     ///< ours, TTL raised
     other_value,  ///< another value holds a key of it
     missing,      ///< a key of it is gone (restarted, evicted, expired)
+    failed,       ///< no answer about it: its part of the round failed on that node
 };
 
-/// One node's reply to the round: an answer per lock, in the round's order;
-/// nullopt when the node failed (error, timeout, unreachable, a reply of
-/// another shape), with `cause` saying why.
+/// One node's reply to the round: an answer per lock, in the round's order
+/// (`failed` for a lock whose part of the round failed there); nullopt when
+/// the node failed as a whole (error, timeout, unreachable, a reply of
+/// another shape). `status` and `cause` say how the first failure came.
 struct session_node_reply {
     std::optional<std::vector<session_answer>> answers;
     node_status status = node_status::ok;  ///< why not, when answers is nullopt
@@ -62,6 +64,15 @@ struct session_node_reply {
 /// Anything but an array of 1, 0 and -1, one per key, is a failed node.
 [[nodiscard]] auto session_reply_of(const reply_event& event, std::span<const std::size_t> keys)
     -> session_node_reply;
+
+/// Puts `part`, a node's reply to the call holding locks [first, first +
+/// count) of the round, into `node`: its reply to the whole round so far
+/// (answers sized to the round's locks, all `failed` to begin with).
+void merge_session_part(session_node_reply& node, std::size_t first, std::size_t count,
+                        const session_node_reply& part);
+
+/// Ends a node's reply to the round: nullopt answers if no part got through.
+void finish_session_reply(session_node_reply& node);
 
 /// What the shell does once a round has every node's reply.
 struct session_round_outcome {

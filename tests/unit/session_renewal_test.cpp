@@ -157,4 +157,44 @@ TEST_SUITE("session renewal") {
         const auto late = session_reply_of(canned_reply::timeout().event(), keys);
         CHECK(late.status == node_status::timeout);
     }
+
+    TEST_CASE("a round's parts are merged per node, a failed part costing only its locks") {
+        session_node_reply node;
+        node.answers.emplace(5, session_answer::failed);
+        session_node_reply first;
+        first.answers = {{session_answer::extended, session_answer::missing}};
+        session_node_reply second;  // the call for locks 2..4 timed out
+        second.status = node_status::timeout;
+        second.cause = "no reply within 50 ms";
+        merge_session_part(node, 0, 2, first);
+        merge_session_part(node, 2, 3, second);
+        finish_session_reply(node);
+        REQUIRE(node.answers);
+        CHECK(*node.answers ==
+              std::vector<session_answer>{session_answer::extended, session_answer::missing,
+                                          session_answer::failed, session_answer::failed,
+                                          session_answer::failed});
+        CHECK(node.status == node_status::timeout);
+        CHECK(session_lock_reports(std::vector<session_node_reply>{node}, 3) ==
+              std::vector<node_status>{node_status::timeout});
+        // Every part failed: the node failed as a whole.
+        session_node_reply none;
+        none.answers.emplace(3, session_answer::failed);
+        merge_session_part(none, 0, 3, second);
+        finish_session_reply(none);
+        CHECK_FALSE(none.answers);
+        CHECK(none.status == node_status::timeout);
+        // A failed answer counts neither way: 2 yes of 3 renews; 1 yes, 1 failed, 1 no waits.
+        const session_settings s = settings_for(3);
+        std::vector<session_node_reply> replies(3);
+        replies[0].answers = {{session_answer::extended, session_answer::extended}};
+        replies[1].answers = {{session_answer::extended, session_answer::failed}};
+        replies[2].answers = {{session_answer::failed, session_answer::other_value}};
+        const time_point now = round_start + 5ms;
+        const std::vector<time_point> valid(2, now + 2s);
+        const auto out = decide_session_round(s, replies, valid, round_start, now);
+        CHECK(out.renewed == std::vector<std::size_t>{0});
+        CHECK(out.refused.empty());
+        CHECK(out.next_in == renew_retry_gap(s.request_timeout));
+    }
 }
