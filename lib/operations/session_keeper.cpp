@@ -71,6 +71,7 @@ void session_keeper::join(std::shared_ptr<lock_state> state,
 }
 
 void session_keeper::forget(const lock_state* state) {
+    if (state == nullptr) return;  // an empty handle's release
     const std::shared_ptr<session_state> session = state->session.lock();
     if (!session) return;
     std::lock_guard held{session->mutex};
