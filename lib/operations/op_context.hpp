@@ -8,6 +8,7 @@
 
 #include "operations/lock_commands.hpp"
 #include "operations/node_port.hpp"
+#include "operations/operation.hpp"
 #include "redlock/client.hpp"
 #include "transport/metrics_recorder.hpp"
 #include "transport/os_random.hpp"
