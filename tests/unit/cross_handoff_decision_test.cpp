@@ -114,7 +114,7 @@ auto play(std::size_t nodes, const std::vector<answer>& answers, unsigned heard_
 }  // namespace
 
 TEST_SUITE("acquire decision: the hand-off across clients") {
-    TEST_CASE("never held without a majority holding the value; held when a majority handed") {
+    TEST_CASE("never held without a majority holding the value, held when a majority handed") {
         for (const std::size_t nodes : {1U, 3U, 5U}) {
             const std::size_t needed = nodes / 2 + 1;
             for_each_sequence(nodes, [&](const std::vector<answer>& answers, std::size_t) {
@@ -146,7 +146,7 @@ TEST_SUITE("acquire decision: the hand-off across clients") {
         }
     }
 
-    TEST_CASE("an earlier attempt's hand-off is a wake-up; a timed-out node's is not counted") {
+    TEST_CASE("an earlier attempt's hand-off is a wake-up, a timed-out node's is not counted") {
         fake_env env;
         acquire_decision d{offering_settings(3)};
         (void)d.start(env.in());
