@@ -213,6 +213,7 @@ void acquire_op::on_handed(std::size_t node, std::uint32_t attempt) {
     perform(yes.status == node_status::ok ? decision_.on_handed(node, attempt, in)
                                           : decision_.on_wake(in),
             in.now);
+    maybe_retire();  // not a reply: nothing else retires a finished acquisition
 }
 
 // ---- actions out -----------------------------------------------------------------------------
