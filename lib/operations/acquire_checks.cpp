@@ -15,6 +15,19 @@ namespace redlock::detail {
 
 using std::chrono::milliseconds;
 
+void discount_quarantined(const node_port& node, std::uint16_t slot, node_outcome& outcome,
+                          std::chrono::steady_clock::time_point now) {
+    if (outcome.status != node_status::ok) return;
+    const auto until = node.quarantined_until(slot);
+    if (now >= until) return;
+    // It said yes, but it restarted without persisting every write, or its clock
+    // stepped, and may have forgotten a lock another client holds: its yes is not
+    // counted (the key it set is released with the rest if the attempt fails).
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - now);
+    outcome = {node_status::error, node.quarantine_cause(slot) + "; its grants count again in " +
+                                       std::to_string(left.count()) + " ms"};
+}
+
 auto settings_of(const client_config& config, std::size_t resources, const lock_options& options)
     -> acquire_settings {
     acquire_settings s;
@@ -41,6 +54,10 @@ auto settings_of(const client_config& config, std::size_t resources, const lock_
     // its key could expire, woken early by its release. With an attempt
     // budget alone they retry after retry.delay + jitter, as asked.
     s.waiting = options.max_wait.has_value() && resources == 1 && s.mode != wait_mode::poll;
+    // A release hands an exclusive, unfenced lock to the waiter first in line
+    // (README, "The hand-off"), where that waiter left an offer.
+    s.offers = s.waiting && !s.fencing && s.permits == 0 && !options.shared.value_or(false) &&
+               s.mode != wait_mode::broadcast;
     return s;
 }
 

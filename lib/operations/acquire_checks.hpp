@@ -5,10 +5,12 @@
 // how its failure is described once it ends. Free functions: acquire_op calls
 // them, and keeps none of their state.
 
+#include "operations/node_port.hpp"
 #include "redlock/client.hpp"
 #include "redlock/config.hpp"
 #include "sansio/acquire_decision.hpp"
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -19,6 +21,11 @@
 namespace redlock::detail {
 
 struct lock_state;
+
+/// A yes from a node in quarantine (node_port::quarantined_until) is not
+/// counted: `outcome` becomes an error that says why, and for how long.
+void discount_quarantined(const node_port& node, std::uint16_t slot, node_outcome& outcome,
+                          std::chrono::steady_clock::time_point now);
 
 /// The decision's settings, from the client's defaults and this call's options.
 [[nodiscard]] auto settings_of(const client_config& config, std::size_t resources,

@@ -33,6 +33,7 @@ acquire_op::acquire_op(op_context& ctx, std::vector<std::string> resources, lock
               .read_fence = reads_fence(ctx.config(), options),
               .mode = s.mode};
     if (s.waiting) wait_ = std::make_unique<wait_fields>();
+    if (s.offers) wait_->entry.offers = true;
     if (std::string problem = argument_problem(ctx.config(), s, *state_, options);
         !problem.empty()) {
         argument_error_ = std::make_unique<error>(
@@ -98,7 +99,7 @@ void acquire_op::handle(std::uint32_t tag, const reply_event& event) {
             return;
         }
         const acquire_input in = read_input();
-        discount_if_quarantined(node, outcome, in.now);
+        discount_quarantined(ctx_.node(node), slot_, outcome, in.now);
         perform(decision_.on_confirm(node, std::move(outcome), in), in.now);
         return;
     }
@@ -110,7 +111,7 @@ void acquire_op::handle(std::uint32_t tag, const reply_event& event) {
     if (const auto held = cmds.held_resource(event)) held_.note(*held);
     grant_answer answer = cmds.grant_answer_of(event);
     const acquire_input in = read_input();
-    discount_if_quarantined(node, answer.outcome, in.now);
+    discount_quarantined(ctx_.node(node), slot_, answer.outcome, in.now);
     perform(decision_.on_grant(node, std::move(answer), in), in.now);
 }
 
@@ -195,7 +196,7 @@ void acquire_op::on_handoff_reply(std::uint32_t attempt, std::size_t node,
     if (attempt != decision_.attempt()) return;  // a later attempt of ours: released since
     const acquire_input in = read_input();
     grant_answer answer = grant_commands::handoff_answer_of(event);
-    discount_if_quarantined(node, answer.outcome, in.now);
+    discount_quarantined(ctx_.node(node), slot_, answer.outcome, in.now);
     if (decision_.open_for_grants()) {
         perform(decision_.on_grant(node, std::move(answer), in), in.now);
     } else {
@@ -204,18 +205,15 @@ void acquire_op::on_handoff_reply(std::uint32_t attempt, std::size_t node,
     maybe_retire();
 }
 
-void acquire_op::discount_if_quarantined(std::size_t node, node_outcome& outcome,
-                                         steady_clock::time_point now) const {
-    if (outcome.status != node_status::ok) return;
-    const auto until = ctx_.node(node).quarantined_until(slot_);
-    if (now >= until) return;
-    // It said yes, but it restarted without persisting every write, or its clock
-    // stepped, and may have forgotten a lock another client holds: its yes is not
-    // counted (the key it set is released with the rest if the attempt fails).
-    const auto left = std::chrono::ceil<milliseconds>(until - now);
-    outcome = {node_status::error, ctx_.node(node).quarantine_cause(slot_) +
-                                       "; its grants count again in " +
-                                       std::to_string(left.count()) + " ms"};
+void acquire_op::on_handed(std::size_t node, std::uint32_t attempt) {
+    if (finished_) return;
+    const acquire_input in = read_input();
+    node_outcome yes{node_status::ok, {}};
+    discount_quarantined(ctx_.node(node), slot_, yes, in.now);  // not counted: a wake-up
+    perform(yes.status == node_status::ok ? decision_.on_handed(node, attempt, in)
+                                          : decision_.on_wake(in),
+            in.now);
+    maybe_retire();  // not a reply: nothing else retires a finished acquisition
 }
 
 // ---- actions out -----------------------------------------------------------------------------
@@ -279,6 +277,7 @@ void acquire_op::send_grants() {
         ctx_.waiters().watch_shard(wait_->entry.waiter_id, shard_wake_channel(ctx_.keys(), *state_),
                                    slot_);
     }
+    if (wait_ && wait_->entry.offers) wait_->entry.offer_text = std::to_string(decision_.attempt());
     const grant_commands cmds = commands();
     const encoded_command grant = cmds.grant(false, first_permit_);
     const kind k = cmds.plain_set() ? set_kind : script_sha_kind;
@@ -350,7 +349,7 @@ void acquire_op::finish_success(milliseconds validity, steady_clock::time_point 
     ctx_.counters().acquired.fetch_add(1, std::memory_order_relaxed);
     state_->count_held(ctx_.counters().locks_held);
     record_latency(acquire_outcome::ok, decided_at);
-    if (wait_ && wait_->handoff_attempt == decision_.attempt())
+    if (wait_ && (wait_->handoff_attempt == decision_.attempt() || decision_.handed_count() > 0))
         ctx_.counters().handoffs.fetch_add(1, std::memory_order_relaxed);
     if (state_->auto_renew) ctx_.watch(state_);
     // Still queued where the grant came late? The release takes us out there.

@@ -60,6 +60,7 @@ public:
     auto begin_handoff() -> std::optional<handoff_offer> override;
     void on_handoff_reply(std::uint32_t attempt, std::size_t node,
                           const reply_event& event) override;
+    void on_handed(std::size_t node, std::uint32_t attempt) override;
 
 private:
     enum kind : std::uint32_t {
@@ -88,9 +89,6 @@ private:
     /// Waiting for one exclusive resource without a fencing token: a release
     /// of it by this client may hand it to us.
     [[nodiscard]] auto can_be_successor() const noexcept -> bool;
-    /// A yes from a node in quarantine (node_port::quarantined_until) is not counted.
-    void discount_if_quarantined(std::size_t node, node_outcome& outcome,
-                                 std::chrono::steady_clock::time_point now) const;
     /// Performs `a`; `now` is the event's time (the latency of a failure).
     void perform(const acquire_actions& a, std::chrono::steady_clock::time_point now);
     void send_grants();

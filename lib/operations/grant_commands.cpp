@@ -40,13 +40,15 @@ auto grant_commands::grant(bool eval, int first_permit) const -> encoded_command
         // The fence counter last, and only when it is raised.
         const joined_text queue = queue_key(keys_, lock_);
         const joined_text live = live_key(keys_, lock_);
+        const joined_text offers = offer_key(keys_, lock_);
         const std::string fence = how_.fencing ? fence_key(keys_, lock_) : std::string{};
-        const std::array<std::string_view, 4> declared{keys.front(), queue.view(), live.view(),
-                                                       fence};
+        const std::array<std::string_view, 5> declared{keys.front(), queue.view(), live.view(),
+                                                       offers.view(), fence};
         return script_call(wait_acquire_script(), eval,
-                           std::span{declared.data(), how_.fencing ? 4U : 3U},
+                           std::span{declared.data(), how_.fencing ? 5U : 4U},
                            {lock_.value, ttl_text, queue_->waiter_id, queue_->liveness_text,
-                            how_.mode == wait_mode::fair ? "f" : "t", queue_->arrival_text});
+                            how_.mode == wait_mode::fair ? "f" : "t", queue_->arrival_text,
+                            queue_->offer_text});
     }
     if (!how_.scripted) return {"SET", keys.front(), lock_.value, "NX", "PX", ttl_text};
     if (how_.fencing) {
@@ -84,6 +86,9 @@ auto grant_commands::confirm(std::uint64_t token, bool eval) const -> encoded_co
 }
 
 auto grant_commands::dequeue() const -> encoded_command {
+    if (queue_ != nullptr && queue_->offers)
+        return release_call(keys_, lock_, true, queue_->waiter_id, permit_scope::held, nullptr,
+                            true);
     return script_call(dequeue_script(), true,
                        {queue_key(keys_, lock_).view(), live_key(keys_, lock_).view()},
                        {queue_ ? queue_->waiter_id : std::string_view{}});
@@ -164,7 +169,7 @@ auto grant_commands::handoff_answer_of(const reply_event& event) -> grant_answer
     const long long said = integer_of(event.answer).value_or(-1);
     if (said == 2) {
         answer.outcome = {node_status::ok, {}};
-    } else if (said == 1 || said == 0) {
+    } else if (said == 3 || said == 1 || said == 0) {
         // Released to whoever is first in line there (or not held there by the
         // releaser any more): we are still queued, and the key may be free.
         answer.outcome = {node_status::refused, "handed to a waiter ahead of us"};

@@ -25,6 +25,10 @@ struct queue_entry {
     std::string waiter_id;
     std::string liveness_text;  ///< waiter_ttl in ms: how long the entry lives unrefreshed
     std::string arrival_text;   ///< the queue score: the same on every node
+    /// The attempt's number, under which its grant leaves an offer on a node that
+    /// queues it (the hand-off across clients); empty for a waiter that leaves none.
+    std::string offer_text;
+    bool offers = false;  ///< it leaves offers: its leaving releases what one was handed
 };
 
 class grant_commands {
@@ -50,7 +54,8 @@ public:
     [[nodiscard]] auto grant(bool eval, int first_permit) const -> encoded_command;
     /// Round 2 of a fenced grant: raise the counter to `token`, and check the key.
     [[nodiscard]] auto confirm(std::uint64_t token, bool eval) const -> encoded_command;
-    /// Leave the queue (as EVAL: it may run long after we stopped waiting).
+    /// Leave the queue (as EVAL: it may run long after we stopped waiting), and,
+    /// for a waiter that leaves offers, release what a release handed it unheard.
     [[nodiscard]] auto dequeue() const -> encoded_command;
 
     /// A node's answer to the grant: granted, refused, or failed, and what else
@@ -61,7 +66,7 @@ public:
     /// Its answer to the fencing confirm.
     [[nodiscard]] static auto confirm_outcome(const reply_event& event) -> node_outcome;
     /// Its answer to a release that handed the lock to us (release_wake_script's
-    /// 2: granted; 1 or 0: released to a waiter ahead of us, or not held there).
+    /// 2: granted; 3, 1 or 0: released to a waiter ahead of us, or not held there).
     [[nodiscard]] static auto handoff_answer_of(const reply_event& event) -> grant_answer;
     /// Several resources: the one a node's refusal says is held ({0, counter, index}).
     [[nodiscard]] auto held_resource(const reply_event& event) const -> std::optional<std::size_t>;

@@ -86,6 +86,11 @@ auto live_key(const key_space& space, const lock_state& lock) -> joined_text {
                       lock.kind == lock_kind::permit ? "|permits|live" : "|live");
 }
 
+auto offer_key(const key_space& space, const lock_state& lock) -> joined_text {
+    return tagged_key(space.queue_prefix, lock.resources.front(),
+                      lock.kind == lock_kind::permit ? "|permits|offer" : "|offer");
+}
+
 auto fence_key(const key_space& space, const lock_state& lock) -> std::string {
     return std::string{tagged_key(space.fence_prefix, lock.resources.front()).view()};
 }
@@ -117,8 +122,8 @@ auto shard_wake_channel(const key_space& space, const lock_state& lock) -> std::
 }
 
 auto release_call(const key_space& space, const lock_state& lock, bool eval,
-                  std::string_view waiter_id, permit_scope scope, const handoff_offer* successor)
-    -> encoded_command {
+                  std::string_view waiter_id, permit_scope scope, const handoff_offer* successor,
+                  bool leaving) -> encoded_command {
     const std::string_view wake{&lock.wake, 1};
     // An empty channel publishes nothing there (scripts.cpp, release_wake_source).
     const std::string_view classic = space.publish_classic ? space.wake_prefix : "";
@@ -130,9 +135,9 @@ auto release_call(const key_space& space, const lock_state& lock, bool eval,
         const std::vector<std::string> keys = permit_keys(space, lock, scope);
         const joined_text queue = queue_key(space, lock);
         const joined_text live = live_key(space, lock);
+        const joined_text offers = offer_key(space, lock);
         std::vector<std::string_view> views(keys.begin(), keys.end());
-        views.push_back(queue.view());
-        views.push_back(live.view());
+        views.insert(views.end(), {queue.view(), live.view(), offers.view()});
         return script_call(release_wake_script(), eval, views,
                            {lock.value, wake, classic, waiter_id, "p", shard});
     }
@@ -140,20 +145,25 @@ auto release_call(const key_space& space, const lock_state& lock, bool eval,
     if (lock.resources.size() == 1) {
         const joined_text queue = queue_key(space, lock);
         const joined_text live = live_key(space, lock);
+        const joined_text offers = offer_key(space, lock);
         if (lock.kind == lock_kind::shared) {
             const joined_text readers = readers_key(space, lock);
-            return script_call(release_wake_script(), eval,
-                               {keys.front(), readers.view(), queue.view(), live.view()},
-                               {lock.value, wake, classic, waiter_id, "r", shard});
+            return script_call(
+                release_wake_script(), eval,
+                {keys.front(), readers.view(), queue.view(), live.view(), offers.view()},
+                {lock.value, wake, classic, waiter_id, "r", shard});
         }
+        // A leaving waiter (no value) releases what its offer was handed, if anything.
+        const std::string_view value = leaving ? std::string_view{} : lock.value;
         if (successor != nullptr) {
             return script_call(release_wake_script(), eval,
-                               {keys.front(), queue.view(), live.view()},
-                               {lock.value, wake, classic, waiter_id, "w", shard, successor->value,
+                               {keys.front(), queue.view(), live.view(), offers.view()},
+                               {value, wake, classic, waiter_id, "w", shard, successor->value,
                                 successor->ttl_text, successor->waiter_id});
         }
-        return script_call(release_wake_script(), eval, {keys.front(), queue.view(), live.view()},
-                           {lock.value, wake, classic, waiter_id, "w", shard});
+        return script_call(release_wake_script(), eval,
+                           {keys.front(), queue.view(), live.view(), offers.view()},
+                           {value, wake, classic, waiter_id, "w", shard});
     }
     return script_call(release_script(), eval, keys.all(), {lock.value});
 }

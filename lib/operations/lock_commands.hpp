@@ -109,6 +109,9 @@ private:
 [[nodiscard]] auto queue_key(const key_space& space, const lock_state& lock) -> joined_text;
 /// The liveness hash of the queue's waiters: the queue key + "|live".
 [[nodiscard]] auto live_key(const key_space& space, const lock_state& lock) -> joined_text;
+/// The offers of the queue's exclusive waiters (the hand-off across clients):
+/// the queue key + "|offer".
+[[nodiscard]] auto offer_key(const key_space& space, const lock_state& lock) -> joined_text;
 /// fence_prefix + T: the (single-resource) lock's fence counter.
 [[nodiscard]] auto fence_key(const key_space& space, const lock_state& lock) -> std::string;
 
@@ -125,9 +128,11 @@ enum class permit_scope : std::uint8_t { held, all_but_held, all };
 /// its waiters there (as the lock's wait mode says) and removes `waiter_id`'s
 /// entry from the queue. With a `successor` (an exclusive lock on one resource
 /// only), it hands the key to that waiter where it is first in line instead
-/// (the hand-off).
+/// (the hand-off). `leaving`: an exclusive waiter's leaving the queue, which
+/// releases whatever value of its offer a release handed it (not lock.value).
 [[nodiscard]] auto release_call(const key_space& space, const lock_state& lock, bool eval,
                                 std::string_view waiter_id, permit_scope scope = permit_scope::held,
-                                const handoff_offer* successor = nullptr) -> encoded_command;
+                                const handoff_offer* successor = nullptr, bool leaving = false)
+    -> encoded_command;
 
 }  // namespace redlock::detail

@@ -1,5 +1,7 @@
 #include "operations/waiter_registry.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <iterator>
 #include <utility>
@@ -88,10 +90,11 @@ auto waiter_registry::subscribed() const noexcept -> bool {
 }
 
 void waiter_registry::open_connections() {
-    for (const auto& address : config_.nodes) {
-        auto c = std::make_unique<node_connection>(loop_, batcher_, address, config_, rng_,
+    for (std::size_t i = 0; i < config_.nodes.size(); ++i) {
+        // The standalone nodes come first among the quorum's members: i is the member's index.
+        auto c = std::make_unique<node_connection>(loop_, batcher_, config_.nodes[i], config_, rng_,
                                                    counters_, tls_);
-        c->subscribe(channel_, [this](std::string_view message) { on_message(message); });
+        c->subscribe(channel_, [this, i](std::string_view message) { on_message(message, i); });
         c->start();
         connections_.push_back(std::move(c));
     }
@@ -124,12 +127,22 @@ auto waiter_registry::close(const std::function<void()>& on_closed) -> std::size
     return n;
 }
 
-void waiter_registry::on_message(std::string_view message) {
+void waiter_registry::on_message(std::string_view message, std::optional<std::size_t> node) {
     // "<waiter>|<released value>": which release it was does not matter, only
-    // that one ran.
-    const std::string_view waiter = message.substr(0, message.find('|'));
-    const auto it = waiters_.find(std::string{waiter});
+    // that one ran. "<waiter>+<attempt>": a waiter id holds neither '|' nor '+'.
+    const std::size_t end = std::min(message.find('|'), message.find('+'));
+    const auto it = waiters_.find(std::string{message.substr(0, end)});
     if (it == waiters_.end()) return;  // finished meanwhile, or another client's stale entry
+    std::uint32_t attempt = 0;
+    if (end < message.size() && message[end] == '+' && node) {
+        const std::string_view digits = message.substr(end + 1);
+        const auto [ptr, ec] =
+            std::from_chars(digits.data(), digits.data() + digits.size(), attempt);
+        if (ec == std::errc{} && ptr == digits.data() + digits.size()) {
+            it->second.w->on_handed(*node, attempt);
+            return;
+        }
+    }
     it->second.w->wake();
 }
 

@@ -61,6 +61,9 @@ public:
     /// One node's answer to that script, as the release received it.
     virtual void on_handoff_reply(std::uint32_t attempt, std::size_t node,
                                   const reply_event& event) = 0;
+    /// A release of any client set the key on `node` to the value this waiter's
+    /// `attempt` offered there (the hand-off across clients).
+    virtual void on_handed(std::size_t node, std::uint32_t attempt) = 0;
 
 protected:
     waiter() = default;
@@ -112,8 +115,11 @@ public:
     void set_shard_watcher(shard_watcher fn) { shard_watcher_ = std::move(fn); }
     /// Whether the cluster and Sentinel members' own subscriptions are confirmed.
     void set_routed_hearing(std::function<bool()> fn) { routed_hearing_ = std::move(fn); }
-    /// A release notification, "<waiter id>|<released value>", from any subscriber.
-    void on_message(std::string_view message);
+    /// A release notification from any subscriber: "<waiter id>|<released value>"
+    /// (a wake-up), or "<waiter id>+<attempt>" (granted by a release on the node
+    /// that sent it). `node`: the quorum member it came from, if known; a grant
+    /// from an unknown one is only a wake-up (the next attempt takes the key over).
+    void on_message(std::string_view message, std::optional<std::size_t> node = std::nullopt);
 
     /// Every node's subscriber connection has confirmed its SUBSCRIBE: a
     /// release notification can reach this client.

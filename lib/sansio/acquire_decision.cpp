@@ -40,6 +40,8 @@ void acquire_decision::begin_attempt(const acquire_input& in, acquire_actions& a
     reports_.reset(n);
     answered_ = 0;
     losing_ = false;
+    offering_ = settings_.offers;
+    if (offering_) handed_.reset(n);
     phase_ = phase::granting;
     attempt_start_ = in.now;
     a.send_grants = true;
@@ -59,19 +61,27 @@ auto acquire_decision::on_grant(std::size_t node, grant_answer answer, const acq
     // and a higher reading only raises the token.
     max_counter_ = std::max(max_counter_, answer.counter);
     permits_conflict_ = permits_conflict_ || answer.permits_conflict;
+    // Queued there, and its hand-off heard already: that node granted us.
+    if (offering_ && answer.queued && answer.outcome.status == node_status::refused &&
+        handed_.on_queued(node))
+        answer.outcome = {node_status::ok, {}};
     const node_status status = answer.outcome.status;
     reports_.set(node, std::move(answer.outcome));
     ++answered_;
+    quorum_tally::verdict verdict = tally_.outcome(status);
     if (losing_) {
-        // Lost already; the last answer ends the wait for them.
-        if (answered_ == settings_.nodes) {
+        // Lost already, unless hand-offs won it since; the last answer ends the wait.
+        if (verdict == quorum_tally::verdict::won || answered_ == settings_.nodes) {
             losing_ = false;
             a.cancel_retry_timer = true;  // the loss_grace timer
-            fail_attempt(losing_reason_, std::nullopt, &in, a);
+            if (verdict == quorum_tally::verdict::won) {
+                decide_grant(verdict, in, a);
+            } else {
+                fail_attempt(losing_reason_, std::nullopt, &in, a);
+            }
         }
         return a;
     }
-    quorum_tally::verdict verdict = tally_.outcome(status);
     if (settings_.permits > 0) {
         // A yes counts only towards the permit it granted.
         const int permit = status == node_status::ok ? answer.permit : permit_tally::none;
@@ -175,6 +185,9 @@ auto acquire_decision::release_form_of(std::size_t node) const noexcept -> relea
     // after we stopped waiting for it, so it goes as EVAL: a NOSCRIPT there
     // would go unseen.
     if (node >= reports_.size()) return release_form::none;
+    // Handed to us by our offer: the attempt that follows takes the key over,
+    // and leaving the queue (give_up's dequeue) releases it.
+    if (offering_ && handed_.counted(node)) return release_form::none;
     switch (reports_.status(node)) {
         case node_status::refused:
             return release_form::none;
@@ -306,6 +319,29 @@ auto acquire_decision::begin_handoff(const acquire_input& in) -> acquire_actions
     a.cancel_retry_timer = true;
     begin_attempt(in, a);
     a.send_grants = false;  // the releasing holder's script is this attempt's grant
+    offering_ = false;      // and it writes no offer: the nodes keep the last one
+    return a;
+}
+
+auto acquire_decision::on_handed(std::size_t node, std::uint32_t attempt, const acquire_input& in)
+    -> acquire_actions {
+    acquire_actions a;
+    if (cancelled_ || node >= settings_.nodes) return a;
+    if (attempt != attempt_ || !offering_) return on_wake(in);
+    const bool granting = phase_ == phase::granting;
+    if ((!granting && phase_ != phase::sleeping) || !handed_.on_heard(node)) return a;
+    reports_.set(node, {node_status::ok, {}});
+    if (granting) {
+        const quorum_tally::verdict verdict = tally_.refused_to_yes();
+        if (verdict != quorum_tally::verdict::won) return a;
+        if (losing_) a.cancel_retry_timer = true;  // the loss_grace timer
+        losing_ = false;
+        decide_grant(verdict, in, a);
+    } else if (handed_.count() >= tally_.needed()) {
+        // The attempt was lost and released where granted; the hand-offs alone win.
+        a.cancel_retry_timer = true;
+        conclude(in, a);
+    }
     return a;
 }
 

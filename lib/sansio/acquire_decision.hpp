@@ -11,6 +11,7 @@
 #include "redlock/config.hpp"
 #include "redlock/error.hpp"
 #include "sansio/delay_policy.hpp"
+#include "sansio/handoff_grants.hpp"
 #include "sansio/node_outcomes.hpp"
 #include "sansio/permit_tally.hpp"
 #include "sansio/quorum_tally.hpp"
@@ -39,6 +40,9 @@ struct acquire_settings {
     bool fencing = false;  ///< round 2 raises and confirms the fence counter
     bool waiting = false;  ///< queued per node and woken by release notifications
     wait_mode mode = wait_mode::targeted;
+    /// Waiting: each attempt leaves an offer where it is queued, and a release
+    /// of any client may grant it (on_handed). Exclusive, unfenced, woken one by one.
+    bool offers = false;
     /// A semaphore's permit count: a node grants one of them, and the attempt
     /// wins the permit a majority granted (permit_tally). 0: one lock key.
     int permits = 0;
@@ -139,6 +143,17 @@ public:
         return phase_ == phase::sleeping && !cancelled_ && !settings_.fencing &&
                settings_.permits == 0;
     }
+    /// A release (of any client) set `node`'s key to the value that `attempt`
+    /// offered there, and said so by pub/sub. It counts as that node's grant of
+    /// the current attempt once the node's answer queued us (handoff_grants):
+    /// while round 1 is in flight, beside the other answers; after a lost attempt,
+    /// the hand-offs alone, a majority of them winning (validity from the
+    /// attempt's start, which the node's offer postdates). An earlier attempt's
+    /// offer is only a wake-up: the next attempt's grant takes that key over.
+    [[nodiscard]] auto on_handed(std::size_t node, std::uint32_t attempt, const acquire_input& in)
+        -> acquire_actions;
+    /// Nodes that handed us the current attempt's value.
+    [[nodiscard]] auto handed_count() const noexcept -> std::size_t { return handed_.count(); }
     /// The loss_grace timer fired: the nodes still silent are released.
     [[nodiscard]] auto on_loss_grace(const acquire_input& in) -> acquire_actions;
     /// Cancelled by the user or by shutdown (no time needed: nothing is retried).
@@ -221,6 +236,8 @@ private:
     std::size_t answered_ = 0;       // this attempt's round-1 answers
     bool queued_ = false;            // some node refused, and so queued us
     bool permits_conflict_ = false;  // a node knows the semaphore with another count
+    handoff_grants handed_;          // offers: this attempt's grants by others' releases
+    bool offering_ = false;          // this attempt's grant leaves offers
 };
 
 }  // namespace redlock::detail

@@ -33,6 +33,14 @@ public:
         ++failed_;
         return current();
     }
+    /// A node that said no says yes after all (its key was handed to us since).
+    constexpr auto refused_to_yes() noexcept -> verdict {
+        if (refused_ > 0) {
+            --refused_;
+            ++yes_;
+        }
+        return current();
+    }
     /// A node's outcome as reported: ok is a yes, refused a no, anything else a failure.
     constexpr auto outcome(node_status s) noexcept -> verdict {
         if (s == node_status::ok) return yes();

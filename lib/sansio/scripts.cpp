@@ -90,18 +90,29 @@ return math.max(least, 1)
 //   local kind, expiry = string.match(e or '', '^(.*)|(%d+)$')
 //   live if expiry and tonumber(expiry) > now
 //
-// KEYS[1] lock key, KEYS[2] queue key, KEYS[3] liveness hash, KEYS[4] the
-// fence counter key (only with fencing). ARGV[1] value, ARGV[2] ttl ms,
-// ARGV[3] waiter id, ARGV[4] liveness ms, ARGV[5] "f" for fair mode (no
-// overtaking a live waiter), ARGV[6] the waiter's arrival time (µs, the
+// The offer (the hand-off across clients): an exclusive waiter may also leave,
+// in a third hash beside the queue (the queue key + "|offer"), what it would be
+// granted: waiter id -> "<ttl ms>|<attempt>|<value>", rewritten by each of its
+// attempts that queues it. A release then sets the key to that value where the
+// waiter is first in line (release_wake_source). The offer outlives the queue
+// entry that a hand-off removes, so that the waiter can still recognise the key
+// as its own: its next attempt takes it over, and its leaving deletes it.
+//
+// KEYS[1] lock key, KEYS[2] queue key, KEYS[3] liveness hash, KEYS[4] the offer
+// hash, KEYS[5] the fence counter key (only with fencing). ARGV[1] value,
+// ARGV[2] ttl ms, ARGV[3] waiter id, ARGV[4] liveness ms, ARGV[5] "f" for fair
+// mode (no overtaking a live waiter), ARGV[6] the waiter's arrival time (µs, the
 // client's clock): the same score on every node, so that every node agrees on
-// who is first.
+// who is first; ARGV[7] the attempt's number to leave an offer under, or absent
+// or "" for none. A key that holds the value of the waiter's offer was handed to
+// it by a release it has not heard of yet: it is the waiter's, and is set to
+// this attempt's value (a grant like SET NX's, of a key no one else holds).
 // Returns {granted 0|1, fence counter, the holder's PTTL (-2: no key)}.
 constexpr std::string_view wait_acquire_source = R"lua(
-local q, live = KEYS[2], KEYS[3]
+local q, live, offers = KEYS[2], KEYS[3], KEYS[4]
 local me = ARGV[3]
 local counter = 0
-if #KEYS == 4 then counter = tonumber(redis.call('GET', KEYS[4]) or '0') end
+if #KEYS == 5 then counter = tonumber(redis.call('GET', KEYS[5]) or '0') end
 local now
 local function clock()
   if not now then
@@ -118,6 +129,13 @@ end
 local function forget(w)
   redis.call('ZREM', q, w)
   redis.call('HDEL', live, w)
+  redis.call('HDEL', offers, w)
+end
+local offered = string.match(redis.call('HGET', offers, me) or '', '^%d+|%d+|(.+)$')
+if offered and redis.call('GET', KEYS[1]) == offered then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  forget(me)
+  return {1, counter, -2}
 end
 local ahead = false
 if ARGV[5] == 'f' then
@@ -136,19 +154,24 @@ redis.call('ZADD', q, 'NX', ARGV[6], me)
 redis.call('HSET', live, me, '1|' .. (clock() + tonumber(ARGV[4])))
 redis.call('PEXPIRE', q, ARGV[4])
 redis.call('PEXPIRE', live, ARGV[4])
+if ARGV[7] and ARGV[7] ~= '' then
+  redis.call('HSET', offers, me, ARGV[2] .. '|' .. ARGV[7] .. '|' .. ARGV[1])
+  redis.call('PEXPIRE', offers, ARGV[4])
+end
 return {0, counter, redis.call('PTTL', KEYS[1])}
 )lua";
 
 // Releasing and waking, for every kind of lock. KEYS: the lock keys (one, or a
 // semaphore's permit keys when the permit is not known; for a reader, the lock
-// key and its readers' set), then the queue key and its liveness hash. ARGV[1]
-// value, ARGV[2] whom to wake ("1" the next in line, "a" every live waiter, "0"
-// nobody), ARGV[3] the wake channel prefix ("" publishes nothing there), ARGV[4]
-// the holder's own waiter id
-// or "" (a holder that waited may still be queued where its grant answered
-// late: it leaves here), ARGV[5] "r" for a reader, "p" for a semaphore's
-// permit, else an exclusive holder, ARGV[6] the resource's shard channel or ""
-// (SPUBLISH, for cluster members: it hashes to the lock's slot).
+// key and its readers' set), then the queue key, its liveness hash and its offer
+// hash. ARGV[1] value, or "" for a waiter's leaving (below); ARGV[2] whom to
+// wake ("1" the next in line, "a" every live waiter, "0" nobody), ARGV[3] the
+// wake channel prefix ("" publishes nothing there), ARGV[4] the holder's own
+// waiter id or "" (a holder that waited may still be queued where its grant
+// answered late: it leaves here, and its offer with it), ARGV[5] "r" for a
+// reader, "p" for a semaphore's permit, "w" an exclusive holder, ARGV[6] the
+// resource's shard channel or "" (SPUBLISH, for cluster members: it hashes to
+// the lock's slot).
 //
 // An exclusive holder or a permit: deletes the key that holds our value. A
 // reader: leaves the readers' set; the last live reader out also deletes the
@@ -160,17 +183,26 @@ return {0, counter, redis.call('PTTL', KEYS[1])}
 // it once). "The next in line" is the first live waiter if it is a writer (or a
 // semaphore's waiter), else every live reader queued before the first live
 // writer: ZooKeeper's shared-lock recipe, never a herd.
-// The hand-off (an exclusive holder only): ARGV[7] a successor's value, ARGV[8]
-// its ttl ms, ARGV[9] its waiter id — a waiter of the releasing client, or ARGV[7]
-// absent or "" for none. If the successor is the first live waiter here, or nobody live
-// is queued, the key passes straight to it (SET value PX ttl, as its own grant
-// would), it leaves the queue, and nobody is woken: it holds where a majority
-// did so, without an attempt of its own. Elsewhere the release wakes as usual.
-// Every node orders its queue by the same arrival scores, so they agree on who
-// is first, and where one does not the successor simply was not granted there.
-// Returns 2 if our hold was deleted and handed over, 1 if deleted, else 0.
+//
+// The hand-off (an exclusive holder that wakes "1" only). If the first live
+// waiter left an offer (wait_acquire_source), the key passes straight to it: SET
+// its value PX its ttl, as its own grant would, it leaves the queue (its offer
+// stays: see there), and instead of a wake-up it is told
+// "<waiter id>+<attempt>" on the same channels: granted here. Every node orders
+// its queue by the same arrival scores, so they agree on who is first, and
+// where one does not that waiter simply was not granted there. ARGV[7] a
+// successor's value, ARGV[8] its ttl ms, ARGV[9] its waiter id — a waiter of
+// the releasing client whose attempt is this script (no offer needed: it hears
+// the answer), or ARGV[7] absent or "" for none; it is granted where it is
+// first, or where nobody live is queued, and told nothing.
+// Returns 2 if our hold was deleted and handed to ARGV[9], 3 if handed to an
+// offer, 1 if deleted, else 0.
+//
+// A waiter's leaving (ARGV[1] "", ARGV[4] its id, ARGV[5] "w"): the value its
+// offer names is released if the key still holds it (handed to it, unheard),
+// and the next in line is served as above; else it only leaves the queue.
 constexpr std::string_view release_wake_source = R"lua(
-local q, live = KEYS[#KEYS - 1], KEYS[#KEYS]
+local q, live, offers = KEYS[#KEYS - 2], KEYS[#KEYS - 1], KEYS[#KEYS]
 local mine = ARGV[1]
 local now
 local function clock()
@@ -189,7 +221,14 @@ local function forget(w)
   redis.call('ZREM', q, w)
   redis.call('HDEL', live, w)
 end
-if ARGV[4] ~= '' then forget(ARGV[4]) end
+if ARGV[4] ~= '' then
+  if mine == '' then
+    mine = string.match(redis.call('HGET', offers, ARGV[4]) or '', '^%d+|%d+|(.+)$') or ''
+  end
+  forget(ARGV[4])
+  redis.call('HDEL', offers, ARGV[4])
+end
+if mine == '' then return 0 end
 if ARGV[5] == 'r' then
   local k, readers = KEYS[1], KEYS[2]
   local until_ms = tonumber(redis.call('ZSCORE', readers, mine))
@@ -207,7 +246,7 @@ if ARGV[5] == 'r' then
   redis.call('DEL', k, readers)
 else
   local deleted = false
-  for i = 1, #KEYS - 2 do
+  for i = 1, #KEYS - 3 do
     if redis.call('GET', KEYS[i]) == mine then
       redis.call('DEL', KEYS[i])
       deleted = true
@@ -215,19 +254,36 @@ else
     end
   end
   if not deleted then return 0 end
-  if ARGV[5] == 'w' and ARGV[7] and ARGV[7] ~= '' then
+  if ARGV[5] == 'w' and ARGV[2] == '1' then
     local first, dead = nil, 0
     local line = redis.call('ZRANGE', q, 0, 63)
     for _, w in ipairs(line) do
       if alive(w) then first = w break end
       forget(w)
+      redis.call('HDEL', offers, w)
       dead = dead + 1
     end
+    local successor = ARGV[7] and ARGV[7] ~= ''
     -- 64 dead entries say nothing about the 65th: no hand-off then.
-    if first == ARGV[9] or (first == nil and dead < 64) then
+    if successor and (first == ARGV[9] or (first == nil and dead < 64)) then
       redis.call('SET', KEYS[1], ARGV[7], 'PX', ARGV[8])
       forget(ARGV[9])
+      redis.call('HDEL', offers, ARGV[9])
       return 2
+    end
+    local ttl, attempt, value
+    if first then
+      ttl, attempt, value = string.match(redis.call('HGET', offers, first) or '', '^(%d+)|(%d+)|(.+)$')
+    end
+    if value then
+      redis.call('SET', KEYS[1], value, 'PX', ttl)
+      forget(first)
+      local message = first .. '+' .. attempt
+      if ARGV[3] ~= '' then
+        redis.call('PUBLISH', ARGV[3] .. string.match(first, '^(.*):'), message)
+      end
+      if ARGV[6] and ARGV[6] ~= '' then redis.call('SPUBLISH', ARGV[6], message) end
+      return 3
     end
   end
 end

@@ -119,9 +119,10 @@ TEST_SUITE("hand-off") {
 
         REQUIRE(owner.release(*held));
 
-        auto granted = first.future.get();  // woken, and its own attempt won
+        auto granted = first.future.get();  // handed to it through its offer
         REQUIRE(granted);
         CHECK(owner.stats().handoffs == 0);
+        CHECK(other.stats().handoffs == 1);
         CHECK(second.future.wait_for(200ms) == std::future_status::timeout);
         REQUIRE(other.release(*granted));
         auto then = second.future.get();

@@ -182,7 +182,8 @@ TEST_SUITE("key layout") {
         const std::string readers = "redlock:{doc}|readers";
         const std::string queue = "redlock-queue:{doc}";
         const std::string live = "redlock-queue:{doc}|live";
-        const std::set<std::string> all{lock, readers, queue, live};
+        const std::string offer = "redlock-queue:{doc}|offer";  // the waiting writer's offer
+        const std::set<std::string> all{lock, readers, queue, live, offer};
 
         auto reading = a.acquire("doc", redlock_test::reader_options(30s));
         REQUIRE(reading);

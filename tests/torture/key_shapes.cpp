@@ -35,7 +35,10 @@ auto shape_of(std::string_view key, const key_layout& layout) -> std::optional<k
     const std::string_view rest = key.substr(close + 1);
     if (queued) {
         if (rest.empty() || rest == "|permits") return key_shape::queue;
-        if (rest == "|live" || rest == "|permits|live") return key_shape::liveness;
+        // The offers beside the queue (README, "The hand-off") live as long as the liveness hash.
+        if (rest == "|live" || rest == "|permits|live" || rest == "|offer" ||
+            rest == "|permits|offer")
+            return key_shape::liveness;
         return key_shape::unknown;
     }
     if (rest.empty()) return key_shape::lock;

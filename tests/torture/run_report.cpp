@@ -157,8 +157,8 @@ void print_figures(std::uint64_t seed, const run_records& records, const check_r
         std::to_string(holds_of_kind(report, "permit")) +
         "; most holders at once: " + most_at_once + "; kind mismatches " + total("kind_mismatch") +
         ", fencing mismatches " + total("fencing_mismatch"));
-    say("  hand-offs: " + total("handoffs") + " (releases passing the lock to a waiter of the " +
-        "same client); writers granted without a token " + total("granted_unfenced") + " (valid " +
+    say("  hand-offs: " + total("handoffs") + " (releases passing the lock to a waiter of any " +
+        "client); writers granted without a token " + total("granted_unfenced") + " (valid " +
         std::to_string(report.unfenced_writers) + ", checked for overlaps)");
     say("  checks: holds checked " + std::to_string(report.holds) + ", overlaps " +
         std::to_string(report.overlaps.size()) + ", token inversions " +

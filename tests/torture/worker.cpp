@@ -9,7 +9,7 @@
 // holder exclusive, the default), "rw" a read-write lock (two readers to one writer), a
 // number K a counting semaphore of K permits. A read-write lock's readers and writers ask
 // for fencing tokens; a plain lock never does, so that it can be handed over (a release
-// passes an exclusive lock straight to a waiter of the same client that has no token); a
+// passes an exclusive lock straight to the first waiter, of any client, that has no token); a
 // permit cannot have one.
 //
 // --threads T (default 1): T threads share the one client, each running the same loop

@@ -168,13 +168,23 @@ TEST_SUITE("grant commands") {
     TEST_CASE("each waiting grant names its queue and the queue's liveness hash in KEYS") {
         lock_state lock;
         make_plain(lock, {"doc"});
-        const queue_entry entry{"c1:7", "2000", "123"};
+        const queue_entry entry{"c1:7", "2000", "123", "", false};
         const grant_commands waiting{keys, lock, {.scripted = true}, &entry};
         const std::string grant{waiting.grant(true, 0).bytes()};
-        CHECK(grant.find(bulk({"3", "lock:{doc}", "queue:{doc}", "queue:{doc}|live", "v1"})) !=
-              std::string::npos);
+        CHECK(grant.find(bulk({"4", "lock:{doc}", "queue:{doc}", "queue:{doc}|live",
+                               "queue:{doc}|offer", "v1"})) != std::string::npos);
         CHECK(std::string{waiting.dequeue().bytes()}.find(
                   bulk({"2", "queue:{doc}", "queue:{doc}|live", "c1:7"})) != std::string::npos);
+
+        // A waiter that leaves offers: its attempt's number is the last argument, and its
+        // leaving is the release script without a value (it releases what its offer was handed).
+        const queue_entry offering{"c1:7", "2000", "123", "4", true};
+        const grant_commands offers{keys, lock, {.scripted = true}, &offering};
+        CHECK(std::string{offers.grant(true, 0).bytes()}.find(bulk({"t", "123", "4"})) !=
+              std::string::npos);
+        CHECK(std::string{offers.dequeue().bytes()}.find(
+                  bulk({"4", "lock:{doc}", "queue:{doc}", "queue:{doc}|live", "queue:{doc}|offer",
+                        "", "1"})) != std::string::npos);
 
         lock_state reader;
         make_plain(reader, {"doc"});
