@@ -48,6 +48,9 @@ public:
     void wake() override { read(); }
     auto begin_handoff() -> std::optional<handoff_offer> override { return std::nullopt; }
     void on_handoff_reply(std::uint32_t, std::size_t, const reply_event&) override {}
+    /// Never offered a key (it is not a waiter for a lock): a hand-off message
+    /// naming it is only news, as a wake-up is.
+    void on_handed(std::size_t, std::uint32_t) override { read(); }
 
 private:
     void start(op_context& ctx);
