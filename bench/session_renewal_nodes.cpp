@@ -142,4 +142,20 @@ auto node_probe::ping() -> std::vector<double> {
     return out;
 }
 
+auto node_probe::expiries(const std::string& key)
+    -> std::vector<std::optional<std::chrono::steady_clock::time_point>> {
+    std::vector<std::optional<std::chrono::steady_clock::time_point>> out;
+    for (auto& c : nodes_) {
+        const auto start = std::chrono::steady_clock::now();
+        auto r = command(c.get(), {"PTTL", key});
+        const auto end = std::chrono::steady_clock::now();
+        if (!r || r->type != REDIS_REPLY_INTEGER || r->integer < 0) {
+            out.emplace_back();
+            continue;
+        }
+        out.emplace_back(start + (end - start) / 2 + std::chrono::milliseconds{r->integer});
+    }
+    return out;
+}
+
 }  // namespace redlock::bench

@@ -7,6 +7,7 @@
 #include <hiredis/hiredis.h>
 #include <redlock/config.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -44,6 +45,11 @@ public:
     /// One PING to each node in turn: each round trip in ms (what another
     /// client waits behind a running script); fewer when one did not answer.
     [[nodiscard]] auto ping() -> std::vector<double>;
+    /// When `key` expires on each node, in the config's order: the middle of
+    /// the PTTL's round trip plus its answer; nullopt where it has no TTL or a
+    /// node did not answer (bench/election_failover.cpp).
+    [[nodiscard]] auto expiries(const std::string& key)
+        -> std::vector<std::optional<std::chrono::steady_clock::time_point>>;
 
 private:
     struct context_free {
