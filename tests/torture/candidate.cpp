@@ -107,27 +107,29 @@ void nap(std::chrono::nanoseconds d, const std::stop_token& stop,
 class candidate {
 public:
     candidate(const arguments& args, std::FILE* out) : args_{args}, out_{out}, rng_{args.seed} {
-        for (const char* key : {"campaigns",
-                                "won",
-                                "contended",
-                                "quorum_unreachable",
-                                "validity_expired",
-                                "not_held",
-                                "cancelled",
-                                "client_stopped",
-                                "other_error",
-                                "never_valid",
-                                "resigned",
-                                "abandoned",
-                                "lost",
-                                "stopped",
-                                "resign_failures",
-                                "proclaims",
-                                "proclaim_failures",
-                                "writes",
-                                "late_writes",
-                                "clients",
-                                "longest_lost_reaction_us"}) {
+        static constexpr const char* keys[] = {"campaigns",
+                                               "won",
+                                               "contended",
+                                               "quorum_unreachable",
+                                               "validity_expired",
+                                               "not_held",
+                                               "cancelled",
+                                               "client_stopped",
+                                               "other_error",
+                                               "never_valid",
+                                               "resigned",
+                                               "abandoned",
+                                               "lost",
+                                               "stopped",
+                                               "resign_failures",
+                                               "proclaims",
+                                               "proclaim_failures",
+                                               "writes",
+                                               "late_writes",
+                                               "late_after_newer",
+                                               "clients",
+                                               "longest_lost_reaction_us"};
+        for (const char* key : keys) {
             counts_[key] = 0;
         }
     }
@@ -213,7 +215,7 @@ private:
         if (!r.valid_at_start) ++counts_["never_valid"];
 
         // The term of office: writes every 5-40 ms while valid, a proclamation now and then.
-        const bool abandon = uniform(0, 4) == 0;
+        const bool abandon = uniform(0, 3) == 0;
         const auto deadline =
             std::chrono::steady_clock::now() + std::chrono::milliseconds{uniform(100, 3000)};
         std::vector<redlock_torture::write_record> writes;
@@ -265,10 +267,27 @@ private:
         if (r.how == lead_end::abandoned) late_write(r, stop);
     }
 
-    /// The client goes (its renewals with it); later, one write with the old term.
+    /// The client goes (its renewals with it). Later, on a new client, one write with the old
+    /// term: one time in three soon (most often before the lock has expired and anyone else
+    /// leads), otherwise once the quorum names a newer term (up to 6 s), and a little after,
+    /// so that the new leader has most likely written already.
     void late_write(const redlock_torture::lead_record& r, const std::stop_token& stop) {
         locks_.reset();
-        nap(std::chrono::milliseconds{uniform(0, 2 * r.ttl_ms + 500)}, stop);
+        if (!make_client()) return;
+        if (uniform(0, 2) == 0) {
+            nap(std::chrono::milliseconds{uniform(0, r.ttl_ms)}, stop);
+        } else {
+            const auto give_up = std::chrono::steady_clock::now() + 6s;
+            while (!stop.stop_requested() && std::chrono::steady_clock::now() < give_up) {
+                const auto view = locks_->leader(args_.election);
+                if (view && view->leader && view->leader->term > r.term) {
+                    ++counts_["late_after_newer"];
+                    break;
+                }
+                nap(std::chrono::milliseconds{uniform(20, 100)}, stop);
+            }
+            nap(std::chrono::milliseconds{uniform(10, 100)}, stop);
+        }
         if (stop.stop_requested()) return;
         line(redlock_torture::write_record{args_.id, r.term, monotonic_ns(), true}.format());
         ++counts_["late_writes"];

@@ -236,7 +236,8 @@ void print_election_figures(const election_outcome& outcome, const election_load
         faults += (faults.empty() ? "" : ", ") + kind + " " + std::to_string(n);
     say("  candidate faults: " + faults);
     say("  fenced store: writes " + std::to_string(r.writes) + " (late " +
-        std::to_string(r.late_writes) + "), accepted " + std::to_string(r.accepted) + ", stale " +
+        std::to_string(r.late_writes) + ", of which after a newer term was seen " +
+        total("late_after_newer") + "), accepted " + std::to_string(r.accepted) + ", stale " +
         std::to_string(r.stale_writes) + " (refused " + std::to_string(r.stale_rejected) +
         ", accepted before any newer leader wrote " + std::to_string(r.stale_unopposed) +
         "); checks: overlapping leaderships " + std::to_string(r.overlaps.size()) +
