@@ -34,7 +34,7 @@ auto lead(int worker, std::uint64_t term, std::int64_t start_ms, std::int64_t en
     return r;
 }
 
-auto write(int worker, std::uint64_t term, std::int64_t at_ms, bool late = false) -> write_record {
+auto wrote(int worker, std::uint64_t term, std::int64_t at_ms, bool late = false) -> write_record {
     return write_record{worker, term, at_ms * ns_per_ms, late};
 }
 
@@ -45,8 +45,8 @@ TEST_SUITE("torture election checker") {
         const auto report =
             check_election({lead(0, 3, 0, 100, 400), lead(1, 4, 150, 300, 600, lead_end::abandoned),
                             lead(2, 9, 700, 800, 1000)},
-                           {write(0, 3, 10), write(0, 3, 90), write(1, 4, 160), write(1, 4, 290),
-                            write(2, 9, 710)});
+                           {wrote(0, 3, 10), wrote(0, 3, 90), wrote(1, 4, 160), wrote(1, 4, 290),
+                            wrote(2, 9, 710)});
         CHECK(report.ok());
         CHECK(report.leaderships == 3);
         CHECK(report.accepted == 5);
@@ -93,11 +93,11 @@ TEST_SUITE("torture election checker") {
 
     TEST_CASE("a write must carry a term its candidate led with, within its leadership") {
         const auto wrong_term = check_election({lead(0, 4, 0, 100, 400), lead(1, 5, 200, 300, 600)},
-                                               {write(1, 4, 250)});
+                                               {wrote(1, 4, 250)});
         REQUIRE(wrong_term.write_problems.size() == 1);
         CHECK_FALSE(wrong_term.write_problems[0].lead.has_value());
         // Written after its validity ended, without saying so: the leader did not stop.
-        const auto too_late = check_election({lead(0, 4, 0, 300, 200)}, {write(0, 4, 250)});
+        const auto too_late = check_election({lead(0, 4, 0, 300, 200)}, {wrote(0, 4, 250)});
         REQUIRE(too_late.write_problems.size() == 1);
         CHECK(too_late.write_problems[0].lead->term == 4);
     }
@@ -105,7 +105,7 @@ TEST_SUITE("torture election checker") {
     TEST_CASE("a late write is refused once a newer leader wrote, and counted otherwise") {
         const auto report = check_election(
             {lead(0, 4, 0, 100, 400, lead_end::abandoned), lead(1, 5, 500, 700, 900)},
-            {write(0, 4, 50), write(0, 4, 450, true), write(1, 5, 510), write(0, 4, 600, true)});
+            {wrote(0, 4, 50), wrote(0, 4, 450, true), wrote(1, 5, 510), wrote(0, 4, 600, true)});
         CHECK(report.ok());
         CHECK(report.late_writes == 2);
         CHECK(report.stale_writes == 2);
@@ -118,7 +118,7 @@ TEST_SUITE("torture election checker") {
         // Terms decreasing from leader to leader: the store takes the old leader's late write.
         const auto report = check_election(
             {lead(0, 7, 0, 100, 400, lead_end::abandoned), lead(1, 5, 500, 700, 900)},
-            {write(1, 5, 510), write(0, 7, 600, true)});
+            {wrote(1, 5, 510), wrote(0, 7, 600, true)});
         CHECK(report.inversions.size() == 1);
         REQUIRE(report.write_problems.size() == 1);
         CHECK(report.write_problems[0].write.term == 7);
@@ -128,7 +128,7 @@ TEST_SUITE("torture election checker") {
     TEST_CASE("the leader in office refused by the store fails") {
         // An earlier leader wrote a higher term: the next leader's writes are all refused.
         const auto report = check_election({lead(0, 7, 0, 100, 400), lead(1, 6, 500, 700, 900)},
-                                           {write(0, 7, 50), write(1, 6, 510), write(1, 6, 520)});
+                                           {wrote(0, 7, 50), wrote(1, 6, 510), wrote(1, 6, 520)});
         CHECK(report.inversions.size() == 1);
         CHECK(report.write_problems.size() == 2);
         CHECK(report.accepted == 1);
@@ -144,7 +144,7 @@ TEST_SUITE("torture election checker") {
         const auto parsed = redlock_torture::parse_lead(l.format());
         REQUIRE(parsed);
         CHECK(parsed->format() == l.format());
-        const auto w = write(3, 42, 15, true);
+        const auto w = wrote(3, 42, 15, true);
         const auto back = redlock_torture::parse_write(w.format());
         REQUIRE(back);
         CHECK(back->format() == w.format());
