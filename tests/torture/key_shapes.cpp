@@ -18,6 +18,8 @@ auto shape_name(key_shape shape) noexcept -> const char* {
             return "queue";
         case key_shape::liveness:
             return "waiters' liveness";
+        case key_shape::leader:
+            return "leader";
         case key_shape::unknown:
             break;
     }
@@ -44,6 +46,7 @@ auto shape_of(std::string_view key, const key_layout& layout) -> std::optional<k
     if (rest.empty()) return key_shape::lock;
     if (rest == "|readers") return key_shape::reader_set;
     if (rest == "|permits") return key_shape::permit_count;
+    if (rest == "|leader") return key_shape::leader;
     if (rest.starts_with("|permit|") && rest.size() > 8 &&
         std::all_of(rest.begin() + 8, rest.end(), [](char c) { return c >= '0' && c <= '9'; }))
         return key_shape::permit;
@@ -55,6 +58,8 @@ auto leak_reason(key_shape shape, std::int64_t pttl_ms, const leftover_limits& l
     if (pttl_ms == -2) return std::nullopt;  // expired between KEYS and PTTL
     std::int64_t bound = 0;                  // 0: must not be there at all
     switch (shape) {
+        case key_shape::leader:
+            return std::nullopt;  // no TTL, by design
         case key_shape::permit_count:
             bound = limits.longest_ttl_ms;
             break;

@@ -10,7 +10,10 @@
 //   P+T|permits         the semaphore's K (kept by a release: it expires within a TTL)
 //   Q+T, Q+T|permits    a wait queue (a sorted set)
 //   Q+T|live, Q+T|permits|live   the queue's liveness hash (waiter id -> kind|expiry)
-// Every one carries a TTL; fence counters live under their own prefix and never expire.
+//   P+T|leader          an election's leader (term, lock, value): no TTL; a resignation
+//                       deletes it, one left by a leader that did not resign stays until the
+//                       next leader overwrites it (README, "Leader election")
+// Every other one carries a TTL; fence counters live under their own prefix and never expire.
 
 #include <cstdint>
 #include <optional>
@@ -19,7 +22,7 @@
 
 namespace redlock_torture {
 
-enum class key_shape { lock, reader_set, permit, permit_count, queue, liveness, unknown };
+enum class key_shape { lock, reader_set, permit, permit_count, queue, liveness, leader, unknown };
 
 [[nodiscard]] auto shape_name(key_shape shape) noexcept -> const char*;
 
@@ -43,7 +46,8 @@ struct leftover_limits {
 /// why the key is a leak, or nullopt when it may be there. Holds (lock, reader, reader set,
 /// permit) must be gone: their releases delete them. The semaphore's count and the wait
 /// queues may stay, as long as their TTL ends within the longest TTL (the waiter TTL for
-/// queues): they are bookkeeping that nobody refreshes any more. `pttl_ms` is PTTL's
+/// queues): they are bookkeeping that nobody refreshes any more. An election's leader key may
+/// stay, without a TTL: it counts for nobody once its lock is gone. `pttl_ms` is PTTL's
 /// answer: -2 (gone meanwhile) is fine, -1 (no TTL) never is.
 [[nodiscard]] auto leak_reason(key_shape shape, std::int64_t pttl_ms, const leftover_limits& limits)
     -> std::optional<std::string>;

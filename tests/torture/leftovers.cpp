@@ -33,7 +33,7 @@ auto scan_keys(const std::vector<named_node>& nodes, const key_layout& layout)
                 l.pttl_ms = node.pttl(key);
                 // The holder's value, for a failure message; sets, queues and hashes have none.
                 if (l.shape != key_shape::reader_set && l.shape != key_shape::queue &&
-                    l.shape != key_shape::liveness)
+                    l.shape != key_shape::liveness && l.shape != key_shape::leader)
                     l.value = node.get(key).value_or("(gone)");
                 l.key = std::move(key);
                 found.push_back(std::move(l));

@@ -1,6 +1,7 @@
 #include "record.hpp"
 
-#include <charconv>
+#include "record_fields.hpp"
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -8,43 +9,6 @@
 
 namespace redlock_torture {
 namespace {
-
-auto fields_of(std::string_view line, std::string_view tag)
-    -> std::optional<std::map<std::string, std::string>> {
-    if (!line.starts_with(tag) || line.size() <= tag.size() || line[tag.size()] != ' ')
-        return std::nullopt;
-    std::map<std::string, std::string> fields;
-    line.remove_prefix(tag.size());
-    while (!line.empty()) {
-        const auto space = line.find(' ');
-        const std::string_view word = line.substr(0, space);
-        if (!word.empty()) {
-            const auto eq = word.find('=');
-            if (eq == std::string_view::npos) return std::nullopt;
-            fields.emplace(std::string{word.substr(0, eq)}, std::string{word.substr(eq + 1)});
-        }
-        if (space == std::string_view::npos) break;
-        line.remove_prefix(space + 1);
-    }
-    return fields;
-}
-
-template <class T>
-auto number(const std::map<std::string, std::string>& fields, const char* key, T& out) -> bool {
-    const auto it = fields.find(key);
-    if (it == fields.end()) return false;
-    const char* first = it->second.data();
-    const char* last = first + it->second.size();
-    const auto [end, ec] = std::from_chars(first, last, out);
-    return ec == std::errc{} && end == last;
-}
-
-auto flag(const std::map<std::string, std::string>& fields, const char* key, bool& out) -> bool {
-    int value = 0;
-    if (!number(fields, key, value) || (value != 0 && value != 1)) return false;
-    out = value == 1;
-    return true;
-}
 
 auto ms_since(std::int64_t t, std::int64_t origin) -> std::string {
     char text[32];
@@ -136,23 +100,27 @@ auto parse_hold(std::string_view line) -> std::optional<hold_record> {
     r.kind = *parsed;
     // A permit names its semaphore's K and the permit held; the other kinds name neither.
     if (r.kind == hold_kind::permit) {
-        if (!number(*fields, "permits", r.permits) || !number(*fields, "permit", r.permit) ||
-            r.permits < 1 || r.permit < 0 || r.permit >= r.permits)
+        if (!field_number(*fields, "permits", r.permits) ||
+            !field_number(*fields, "permit", r.permit) || r.permits < 1 || r.permit < 0 ||
+            r.permit >= r.permits)
             return std::nullopt;
     } else if (fields->contains("permits") || fields->contains("permit")) {
         return std::nullopt;
     }
     const bool ok =
-        number(*fields, "worker", r.worker) && number(*fields, "thread", r.thread) &&
-        flag(*fields, "fenced", r.fenced) && number(*fields, "fence", r.fence) &&
-        number(*fields, "called", r.called_ns) && number(*fields, "start", r.start_ns) &&
-        number(*fields, "end", r.end_ns) && number(*fields, "until_start", r.until_start_ns) &&
-        number(*fields, "until_end", r.until_end_ns) &&
-        flag(*fields, "valid_start", r.valid_at_start) &&
-        flag(*fields, "valid_end", r.valid_at_end) && flag(*fields, "lost", r.lost) &&
-        number(*fields, "lost_at", r.lost_at_ns) && flag(*fields, "renew", r.auto_renew) &&
-        number(*fields, "ttl", r.ttl_ms) && number(*fields, "extends", r.extends) &&
-        number(*fields, "deleted", r.deleted) && number(*fields, "release_ok", r.release_ok);
+        field_number(*fields, "worker", r.worker) && field_number(*fields, "thread", r.thread) &&
+        field_flag(*fields, "fenced", r.fenced) && field_number(*fields, "fence", r.fence) &&
+        field_number(*fields, "called", r.called_ns) &&
+        field_number(*fields, "start", r.start_ns) && field_number(*fields, "end", r.end_ns) &&
+        field_number(*fields, "until_start", r.until_start_ns) &&
+        field_number(*fields, "until_end", r.until_end_ns) &&
+        field_flag(*fields, "valid_start", r.valid_at_start) &&
+        field_flag(*fields, "valid_end", r.valid_at_end) && field_flag(*fields, "lost", r.lost) &&
+        field_number(*fields, "lost_at", r.lost_at_ns) &&
+        field_flag(*fields, "renew", r.auto_renew) && field_number(*fields, "ttl", r.ttl_ms) &&
+        field_number(*fields, "extends", r.extends) &&
+        field_number(*fields, "deleted", r.deleted) &&
+        field_number(*fields, "release_ok", r.release_ok);
     // A permit has no token; an unfenced hold names none.
     if (!ok || (r.kind == hold_kind::permit && r.fenced) || (!r.fenced && r.fence != 0))
         return std::nullopt;
@@ -163,7 +131,7 @@ auto parse_summary(std::string_view line) -> std::optional<worker_summary> {
     auto fields = fields_of(line, "summary");
     if (!fields) return std::nullopt;
     worker_summary s;
-    if (!number(*fields, "worker", s.worker)) return std::nullopt;
+    if (!field_number(*fields, "worker", s.worker)) return std::nullopt;
     fields->erase("worker");
     for (const auto& [key, value] : *fields) {
         std::uint64_t n = 0;

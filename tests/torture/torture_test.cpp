@@ -12,6 +12,11 @@
 // keeps up with them), and no hold is left on any node once every worker has released what
 // it held (key_shapes.hpp).
 //
+// Beside them, candidate processes campaign for one election (election_load.hpp), each through
+// proxies of its own, under reconnect storms, partitions and pauses aimed at one of them; their
+// records are checked too (election_checker.hpp): leaderships never overlap, terms strictly
+// increase, and a replayed fenced store takes every leader's writes and refuses stale terms.
+//
 // Environment:
 //   REDLOCK_TORTURE_SECONDS  length of the fault phase (default 120)
 //   REDLOCK_TORTURE_SEED     seed of the fault schedule and the workers (default: random,
@@ -28,8 +33,10 @@
 //                            longest TTL; 0 turns the client-side delayed-restart rule off)
 //   REDLOCK_TORTURE_MAX_IMPAIRED  nodes impaired at once at most (default 2, a minority of
 //                            5); 3 or more gives up liveness on purpose: safety must hold
+//   REDLOCK_TORTURE_CANDIDATES  candidate processes of the election (default 3; 0: none)
 
 #include "checker.hpp"
+#include "election_load.hpp"
 #include "injector.hpp"
 #include "leftovers.hpp"
 #include "process.hpp"
@@ -76,12 +83,12 @@ auto torture_workload(int threads) -> redlock_torture::workload {
             .threads = threads};
 }
 
-auto node_config_json(const std::vector<redlock_test::fault_proxy>& proxies,
-                      std::uint64_t quarantine_ms) -> std::string {
+auto node_config_json(const std::vector<std::uint16_t>& ports, std::uint64_t quarantine_ms)
+    -> std::string {
     std::string nodes;
-    for (const auto& p : proxies) {
+    for (const auto port : ports) {
         if (!nodes.empty()) nodes += ", ";
-        nodes += R"({"host": "127.0.0.1", "port": )" + std::to_string(p.port()) + "}";
+        nodes += R"({"host": "127.0.0.1", "port": )" + std::to_string(port) + "}";
     }
     return R"({
   "nodes": [)" +
@@ -118,6 +125,7 @@ TEST_CASE("torture: contending workers under injected faults") {
     const bool delayed_restart = env_number("REDLOCK_TORTURE_DELAYED_RESTART", 1) != 0;
     const auto max_impaired =
         static_cast<std::size_t>(env_number("REDLOCK_TORTURE_MAX_IMPAIRED", (node_count - 1) / 2));
+    const int candidates = static_cast<int>(env_number("REDLOCK_TORTURE_CANDIDATES", 3));
     const auto load = torture_workload(threads);
     const auto& resources = load.resources;
     const auto started = std::chrono::steady_clock::now();
@@ -136,7 +144,8 @@ TEST_CASE("torture: contending workers under injected faults") {
         " with appendfsync always, the others in memory " +
         std::string{delayed_restart ? "with the delayed-restart rule" : "restarted without delay"} +
         "; clients' restart quarantine " + std::to_string(quarantine_ms) + " ms), at most " +
-        std::to_string(max_impaired) + " impaired at once; run directory " + dir.string());
+        std::to_string(max_impaired) + " impaired at once; " + std::to_string(candidates) +
+        " election candidates; run directory " + dir.string());
 
     // ---- the cluster: every node behind its own proxy --------------------------------------
     std::vector<redlock_test::redis_server> nodes;
@@ -155,7 +164,9 @@ TEST_CASE("torture: contending workers under injected faults") {
         persistent.push_back(i < persistent_nodes);
     }
     const fs::path config = dir / "cluster.json";
-    std::ofstream{config} << node_config_json(proxies, quarantine_ms);
+    std::vector<std::uint16_t> proxy_ports;
+    for (const auto& p : proxies) proxy_ports.push_back(p.port());
+    std::ofstream{config} << node_config_json(proxy_ports, quarantine_ms);
 
     // ---- workers -----------------------------------------------------------------------------
     std::vector<redlock_torture::child_process> pool;
@@ -179,11 +190,21 @@ TEST_CASE("torture: contending workers under injected faults") {
     settings.max_impaired = max_impaired;
     settings.delay_in_memory_restarts = delayed_restart;
     redlock_torture::fault_injector injector{nodes, proxies, settings, seed, fault_log};
+    redlock_torture::election_load election{
+        {.candidate = REDLOCK_TORTURE_CANDIDATE, .candidates = candidates, .seed = seed},
+        dir,
+        proxies,
+        [quarantine_ms](const std::vector<std::uint16_t>& ports) {
+            return node_config_json(ports, quarantine_ms);
+        },
+        fault_log};
     const auto fault_end = std::chrono::steady_clock::now() + std::chrono::seconds{seconds};
     auto next_progress = std::chrono::steady_clock::now() + 30s;
     while (std::chrono::steady_clock::now() < fault_end) {
         injector.step();
+        election.step();
         died_early = redlock_torture::note_early_deaths(pool, problems);
+        died_early = election.note_early_deaths(problems) || died_early;
         if (!problems.empty()) break;
         if (std::chrono::steady_clock::now() >= next_progress) {
             next_progress += 30s;
@@ -194,13 +215,20 @@ TEST_CASE("torture: contending workers under injected faults") {
                                " s, faults so far:";
             for (const auto& [kind, n] : injector.counts())
                 line += " " + kind + "=" + std::to_string(n);
+            for (const auto& [kind, n] : election.counts())
+                line += " candidate_" + kind + "=" + std::to_string(n);
             say(line);
         }
         std::this_thread::sleep_for(2ms);
     }
     injector.heal_all();
+    election.heal_all();
     std::fprintf(fault_log, "%lld healed\n", static_cast<long long>(monotonic_ns()));
     std::fflush(fault_log);
+    // The candidates step down now: a lock one of them abandons meanwhile expires during the
+    // wait below, before the keys are looked at.
+    election.stop(died_early, problems);
+    std::fprintf(fault_log, "%lld candidates stopped\n", static_cast<long long>(monotonic_ns()));
     // Every key written during the faults has expired by now (TTLs are at most max_ttl,
     // and a renewed lock is released by its holder): what is left at the end was left by
     // the releases of a healthy cluster. A write a slowed proxy had already read still lands
@@ -231,6 +259,7 @@ TEST_CASE("torture: contending workers under injected faults") {
     // ---- the records -------------------------------------------------------------------------
     const auto records = redlock_torture::read_records(dir, workers, problems);
     const auto report = redlock_torture::check_holds(records.holds);
+    const auto elected = election.check(problems);
     const auto took = std::chrono::duration_cast<std::chrono::seconds>(
         std::chrono::steady_clock::now() - started);
 
@@ -246,8 +275,11 @@ TEST_CASE("torture: contending workers under injected faults") {
             std::to_string(injector.counts().at("skipped")) + ", at most " +
             std::to_string(injector.max_impaired()) + " nodes impaired at once)",
         keys, took.count());
+    if (candidates > 0) redlock_torture::print_election_figures(elected, election);
 
-    const std::string details = redlock_torture::describe_problems(report, origin, 10);
+    const std::string details =
+        redlock_torture::describe_problems(report, origin, 10) +
+        redlock_torture::describe_election_problems(elected.report, origin, 10);
     if (!details.empty() || keys_left > 0) {
         say(details + (keys_left > 0 ? "\nKEYS LEFT:" + keys.details : "") +
             "\n(times in ms since the start; faults in " + (dir / "faults.log").string() +
@@ -269,9 +301,20 @@ TEST_CASE("torture: contending workers under injected faults") {
     for (const auto& r : resources) CHECK(redlock_torture::holds_of(report, r) > 0);
     for (const char* kind : {"writer", "reader", "permit"})
         CHECK(redlock_torture::holds_of_kind(report, kind) > 0);
+    // The election: safe, and live enough to have been tested (two leaderships at least, and
+    // in a run of 30 s or more a failover by expiry).
+    CHECK(elected.unreadable == 0);
+    CHECK(elected.report.overlaps.empty());
+    CHECK(elected.report.inversions.empty());
+    CHECK(elected.report.write_problems.empty());
+    const auto& e = elected.report;
+    const bool election_live = candidates == 0 || (e.leaderships - e.never_valid >= 2 &&
+                                                   (seconds < 30 || e.failovers_by_expiry > 0));
+    CHECK(election_live);
     const bool passed = problems.empty() && records.unreadable == 0 && report.ok() &&
                         keys_left == 0 && records.total("kind_mismatch") == 0 &&
-                        records.total("fencing_mismatch") == 0 && handoffs_seen;
+                        records.total("fencing_mismatch") == 0 && handoffs_seen &&
+                        elected.unreadable == 0 && e.ok() && election_live;
     if (passed && !keep) {
         std::error_code ignored;
         fs::remove_all(dir, ignored);

@@ -1,0 +1,107 @@
+#pragma once
+
+// The torture test's election workload: candidate processes (candidate.cpp) campaigning for
+// one election beside the lock workers, each reaching every node through proxies of its own
+// (chained to the node's proxy, so the node faults reach them too), and the faults aimed at
+// one candidate at a time:
+// - a reconnect storm: every 20-150 ms for 1-4 s, all of the candidate's connections reset (RST);
+// - a partition: the candidate's proxies to a majority of the nodes (or to a minority)
+//   blackholed for 0.3-3 s: cut off from the quorum, a leader loses its leadership;
+// - a pause: SIGSTOP for 0.3-2.5 s, then SIGCONT: a leader that wakes up past its validity.
+// At most all but one candidate are faulted at once. Then their records are checked
+// (election_checker.hpp).
+
+#include "election_checker.hpp"
+#include "process.hpp"
+#include "support/fault_proxy.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace redlock_torture {
+
+struct election_settings {
+    std::string candidate;  ///< the candidate program (a path)
+    std::string election = "torture:e";
+    int candidates = 3;
+    std::uint64_t seed = 0;
+    std::chrono::milliseconds first_fault{1000};
+    std::chrono::milliseconds max_gap{1500};  ///< between two candidate faults
+};
+
+/// What the candidates' records say, checked.
+struct election_outcome {
+    election_report report;
+    std::map<std::string, std::uint64_t> totals;  ///< the candidates' summaries, summed
+    std::size_t unreadable = 0;
+    [[nodiscard]] auto total(const std::string& key) const -> std::uint64_t;
+};
+
+class election_load {
+public:
+    /// Starts the candidates. `node_proxies`: the node proxies their own chain to;
+    /// `config_of`: a client configuration naming these ports as the nodes.
+    election_load(election_settings settings, const std::filesystem::path& dir,
+                  const std::vector<redlock_test::fault_proxy>& node_proxies,
+                  const std::function<std::string(const std::vector<std::uint16_t>&)>& config_of,
+                  std::FILE* log);
+    election_load(const election_load&) = delete;
+    auto operator=(const election_load&) -> election_load& = delete;
+    ~election_load();
+
+    /// Ends the faults that are due and, when it is time, injects the next one.
+    void step();
+    /// Ends every fault: continues paused candidates, heals their proxies.
+    void heal_all();
+    /// Appends a line per candidate that exited during the run; true if any did.
+    auto note_early_deaths(std::vector<std::string>& problems) -> bool;
+    /// Closes their standard input (each steps down and exits) and waits for them.
+    void stop(bool died_early, std::vector<std::string>& problems);
+    /// Reads and checks their records; a candidate without a summary is a problem.
+    [[nodiscard]] auto check(std::vector<std::string>& problems) const -> election_outcome;
+
+    /// Faults injected, by kind: storm, storm_resets, partition_majority, partition_minority,
+    /// pause.
+    [[nodiscard]] auto counts() const -> const std::map<std::string, std::uint64_t>& {
+        return counts_;
+    }
+    [[nodiscard]] auto candidates() const noexcept -> int { return settings_.candidates; }
+
+private:
+    using clock = std::chrono::steady_clock;
+    struct candidate_state {
+        std::optional<clock::time_point> storm_until;
+        clock::time_point next_reset{};
+        std::optional<clock::time_point> heal_at;    ///< partitioned until then
+        std::optional<clock::time_point> resume_at;  ///< paused until then
+        [[nodiscard]] auto faulted() const -> bool { return storm_until || heal_at || resume_at; }
+    };
+
+    void inject(clock::time_point now);
+    auto uniform(std::int64_t lo, std::int64_t hi) -> std::int64_t;
+    void note(const char* what, std::size_t c, const std::string& detail = {});
+    [[nodiscard]] auto file(int id) const -> std::filesystem::path;
+
+    election_settings settings_;
+    std::filesystem::path dir_;
+    std::FILE* log_;
+    std::mt19937_64 rng_;
+    std::vector<std::vector<redlock_test::fault_proxy>> proxies_;  ///< per candidate, per node
+    std::vector<child_process> pool_;
+    std::vector<candidate_state> state_;
+    clock::time_point next_fault_;
+    std::map<std::string, std::uint64_t> counts_;
+};
+
+/// The figures of the election workload, a few lines (say()).
+void print_election_figures(const election_outcome& outcome, const election_load& load);
+
+}  // namespace redlock_torture
