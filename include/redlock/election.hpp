@@ -46,7 +46,10 @@ struct campaign_options {
     /// name>:<pid> (<program name>)".
     std::optional<std::string> holder{};
     /// Runs once, on the loop thread, when the leadership is lost (its lock's
-    /// renewals could not reach a majority in time, or it was broken).
+    /// renewals could not reach a majority in time, or it was broken), if a
+    /// `leadership` handle still exists then. Keep one while leading: a
+    /// leadership whose handles are all gone is still renewed, until the
+    /// client stops, and nobody can resign it.
     std::function<void(const leadership&, const error&)> on_lost{};
 };
 
