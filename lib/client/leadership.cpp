@@ -94,13 +94,14 @@ void leadership::resign_async(std::function<void(result<release_report>)> done) 
     const auto& state = state_;
     detail::client_core& core = *state->core;
     // The leader key first, while the lock is still ours; then the release, which
-    // wakes the next candidate in line.
+    // wakes the next candidate in line. One round trip: both go out now, and each
+    // node runs them in that order (one connection per node, in order), so the
+    // abdication still finds the lock ours wherever it was.
     core.probe(
         detail::abdicate_commands(core.config(), state->name, state->held.value()),
-        [state, done = std::move(done)](const result<std::vector<detail::node_probe>>&) mutable {
-            state->core->release(detail::lock_state::of(state->held), std::move(done));
-        },
+        [](const result<std::vector<detail::node_probe>>&) {},
         detail::resource_slot(state->name));
+    core.release(detail::lock_state::of(state->held), std::move(done));
 }
 
 auto leadership::resign() -> result<release_report> {
