@@ -68,7 +68,7 @@ TEST_SUITE("torture election checker") {
         CHECK_FALSE(report.ok());
     }
 
-    TEST_CASE("a leadership past its validity ends there; one never valid is left out") {
+    TEST_CASE("a leadership past its validity ends there, and one never valid is left out") {
         // Worker 0 acted until 500 ms but was valid only until 200: no overlap with 250.
         auto never = lead(2, 1, 210, 220, 215);
         never.valid_at_start = false;
