@@ -99,8 +99,7 @@ void leadership::resign_async(std::function<void(result<release_report>)> done) 
     // abdication still finds the lock ours wherever it was.
     core.probe(
         detail::abdicate_commands(core.config(), state->name, state->held.value()),
-        [](const result<std::vector<detail::node_probe>>&) {},
-        detail::resource_slot(state->name));
+        [](const result<std::vector<detail::node_probe>>&) {}, detail::resource_slot(state->name));
     core.release(detail::lock_state::of(state->held), std::move(done));
 }
 

@@ -44,11 +44,10 @@ auto grant_commands::grant(bool eval, int first_permit) const -> encoded_command
         const std::string fence = how_.fencing ? fence_key(keys_, lock_) : std::string{};
         const std::array<std::string_view, 5> declared{keys.front(), queue.view(), live.view(),
                                                        offers.view(), fence};
-        return script_call(wait_acquire_script(), eval,
-                           std::span{declared.data(), how_.fencing ? 5U : 4U},
-                           {lock_.value, ttl_text, queue_->waiter_id, queue_->liveness_text,
-                            how_.mode == wait_mode::fair ? "f" : "t", queue_->arrival_text,
-                            queue_->offer_text});
+        return script_call(
+            wait_acquire_script(), eval, std::span{declared.data(), how_.fencing ? 5U : 4U},
+            {lock_.value, ttl_text, queue_->waiter_id, queue_->liveness_text,
+             how_.mode == wait_mode::fair ? "f" : "t", queue_->arrival_text, queue_->offer_text});
     }
     if (!how_.scripted) return {"SET", keys.front(), lock_.value, "NX", "PX", ttl_text};
     if (how_.fencing) {

@@ -71,15 +71,15 @@ void wait_for(redlock::client& locks, pending_acquire& into,
 }
 
 auto connected(redlock::client& a, redlock::client& b) -> bool {
-    return redlock_test::wait_until(5s, [&] {
-        return a.stats().nodes_connected == 5 && b.stats().nodes_connected == 5;
-    });
+    return redlock_test::wait_until(
+        5s, [&] { return a.stats().nodes_connected == 5 && b.stats().nodes_connected == 5; });
 }
 
 }  // namespace
 
 TEST_SUITE("hand-off across clients") {
-    TEST_CASE_FIXTURE(cluster, "another client's waiter holds as the release returns, with no attempt") {
+    TEST_CASE_FIXTURE(cluster,
+                      "another client's waiter holds as the release returns, with no attempt") {
         for (const auto mode : {redlock::wait_mode::targeted, redlock::wait_mode::fair}) {
             CAPTURE(static_cast<int>(mode));
             auto owner = make_client();
@@ -175,7 +175,8 @@ TEST_SUITE("hand-off across clients") {
         CHECK(nodes_with_key(*this) == 0);
     }
 
-    TEST_CASE_FIXTURE(cluster, "a hand-off not heard of is taken over by the waiter's next attempt") {
+    TEST_CASE_FIXTURE(cluster,
+                      "a hand-off not heard of is taken over by the waiter's next attempt") {
         auto owner = make_client();
         auto other = make_client();
         REQUIRE(connected(owner, other));

@@ -27,10 +27,10 @@
 #include <vector>
 
 using namespace std::chrono_literals;
-using redlock_test::lock_key;
 using redlock_test::cluster_member;
 using redlock_test::cluster_member_options;
 using redlock_test::fault_proxy;
+using redlock_test::lock_key;
 using redlock_test::sentinel_member;
 
 namespace {

@@ -36,7 +36,12 @@ auto reply_of(answer a) -> grant_answer {
     return g;
 }
 
-enum class order : std::uint8_t { messages_first, replies_first, reply_then_message, message_then_reply };
+enum class order : std::uint8_t {
+    messages_first,
+    replies_first,
+    reply_then_message,
+    message_then_reply
+};
 constexpr order all_orders[] = {order::messages_first, order::replies_first,
                                 order::reply_then_message, order::message_then_reply};
 
