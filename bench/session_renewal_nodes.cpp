@@ -1,5 +1,7 @@
 #include "session_renewal_nodes.hpp"
 
+#include "hiredis_commands.hpp"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -7,37 +9,6 @@
 
 namespace redlock::bench {
 namespace {
-
-struct reply_free {
-    void operator()(redisReply* r) const noexcept { freeReplyObject(r); }
-};
-using reply_ptr = std::unique_ptr<redisReply, reply_free>;
-
-auto command(redisContext* c, std::initializer_list<std::string_view> argv) -> reply_ptr {
-    std::vector<const char*> ptrs;
-    std::vector<std::size_t> lens;
-    for (const auto a : argv) {
-        ptrs.push_back(a.data());
-        lens.push_back(a.size());
-    }
-    return reply_ptr{static_cast<redisReply*>(
-        redisCommandArgv(c, static_cast<int>(argv.size()), ptrs.data(), lens.data()))};
-}
-
-/// The value of the "name:value" line of an INFO text, or empty.
-auto field(std::string_view text, std::string_view name) -> std::string_view {
-    std::size_t at = 0;
-    while (at < text.size()) {
-        std::size_t end = text.find('\n', at);
-        if (end == std::string_view::npos) end = text.size();
-        std::string_view line = text.substr(at, end - at);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (line.size() > name.size() && line.starts_with(name) && line[name.size()] == ':')
-            return line.substr(name.size() + 1);
-        at = end + 1;
-    }
-    return {};
-}
 
 /// "calls=5,usec=1234,usec_per_call=246.80,...": the number after `name=`.
 auto number(std::string_view stats, std::string_view name) -> std::uint64_t {
@@ -93,10 +64,11 @@ auto node_probe::read() -> std::optional<std::vector<node_figures>> {
         const auto stats = info(c.get(), "commandstats");
         if (!cpu || !stats) return std::nullopt;
         node_figures& node = out.emplace_back();
-        node.cpu_seconds = std::strtod(std::string{field(*cpu, "used_cpu_user")}.c_str(), nullptr) +
-                           std::strtod(std::string{field(*cpu, "used_cpu_sys")}.c_str(), nullptr);
+        node.cpu_seconds =
+            std::strtod(std::string{info_field(*cpu, "used_cpu_user")}.c_str(), nullptr) +
+            std::strtod(std::string{info_field(*cpu, "used_cpu_sys")}.c_str(), nullptr);
         const auto read_command = [&](std::string_view name) {
-            const std::string_view line = field(*stats, "cmdstat_" + std::string{name});
+            const std::string_view line = info_field(*stats, "cmdstat_" + std::string{name});
             return command_figures{number(line, "calls"), number(line, "usec")};
         };
         node.evalsha = read_command("evalsha");

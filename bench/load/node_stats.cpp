@@ -1,5 +1,6 @@
 #include "load/node_stats.hpp"
 
+#include "hiredis_commands.hpp"
 #include "sansio/scripts.hpp"
 
 #include <cstdio>
@@ -7,40 +8,6 @@
 #include <string_view>
 
 namespace redlock::bench {
-namespace {
-
-struct reply_free {
-    void operator()(redisReply* r) const noexcept { freeReplyObject(r); }
-};
-using reply_ptr = std::unique_ptr<redisReply, reply_free>;
-
-auto command(redisContext* c, std::initializer_list<std::string_view> argv) -> reply_ptr {
-    std::vector<const char*> ptrs;
-    std::vector<std::size_t> lens;
-    for (const auto a : argv) {
-        ptrs.push_back(a.data());
-        lens.push_back(a.size());
-    }
-    return reply_ptr{static_cast<redisReply*>(
-        redisCommandArgv(c, static_cast<int>(argv.size()), ptrs.data(), lens.data()))};
-}
-
-/// The value of "name:value" lines in an INFO section.
-auto field(std::string_view text, std::string_view name) -> std::string_view {
-    std::size_t at = 0;
-    while (at < text.size()) {
-        std::size_t end = text.find('\n', at);
-        if (end == std::string_view::npos) end = text.size();
-        std::string_view line = text.substr(at, end - at);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (line.size() > name.size() && line.starts_with(name) && line[name.size()] == ':')
-            return line.substr(name.size() + 1);
-        at = end + 1;
-    }
-    return {};
-}
-
-}  // namespace
 
 auto node_stats::connect(const client_config& config) -> std::optional<node_stats> {
     node_stats stats;
@@ -95,8 +62,9 @@ auto node_stats::snapshot() -> server_snapshot {
             s.calls[name] += node.calls[name];
         }
         const std::string cpu = info(c.get(), "cpu");
-        node.cpu_seconds = std::strtod(std::string{field(cpu, "used_cpu_user")}.c_str(), nullptr) +
-                           std::strtod(std::string{field(cpu, "used_cpu_sys")}.c_str(), nullptr);
+        node.cpu_seconds =
+            std::strtod(std::string{info_field(cpu, "used_cpu_user")}.c_str(), nullptr) +
+            std::strtod(std::string{info_field(cpu, "used_cpu_sys")}.c_str(), nullptr);
         s.cpu_seconds += node.cpu_seconds;
     }
     return s;
@@ -118,7 +86,7 @@ auto node_stats::load_scripts() -> bool {
 
 auto node_stats::redis_version() -> std::string {
     if (nodes_.empty()) return {};
-    return std::string{field(info(nodes_.front().get(), "server"), "redis_version")};
+    return std::string{info_field(info(nodes_.front().get(), "server"), "redis_version")};
 }
 
 }  // namespace redlock::bench
