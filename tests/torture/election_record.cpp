@@ -7,16 +7,6 @@
 #include <sstream>
 
 namespace redlock_torture {
-namespace {
-
-auto since_origin_ms(std::int64_t t, std::int64_t origin) -> std::string {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.3f", static_cast<double>(t - origin) / 1e6);
-    return text;
-}
-
-}  // namespace
-
 auto lead_end_name(lead_end how) noexcept -> const char* {
     switch (how) {
         case lead_end::abandoned:
@@ -53,12 +43,12 @@ auto lead_record::format() const -> std::string {
 auto lead_record::describe(std::int64_t origin_ns) const -> std::string {
     std::ostringstream out;
     out << "candidate " << worker << " '" << election << "' term " << term << ": led ["
-        << since_origin_ms(start_ns, origin_ns) << ", " << since_origin_ms(end_ns, origin_ns)
-        << "] ms, valid until " << since_origin_ms(until_end_ns, origin_ns) << " ms (at start "
-        << since_origin_ms(until_start_ns, origin_ns) << "), campaign called at "
-        << since_origin_ms(called_ns, origin_ns) << " ms, ttl " << ttl_ms << " ms, "
-        << lead_end_name(how) << (valid_at_end ? "" : ", invalid at end") << (lost ? ", lost" : "");
-    if (lost_at_ns != 0) out << " at " << since_origin_ms(lost_at_ns, origin_ns) << " ms";
+        << ms_since(start_ns, origin_ns) << ", " << ms_since(end_ns, origin_ns)
+        << "] ms, valid until " << ms_since(until_end_ns, origin_ns) << " ms (at start "
+        << ms_since(until_start_ns, origin_ns) << "), campaign called at "
+        << ms_since(called_ns, origin_ns) << " ms, ttl " << ttl_ms << " ms, " << lead_end_name(how)
+        << (valid_at_end ? "" : ", invalid at end") << (lost ? ", lost" : "");
+    if (lost_at_ns != 0) out << " at " << ms_since(lost_at_ns, origin_ns) << " ms";
     out << ", " << writes << " writes";
     return out.str();
 }
@@ -70,8 +60,7 @@ auto write_record::format() const -> std::string {
 
 auto write_record::describe(std::int64_t origin_ns) const -> std::string {
     return "candidate " + std::to_string(worker) + (late ? " late write" : " write") +
-           " with term " + std::to_string(term) + " at " + since_origin_ms(at_ns, origin_ns) +
-           " ms";
+           " with term " + std::to_string(term) + " at " + ms_since(at_ns, origin_ns) + " ms";
 }
 
 auto parse_lead(std::string_view line) -> std::optional<lead_record> {

@@ -8,16 +8,6 @@
 #include <sstream>
 
 namespace redlock_torture {
-namespace {
-
-auto ms_since(std::int64_t t, std::int64_t origin) -> std::string {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.3f", static_cast<double>(t - origin) / 1e6);
-    return text;
-}
-
-}  // namespace
-
 auto kind_name(hold_kind kind) noexcept -> const char* {
     switch (kind) {
         case hold_kind::reader:

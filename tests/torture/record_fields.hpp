@@ -4,6 +4,8 @@
 // `key=value` fields separated by spaces. Shared by the parsers of every record kind.
 
 #include <charconv>
+#include <cstdint>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <string>
@@ -11,6 +13,13 @@
 #include <system_error>
 
 namespace redlock_torture {
+
+/// `t` (monotonic ns) as milliseconds after `origin`, "12.345": how descriptions name times.
+[[nodiscard]] inline auto ms_since(std::int64_t t, std::int64_t origin) -> std::string {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3f", static_cast<double>(t - origin) / 1e6);
+    return text;
+}
 
 /// The fields of `line` if it starts with `tag` and a space; nullopt otherwise, or if a word
 /// has no '='.
