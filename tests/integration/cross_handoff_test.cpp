@@ -75,6 +75,20 @@ auto connected(redlock::client& a, redlock::client& b) -> bool {
         5s, [&] { return a.stats().nodes_connected == 5 && b.stats().nodes_connected == 5; });
 }
 
+/// What a release does, without the message: on every node the key takes the
+/// value the first queued waiter offered, and it leaves the queue. Returns that value.
+auto hand_off_unheard(const cluster& nodes) -> std::string {
+    std::string offered;
+    for (const auto& server : nodes) {
+        const std::string id = server.command({"ZRANGE", queue, "0", "0"}).value_or("");
+        const std::string offer = server.command({"HGET", queue + "|offer", id}).value_or("");
+        offered = offer.substr(offer.find('|', offer.find('|') + 1) + 1);
+        server.command({"SET", lock_key, offered, "PX", "30000"});
+        server.command({"ZREM", queue, id});
+    }
+    return offered;
+}
+
 }  // namespace
 
 TEST_SUITE("hand-off across clients") {
@@ -186,14 +200,7 @@ TEST_SUITE("hand-off across clients") {
         wait_for(other, waiter);
         REQUIRE(queued_everywhere(*this, 1));
         // What a release does, without the message: the key holds the offered value.
-        std::string offered;
-        for (const auto& server : *this) {
-            const std::string id = server.command({"ZRANGE", queue, "0", "0"}).value_or("");
-            const std::string offer = server.command({"HGET", queue + "|offer", id}).value_or("");
-            offered = offer.substr(offer.find('|', offer.find('|') + 1) + 1);
-            server.command({"SET", lock_key, offered, "PX", "30000"});
-            server.command({"ZREM", queue, id});
-        }
+        const std::string offered = hand_off_unheard(*this);
         // Its next attempt (at most half of waiter_ttl_ms later) finds its own value.
         auto granted = waiter.future.get();
         REQUIRE(granted);
@@ -212,13 +219,7 @@ TEST_SUITE("hand-off across clients") {
         pending_acquire waiter;
         wait_for(other, waiter);
         REQUIRE(queued_everywhere(*this, 1));
-        for (const auto& server : *this) {
-            const std::string id = server.command({"ZRANGE", queue, "0", "0"}).value_or("");
-            const std::string offer = server.command({"HGET", queue + "|offer", id}).value_or("");
-            server.command({"SET", lock_key, offer.substr(offer.find('|', offer.find('|') + 1) + 1),
-                            "PX", "30000"});
-            server.command({"ZREM", queue, id});
-        }
+        (void)hand_off_unheard(*this);
         other.cancel(waiter.ticket);
         auto outcome = waiter.future.get();
         if (outcome) {
