@@ -5,26 +5,58 @@
 # command behind each row.
 #
 #   bench/contended.sh [CONFIG] [--duration-s S]   # CONFIG: configs/local.json
+#   bench/contended.sh --bound [--runs N] [--wait-mode M] [--base-port P] [CONFIG]
 #
 # About 50 s: 8 runs of S seconds (default 5) after a short warm-up. The
 # masters of CONFIG must already be up (scripts/local-cluster.sh start CONFIG);
 # an unreachable node stops the script before any run. It builds redlock_load
 # (Release) in $REDLOCK_BENCH_BUILD (default build/bench-release) if needed;
 # the JSON of each run is kept under $build/results/contended-<time>/.
+#
+# --bound (issue 28, item 4): 16 workers of one client at a 1 ms hold against
+# the bound 1 / (1 ms + one majority round trip), the round trip being the raw
+# client's acquire p50 at one lock in flight (redlock_load --mode raw
+# --concurrency 1), measured in the same run: N pairs (default 3) of a raw and
+# a contended run (wait mode M, default targeted), in turn (ABBA), S seconds
+# each (default 4). Prints each pair's ratio and the medians. --base-port P:
+# 5 masters of its own on 127.0.0.1:P..P+4 (bench/run_servers.sh), stopped by
+# pid at the end, instead of CONFIG's.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 config=configs/local.json
-secs=5
+secs="" bound=0 runs=3 base="" wait_mode=targeted
 while [[ $# -gt 0 ]]; do
   case $1 in
     --duration-s) secs=${2:?--duration-s needs seconds}; shift 2 ;;
-    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    -*) echo "usage: $0 [CONFIG] [--duration-s S]" >&2; exit 64 ;;
+    --bound) bound=1; shift ;;
+    --runs) runs=${2:?--runs needs a count}; shift 2 ;;
+    --wait-mode) wait_mode=${2:?--wait-mode needs a mode}; shift 2 ;;
+    --base-port) base=${2:?--base-port needs a port}; shift 2 ;;
+    -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "usage: $0 [CONFIG] [--duration-s S] [--bound [--runs N] [--wait-mode M]" \
+             "[--base-port P]]" >&2; exit 64 ;;
     *) config=$1; shift ;;
   esac
 done
+if [[ -n $base ]]; then  # masters of its own, stopped by pid however this ends
+  servers_dir=$(mktemp -d)
+  # shellcheck disable=SC2034 # read by bench/run_servers.sh
+  servers_knob="--base-port P"
+  # shellcheck source=bench/run_servers.sh disable=SC1091
+  source bench/run_servers.sh
+  trap 'servers_stop; rm -rf "$servers_dir"' EXIT
+  ports=$(seq "$base" $((base + 4)))
+  # shellcheck disable=SC2086 # a list of ports
+  servers_check_free $ports || exit 69
+  # shellcheck disable=SC2086
+  servers_start $ports || exit 69
+  config=$servers_dir/five.json
+  python3 -c 'import json, sys; c = json.load(open("configs/local.json"))
+c["nodes"] = [{"host": "127.0.0.1", "port": int(sys.argv[1]) + i} for i in range(5)]
+json.dump(c, open(sys.argv[2], "w"), indent=2)' "$base" "$config"
+fi
 [[ -f $config ]] || { echo "contended: no such config: $config" >&2; exit 78; }
 
 # Every node of the config must answer before anything runs.
@@ -63,21 +95,35 @@ nice -n 10 cmake --build "$build" -j2 --target redlock_load >/dev/null
 
 results=$build/results/contended-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$results"
+run() {  # LABEL ARGS...: one redlock_load run, its JSON in RESULTS/LABEL.json
+  local label=$1; shift
+  local cmd=("$load" --config "$config" "$@" --progress never --label "$label"
+             --json "$results/$label.json")
+  # Bounded: redlock_load gives up 30 s past a phase's deadline.
+  if ! "${cmd[@]}" >"$results/$label.txt" 2>&1; then
+    cat "$results/$label.txt" >&2
+    echo "contended: FAILED: ${cmd[*]}" >&2
+    exit 70
+  fi
+  commands+=("${cmd[*]}")
+}
 commands=()
+if [[ $bound == 1 ]]; then
+  for ((r = 1; r <= runs; r++)); do
+    raw=("raw-$r" --mode raw --concurrency 1 --duration-s "${secs:-4}" --warmup-ops 200 --repeat 1)
+    lib=("lib-$r" --contended --workers 16 --hold-ms 1 --max-wait-ms 2000 --wait-mode "$wait_mode"
+         --duration-s "${secs:-4}" --warmup-ops 50 --repeat 1)
+    echo "contended: bound, pair $r of $runs" >&2
+    if ((r % 2 == 1)); then run "${raw[@]}"; run "${lib[@]}"; else run "${lib[@]}"; run "${raw[@]}"; fi
+  done
+  python3 bench/contended_bound.py "$results" "${commands[@]}"
+  exit
+fi
 for w in 16 64; do
   for mode in targeted fair broadcast poll; do
-    label=contended-w$w-$mode
-    cmd=("$load" --config "$config" --contended --workers "$w" --hold-ms 1 --max-wait-ms 2000
-         --wait-mode "$mode" --duration-s "$secs" --warmup-ops 50 --repeat 1 --progress never
-         --label "$label" --json "$results/$label.json")
     echo "contended: $w workers, $mode" >&2
-    # Bounded: redlock_load gives up 30 s past a phase's deadline.
-    if ! "${cmd[@]}" >"$results/$label.txt" 2>&1; then
-      cat "$results/$label.txt" >&2
-      echo "contended: FAILED: ${cmd[*]}" >&2
-      exit 70
-    fi
-    commands+=("${cmd[*]}")
+    run "contended-w$w-$mode" --contended --workers "$w" --hold-ms 1 --max-wait-ms 2000 \
+      --wait-mode "$mode" --duration-s "${secs:-5}" --warmup-ops 50 --repeat 1
   done
 done
 

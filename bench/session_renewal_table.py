@@ -35,7 +35,7 @@ def fmt(v, digits=3):
         return str(int(v))
     if 0 < v < 1:
         return f"{v:.2g}"
-    if v >= 1000:
+    if v >= 999.5:  # 999.6 is "1 000" at three digits, with the separator
         return f"{v:,.0f}".replace(",", " ")
     return f"{v:.{max(0, digits - len(str(int(v))))}f}" if v else "0"
 

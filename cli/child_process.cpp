@@ -63,8 +63,8 @@ auto candidates(const std::string& name) -> std::vector<std::string> {
 
 /// The child's side, between fork and exec: async-signal-safe calls only.
 [[noreturn]] void exec_child(pid_t parent, const sigset_t& reset, const spawn_options& where,
-                             char* const* paths, char* const* argv, char* const* envp,
-                             int report) noexcept {
+                             char* const* paths, char* const* argv, char* const* envp, int report,
+                             int go) noexcept {
     // CMD must not run on without the lock when redlock dies, even by SIGKILL.
     // The death signal is tied to this (the main) thread, which lives until exit.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -76,6 +76,17 @@ auto candidates(const std::string& name) -> std::vector<std::string> {
     if (where.own_group) {
         setpgid(0, 0);
         if (where.terminal >= 0) hand_terminal(where.terminal, getpid());
+    }
+    // Not before redlock says so (spawn_options::before_exec); end of file
+    // instead: redlock died first.
+    if (go >= 0) {
+        char said = 0;
+        ssize_t got = 0;
+        do {
+            got = read(go, &said, 1);
+        } while (got < 0 && errno == EINTR);
+        if (got != 1) _exit(exit_not_found);
+        close(go);
     }
     for (int sig = 1; sig < NSIG; ++sig) {
         if (sigismember(&reset, sig) == 1) {
@@ -117,23 +128,46 @@ auto child_process::spawn(const std::vector<std::string>& argv, const environmen
     // Closed on exec: a successful exec sends nothing, a failed one its errno.
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) return failure{errno};
+    // The go-ahead for before_exec: one byte, or end of file if redlock dies.
+    int go[2] = {-1, -1};
+    if (where.before_exec && pipe2(go, O_CLOEXEC) != 0) {
+        const int err = errno;
+        close(report[0]);
+        close(report[1]);
+        return failure{err};
+    }
+    const auto close_go = [&go](int end) {
+        if (go[end] >= 0) close(go[end]);
+        go[end] = -1;
+    };
     const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid < 0) {
         const int err = errno;
         close(report[0]);
         close(report[1]);
+        close_go(0);
+        close_go(1);
         return failure{err};
     }
     if (pid == 0) {
         close(report[0]);
+        close_go(1);
         exec_child(parent, reset, where, path_pointers.data(), arg_pointers.data(),
-                   env_pointers.data(), report[1]);
+                   env_pointers.data(), report[1], go[0]);
     }
     close(report[1]);
+    close_go(0);
     if (where.own_group) {
         setpgid(pid, pid);  // EACCES once it has exec'd: it made the group itself
         if (where.terminal >= 0) hand_terminal(where.terminal, pid);
+    }
+    if (where.before_exec) {
+        where.before_exec(pid);
+        const char go_ahead = 'g';
+        ssize_t ignored = write(go[1], &go_ahead, 1);
+        (void)ignored;
+        close_go(1);
     }
     int err = 0;
     ssize_t got = 0;

@@ -3,6 +3,7 @@
 #include <redlock/result.hpp>
 
 #include <csignal>
+#include <functional>
 #include <optional>
 #include <string>
 #include <sys/types.h>
@@ -35,6 +36,10 @@ struct spawn_options {
     /// With own_group: the terminal redlock runs in the foreground of, or -1.
     /// CMD's group is made its foreground, so that CMD reads it and gets ^C.
     int terminal = -1;
+    /// Run in redlock with CMD's pid once its group exists, before CMD may exec:
+    /// CMD waits for it (what it sets up, the group's guardian, is in place
+    /// before anything of CMD runs). Empty: CMD execs at once.
+    std::function<void(pid_t)> before_exec;
 };
 
 /// The command `redlock run` runs. Move-only; the destructor SIGKILLs and reaps

@@ -2,10 +2,12 @@
 
 #include "config_search.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -19,11 +21,37 @@ namespace {
 /// is such a fresh process, and --wait-ms 0 makes a single attempt: wait until
 /// a quorum of nodes is connected, for at most connect_timeout_ms. The library
 /// has no readiness notification, hence the short poll.
-void await_quorum_connected(const client& locks) {
+///
+/// A process that is going to wait (`waits`) opened its subscriber connections
+/// with the others (client::open_wake_connections), and waits for them too, and
+/// for the rest of the nodes: an attempt that begins with every subscription
+/// answered can, once refused, sleep until the holder's release wakes it; one
+/// that begins without looks again after 2 x request_timeout (a release could
+/// have gone unheard), which costs an attempt on every node. Likewise, a node
+/// still in its handshake when the others refused answers late, and gets a
+/// release in case it granted. The subscriber connections are dialled after the
+/// others, and a busy machine delays them more: once the quorum is up, the rest
+/// get twice as long again as the quorum took, at least 25 ms, within
+/// connect_timeout_ms. Up at once as a rule; a node that is down costs that.
+void await_ready(const client& locks, bool waits) {
+    using clock = std::chrono::steady_clock;
     const std::size_t quorum = locks.node_count() / 2 + 1;
-    const auto deadline = std::chrono::steady_clock::now() + locks.config().connect_timeout;
-    while (locks.stats().nodes_connected < quorum && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds{1});
+    const std::size_t standalone = locks.config().nodes.size();  // what the counts count
+    const auto start = clock::now();
+    const auto deadline = start + locks.config().connect_timeout;
+    std::optional<clock::time_point> rest_deadline;
+    for (auto now = start; now < deadline; now = clock::now()) {
+        const client_stats s = locks.stats();
+        if (s.nodes_connected >= quorum) {
+            if (!waits) return;
+            if (s.nodes_connected >= standalone && s.subscribers_ready >= standalone) return;
+            if (!rest_deadline)
+                rest_deadline = now + std::max<clock::duration>(2 * (now - start),
+                                                                std::chrono::milliseconds{25});
+            if (now >= *rest_deadline) return;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds{250});
+    }
 }
 
 /// The process's side of the search: its environment and its file system.
@@ -55,7 +83,7 @@ auto examples_dir() -> std::string {
 
 }  // namespace
 
-auto open_client(const global_options& global, const reporter& out)
+auto open_client(const global_options& global, const reporter& out, bool waits)
     -> result<client, failure_report> {
     const auto inputs = process_search_inputs(global);
     const auto choice = find_config(inputs);
@@ -84,7 +112,8 @@ auto open_client(const global_options& global, const reporter& out)
         report.message = choice->path + ": " + report.message;
         return failure{std::move(report)};
     }
-    await_quorum_connected(*made);
+    if (waits) made->open_wake_connections();
+    await_ready(*made, waits);
     out.detail("config " + choice->path + " (" +
                (choice->source == "search" ? std::string{"found by the search"}
                                            : "from " + choice->source) +

@@ -12,9 +12,11 @@ namespace redlock::cli {
 /// found by the search (config_search.hpp), and creates a client on it;
 /// --verbose says which file and why. The library's log lines go to stderr with --verbose, nowhere
 /// otherwise: the CLI reports per-node outcomes itself. Fails with exit_config
-/// and a message naming the file and the field.
-[[nodiscard]] auto open_client(const global_options& global, const reporter& out)
-    -> result<client, failure_report>;
+/// and a message naming the file and the field. `waits`: the process is going
+/// to wait for a lock (--wait-ms): its release notifications' connections are
+/// opened at once, and it starts once they are answered (or briefly not).
+[[nodiscard]] auto open_client(const global_options& global, const reporter& out,
+                               bool waits = false) -> result<client, failure_report>;
 
 /// The lock_options for the flags: --ttl-ms, --wait-ms (0: attempts = 1;
 /// otherwise max_wait with attempts unlimited until it), --fence, --fair,

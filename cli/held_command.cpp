@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <sys/prctl.h>
 #include <unistd.h>
 #include <utility>
@@ -47,7 +48,22 @@ auto run_while_held(client& locks, const run_options& run, const sigset_t& ignor
                     const reporter& out, loop_news& news, held_command what) -> int {
     const lock& held = what.held;
     const auto terminal = terminal_handoff::find();
-    const spawn_options where{!run.pid_only, run.pid_only ? -1 : terminal.foreground_fd()};
+    spawn_options where{!run.pid_only, run.pid_only ? -1 : terminal.foreground_fd(), {}};
+    // If run dies (even by SIGKILL), the guardian ends CMD's whole group. It is
+    // started before CMD may exec: a SIGKILL right after would otherwise find
+    // what CMD started running and no guardian to end it.
+    std::optional<group_guardian> guardian;
+    std::string guardian_failed;
+    if (where.own_group) {
+        where.before_exec = [&guardian, &guardian_failed](pid_t group) {
+            auto started = group_guardian::start(group);
+            if (started) {
+                guardian.emplace(std::move(*started));
+            } else {
+                guardian_failed = std::strerror(started.error());
+            }
+        };
+    }
     // What CMD's processes leave behind when they die comes to run, which
     // reaps it while it ends what is left of CMD's group.
     if (where.own_group) prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -62,17 +78,9 @@ auto run_while_held(client& locks, const run_options& run, const sigset_t& ignor
     }
     out.detail(what.started + "; CMD runs as pid " + std::to_string(child->pid()));
 
-    // If run dies (even by SIGKILL), the guardian ends CMD's whole group.
-    std::optional<group_guardian> guardian;
-    if (where.own_group) {
-        auto started = group_guardian::start(child->group());
-        if (!started) {
-            out.note(std::string{"warning: cannot start the guard of CMD's group ("} +
-                     std::strerror(started.error()) +
-                     "): if run dies, only CMD itself is killed with it");
-        } else {
-            guardian.emplace(std::move(*started));
-        }
+    if (!guardian_failed.empty()) {
+        out.note("warning: cannot start the guard of CMD's group (" + guardian_failed +
+                 "): if run dies, only CMD itself is killed with it");
     }
 
     const auto ttl =

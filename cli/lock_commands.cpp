@@ -23,7 +23,7 @@ auto describe_nodes(const std::vector<node_report>& nodes) -> std::string {
 
 auto acquire_command(const global_options& global, const lock_flags& flags, const reporter& out)
     -> int {
-    auto locks = open_client(global, out);
+    auto locks = open_client(global, out, flags.wait_ms > 0);
     if (!locks) return out.fail(locks.error());
 
     auto held = locks->acquire(flags.resource, make_lock_options(flags));

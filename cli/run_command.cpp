@@ -56,7 +56,7 @@ auto await_lock(client& locks, client::acquire_ticket ticket, loop_news& news,
 
 auto run_command(const global_options& global, const run_options& run, const sigset_t& ignored,
                  const reporter& out) -> int {
-    auto locks = open_client(global, out);
+    auto locks = open_client(global, out, run.lock.wait_ms > 0);
     if (!locks) return out.fail(locks.error());
 
     auto news = std::make_shared<loop_news>();

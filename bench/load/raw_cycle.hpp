@@ -51,6 +51,7 @@ struct raw_keys {
     std::string fence_key;
     std::string queue_key;
     std::string live_key;
+    std::string offer_key;
 };
 
 /// One in-flight cycle's strings and progress.
@@ -59,6 +60,7 @@ struct raw_cycle {
     std::string fence_key;
     std::string queue_key;
     std::string live_key;
+    std::string offer_key;
     /// With more resources than chains: this chain's, taken in turn (empty: one resource).
     std::vector<raw_keys> spread;
     std::size_t turn = 0;
@@ -107,6 +109,7 @@ inline void restart_cycle(raw_cycle& c, steady::time_point now, value_sequence& 
         c.fence_key = k.fence_key;
         c.queue_key = k.queue_key;
         c.live_key = k.live_key;
+        c.offer_key = k.offer_key;
     }
 }
 
@@ -126,8 +129,10 @@ inline void prepare_round(raw_cycle& c, round_kind kind) {
         raw_keys k{config.key_prefix + tagged,
                    config.fence_prefix + tagged,
                    config.queue_prefix + tagged,
+                   {},
                    {}};
         k.live_key = k.queue_key + "|live";
+        k.offer_key = k.queue_key + "|offer";
         return k;
     };
     std::vector<raw_cycle> cycles(static_cast<std::size_t>(load.concurrency));
@@ -137,6 +142,7 @@ inline void prepare_round(raw_cycle& c, round_kind kind) {
         cycles[i].fence_key = k.fence_key;
         cycles[i].queue_key = k.queue_key;
         cycles[i].live_key = k.live_key;
+        cycles[i].offer_key = k.offer_key;
         const auto mine = resources_of_chain(i, cycles.size(),
                                              static_cast<std::size_t>(std::max(load.resources, 0)));
         if (mine.size() < 2) continue;
@@ -199,8 +205,8 @@ struct round_argv {
         case round_kind::release:
             // A single resource's release also wakes its first waiter ("1"), so the
             // library sends this script even when nobody waits: so does the ceiling.
-            args({"EVALSHA", detail::release_wake_script().sha, "3", c.key, c.queue_key, c.live_key,
-                  c.value, "1", wake_prefix, "", "w"});
+            args({"EVALSHA", detail::release_wake_script().sha, "4", c.key, c.queue_key, c.live_key,
+                  c.offer_key, c.value, "1", wake_prefix, "", "w"});
             break;
     }
     return a;

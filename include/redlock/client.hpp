@@ -74,6 +74,9 @@ struct client_stats {
     std::size_t nodes_connected = 0;
     std::size_t waiters = 0;                 ///< acquisitions waiting for a release notification
     std::size_t subscriber_connections = 0;  ///< open while anyone waits (and a grace period)
+    /// Subscriber connections whose SUBSCRIBE has been answered: release
+    /// notifications reach this client on them.
+    std::size_t subscribers_ready = 0;
     /// Operations alive: acquisitions, releases, extends and probes in progress,
     /// plus acquisitions held back by max_concurrent_acquisitions. A decided
     /// acquisition does not stay alive for its slowest nodes' replies.
@@ -289,6 +292,16 @@ public:
     [[nodiscard]] auto observe(std::string name,
                                std::function<void(const election_view&)> on_change)
         -> result<observation>;
+
+    /// Opens now the connections that carry release notifications (one
+    /// SUBSCRIBE per node), which the first waiting acquisition would open
+    /// otherwise; they close again after a grace period (2 s) in which nobody
+    /// waits. For a process that is about to wait (the CLI's `--wait-ms`): once
+    /// they are answered (client_stats::subscribers_ready), a refused attempt
+    /// can sleep until the holder's release wakes it, instead of looking again
+    /// after 2 x request_timeout in case a release went unheard. Returns at
+    /// once; nothing happens on a stopped client.
+    void open_wake_connections();
 
     [[nodiscard]] auto stats() const -> client_stats;
     /// Latency histograms, per-node state and gauges (metrics.hpp); render

@@ -2,6 +2,7 @@
 
 #include "redlock/client.hpp"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@ struct acquisition_request {
     std::vector<std::string> resources;
     lock_options options;
     client::acquire_callback done;
+    std::shared_ptr<const std::string> proclamation;  ///< a campaign's (lock_state)
 };
 
 }  // namespace redlock::detail

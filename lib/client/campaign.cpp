@@ -59,7 +59,7 @@ void proclaim_on_nodes(const std::shared_ptr<leadership_state>& state, std::stri
     const std::size_t quorum = detail::quorum(core.node_count());
     const std::size_t nodes = core.node_count();
     auto commands =
-        proclaim_commands(core.config(), state->name, state->held.value(), state->term, seq, value);
+        proclaim_commands(core.keys(), state->name, state->held.value(), state->term, seq, value);
     core.probe(
         std::move(commands),
         [state, seq, quorum, nodes, value = std::move(value),
@@ -96,35 +96,27 @@ auto start_campaign(const std::shared_ptr<client_core>& core, std::string name,
     state->value = std::move(proposal);
     lock_options lo = lock_options_of(options);
     // Weak: the lock's state (kept by the watchdog) must not keep the leadership alive.
+    // Observers hear of a loss even when nobody keeps the leadership: the release
+    // that follows on_lost once the term's validity has ended (watchdog.cpp,
+    // release_when_invalid) abdicates, as every release of a campaign's lock does
+    // (lock_commands.cpp, release_call).
     lo.on_lost = [weak = std::weak_ptr<leadership_state>{state},
-                  weak_core = std::weak_ptr<client_core>{core}, name,
-                  on_lost = std::move(options.on_lost)](const lock& held, const error& why) {
+                  on_lost = std::move(options.on_lost)](const lock&, const error& why) {
         if (const auto s = weak.lock(); s && on_lost) on_lost(leadership_state::handle(s), why);
-        // Best effort, even when nobody keeps the leadership: observers hear of the
-        // loss now rather than at the lock's expiry.
-        if (const auto c = weak_core.lock())
-            c->probe(
-                abdicate_commands(c->config(), name, held.value()),
-                [](const result<std::vector<node_probe>>&) {}, resource_slot(name));
     };
+    // The fencing confirm stores the proposal as the term's first proclamation
+    // (lock_state::proclamation): granted on a majority is proclaimed on it.
     auto won = [state, done = std::move(done)](result<lock> held) mutable {
         if (!held) return done(failure{std::move(held).error()});
         state->held = *held;
         state->term = held->fence().value_or(0);
-        const std::string first = state->value;
-        proclaim_on_nodes(
-            state, first, 0, [state, done = std::move(done)](result<void> outcome) mutable {
-                if (outcome) return done(leadership_state::handle(state));
-                // Not proclaimed: step down rather than lead unseen.
-                state->core->release(
-                    lock_state::of(state->held),
-                    [done = std::move(done), why = std::move(outcome).error()](
-                        const result<release_report>&) mutable { done(failure{std::move(why)}); });
-            });
+        done(leadership_state::handle(state));
     };
     std::vector<std::string> resources;
     resources.push_back(std::move(name));
-    return core->acquire(std::move(resources), std::move(lo), std::move(won));
+    auto proclamation = std::make_shared<const std::string>(state->value);
+    return core->acquire(std::move(resources), std::move(lo), std::move(won),
+                         std::move(proclamation));
 }
 
 }  // namespace redlock::detail

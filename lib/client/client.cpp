@@ -300,6 +300,10 @@ auto client::observe(std::string name, std::function<void(const election_view&)>
     return detail::election_observer::begin(core_, std::move(name), std::move(on_change));
 }
 
+void client::open_wake_connections() {
+    if (core_) core_->with_context([](detail::op_context& ctx) { ctx.waiters().open(); });
+}
+
 auto client::stats() const -> client_stats {
     return core_ ? core_->stats() : client_stats{};
 }

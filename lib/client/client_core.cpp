@@ -142,19 +142,19 @@ private:
 };
 
 auto client_core::acquire(std::vector<std::string> resources, lock_options options,
-                          client::acquire_callback done) -> client::acquire_ticket {
+                          client::acquire_callback done,
+                          std::shared_ptr<const std::string> proclamation)
+    -> client::acquire_ticket {
     counters_.acquire_calls.fetch_add(1, std::memory_order_relaxed);
     const client::acquire_ticket ticket = next_ticket_.fetch_add(1, std::memory_order_relaxed) + 1;
+    acquisition_request request{ticket, std::move(resources), std::move(options), std::move(done),
+                                std::move(proclamation)};
     if (on_loop_thread() && !stopping_) {
         // From a completion callback: no hop, and nothing to allocate for one.
-        acquisition_request request{ticket, std::move(resources), std::move(options),
-                                    std::move(done)};
         start_acquire(request);
         return ticket;
     }
-    auto task = std::make_unique<acquisition_task>(
-        *this,
-        acquisition_request{ticket, std::move(resources), std::move(options), std::move(done)});
+    auto task = std::make_unique<acquisition_task>(*this, std::move(request));
     if (!post_typed(loop_, task)) refuse_stopped(std::move(task->request.done));
     return ticket;
 }
@@ -196,9 +196,9 @@ void client_core::resume(acquisition_request request, bool cancelled) {
 }
 
 void client_core::launch(acquisition_request& request, bool counted) {
-    auto op =
-        std::make_unique<acquire_op>(ctx_, std::move(request.resources), std::move(request.options),
-                                     std::move(request.done), request.ticket);
+    auto op = std::make_unique<acquire_op>(ctx_, std::move(request.resources),
+                                           std::move(request.options), std::move(request.done),
+                                           request.ticket, std::move(request.proclamation));
     if (counted) op->count_against_limit();
     ops_.start(std::move(op));
 }

@@ -49,8 +49,10 @@ public:
     ~client_core();
 
     // ---- the public operations; any thread (owned loop) -------------------------------
+    /// `proclamation`: a campaign's proposal, which its fencing confirm stores.
     auto acquire(std::vector<std::string> resources, lock_options options,
-                 client::acquire_callback done) -> client::acquire_ticket;
+                 client::acquire_callback done,
+                 std::shared_ptr<const std::string> proclamation = {}) -> client::acquire_ticket;
     void release(std::shared_ptr<lock_state> state, client::release_callback done);
     void extend(std::shared_ptr<lock_state> state, std::chrono::milliseconds ttl,
                 client::extend_callback done) override;
@@ -102,6 +104,8 @@ public:
             if (!stopping_) task(ctx_);
         });
     }
+    /// The operations' key names and channels (immutable: any thread).
+    [[nodiscard]] auto keys() const noexcept -> const key_space& { return ctx_.keys(); }
     /// The election observers alive on this client (election_observer.cpp), by id: kept
     /// here so that none is freed while the waiter registry may still call it. Loop thread.
     [[nodiscard]] auto observers() noexcept

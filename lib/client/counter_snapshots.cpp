@@ -29,6 +29,7 @@ auto read_stats(const op_counters& ops, const connection_counters& connections,
     s.node_clock_steps = connections.clock_steps.load(relaxed);
     s.waiters = waiters.waiter_count();
     s.subscriber_connections = waiters.connection_count();
+    s.subscribers_ready = waiters.ready_count();
     s.operations = operations;
     s.connects = connections.connects.load(relaxed);
     s.nodes_connected = connections.connected.load(relaxed);

@@ -14,6 +14,7 @@
 // crashed names a lock value nobody holds, so it counts for nobody
 // (election_tally.hpp) until the next leader overwrites it.
 
+#include "operations/lock_commands.hpp"
 #include "operations/probe_op.hpp"
 #include "redlock/config.hpp"
 #include "redlock/election.hpp"
@@ -31,25 +32,16 @@ namespace redlock::detail {
 /// How long an observer's entry lives unless refreshed (every third of it).
 inline constexpr std::chrono::milliseconds observer_ttl{30'000};
 
-/// The Lua sent by these commands, for the test that every key a script
-/// touches is declared in its KEYS.
-[[nodiscard]] auto election_scripts() -> std::span<const std::string_view>;
-
 /// What is wrong with an election's name, or empty.
 [[nodiscard]] auto election_problem(const std::string& name) -> std::string;
 
 /// Proclaims `value` as proclamation `seq` of `term` where the lock key holds
 /// `lock_value` (answer 1; 0 where it does not), and tells the live observers.
-[[nodiscard]] auto proclaim_commands(const client_config& config, const std::string& name,
+[[nodiscard]] auto proclaim_commands(const key_space& space, const std::string& name,
                                      std::string_view lock_value, std::uint64_t term,
                                      std::uint64_t seq, std::string_view value)
     -> std::vector<std::vector<std::string>>;
-/// Deletes the leader key where it names `lock_value` (answer 1, else 0) and
-/// tells the live observers.
-[[nodiscard]] auto abdicate_commands(const client_config& config, const std::string& name,
-                                     std::string_view lock_value)
-    -> std::vector<std::vector<std::string>>;
-/// How many nodes answered 1 to a proclaim or abdicate, and how many 0.
+/// How many nodes answered 1 to a proclaim, and how many 0.
 struct write_count {
     std::size_t done = 0;
     std::size_t refused = 0;

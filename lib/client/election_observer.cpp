@@ -2,6 +2,7 @@
 
 #include "client/election_commands.hpp"
 #include "operations/op_context.hpp"
+#include "sansio/delay_policy.hpp"
 #include "sansio/hash_slot.hpp"
 #include "sansio/timing.hpp"
 #include "transport/callback_guard.hpp"
@@ -78,6 +79,9 @@ void election_observer::start(op_context& ctx) {
     id_ = ctx.client_id() + ":e" + std::to_string(next_observer.fetch_add(1) + 1);
     if (const auto core = core_.lock()) core->observers()[id_] = shared_from_this();
     ctx.waiters().add(id_, this);
+    // Cluster members publish the election's changes on its shard channel, as
+    // releases do (none without them).
+    ctx.waiters().watch_shard(id_, shard_wake_channel(ctx.keys(), name_), resource_slot(name_));
     read(true);
     arm_refresh();
     if (!ctx.waiters().subscribed()) await_subscribed(250);
@@ -119,8 +123,18 @@ void election_observer::read(bool watch) {
 
 void election_observer::on_read(const result<std::vector<node_probe>>& probes) {
     reading_ = false;
-    if (ctx_ == nullptr || !probes) return;
+    if (ctx_ == nullptr) return;
+    if (!probes) {
+        if (!again_) arm_retry();
+        if (std::exchange(again_, false)) read();
+        return;
+    }
     const election_view view = parse_leader(name_, quorum(probes->size()), *probes);
+    if (view.answered < view.quorum && !again_) {
+        // Nothing learnt: neither a message's news nor a crashed leader's end. Read again
+        // later (the timer at the leader's validity may just have been spent on this read).
+        arm_retry();
+    }
     if (view.answered >= view.quorum || !delivered_) {
         if (!delivered_ || !same(last_, view.leader)) {
             delivered_ = true;
@@ -129,10 +143,14 @@ void election_observer::on_read(const result<std::vector<node_probe>>& probes) {
             // A copy: the callback may stop the observation, which clears callback_.
             if (const callback cb = callback_) call_guarded([&] { cb(view); });
         }
-        if (deadline_) ctx_->timers().cancel(*deadline_);
-        deadline_.reset();
-        // A leader that stops renewing is gone from a majority once this has passed.
-        if (view.leader) arm_deadline(view.leader->validity + std::chrono::milliseconds{10});
+        if (ctx_ == nullptr) return;  // the callback stopped the observation
+        if (view.answered >= view.quorum) {
+            failed_reads_ = 0;
+            if (deadline_) ctx_->timers().cancel(*deadline_);
+            deadline_.reset();
+            // A leader that stops renewing is gone from a majority once this has passed.
+            if (view.leader) arm_deadline(view.leader->validity + std::chrono::milliseconds{10});
+        }
     }
     if (std::exchange(again_, false)) read();
 }
@@ -145,6 +163,15 @@ void election_observer::arm_deadline(std::chrono::milliseconds in) {
             self->read();
         }
     });
+}
+
+void election_observer::arm_retry() {
+    if (ctx_ == nullptr) return;
+    if (deadline_) ctx_->timers().cancel(*deadline_);
+    deadline_.reset();
+    // Jittered, so that observers cut off together do not read together.
+    arm_deadline(
+        std::chrono::milliseconds{reconnect_delay(++failed_reads_, 100, 2000, ctx_->rng().next())});
 }
 
 void election_observer::arm_refresh() {

@@ -9,7 +9,9 @@
 // resignation publish to it. A message makes it read the leader on every node;
 // it calls back when what a majority say has changed. One timer stands at the
 // leader's validity end: a leader that crashed (nobody publishes; its key just
-// expires) is reported gone then.
+// expires) is reported gone then. A read that fewer than a majority answer is
+// tried again after 100 ms, doubling to 2 s, until one is answered: what it was
+// to find out (a message's news, a leader's end) is not lost with it.
 
 #include "client/client_core.hpp"
 #include "operations/waiter_registry.hpp"
@@ -59,6 +61,8 @@ private:
     void read(bool watch = false);
     void on_read(const result<std::vector<node_probe>>& probes);
     void arm_deadline(std::chrono::milliseconds in);
+    /// After a read a majority did not answer: the deadline timer, at the retry delay.
+    void arm_retry();
     void arm_refresh();
     /// Until the subscriber connections confirm, a message could be missed: one
     /// more read once they do.
@@ -73,6 +77,9 @@ private:
     bool again_ = false;
     bool delivered_ = false;
     std::optional<leader_info> last_;
+    // Reads in a row that a majority did not answer: the next is tried after
+    // reconnect_delay's backoff (100 ms doubling to 2 s, jittered).
+    unsigned failed_reads_ = 0;
     std::optional<timer_queue::key> deadline_;
     std::optional<timer_queue::key> refresh_;
     std::optional<timer_queue::key> subscribe_check_;

@@ -93,13 +93,9 @@ void leadership::resign_async(std::function<void(result<release_report>)> done) 
     if (!state_) return refuse_empty(std::move(done));
     const auto& state = state_;
     detail::client_core& core = *state->core;
-    // The leader key first, while the lock is still ours; then the release, which
-    // wakes the next candidate in line. One round trip: both go out now, and each
-    // node runs them in that order (one connection per node, in order), so the
-    // abdication still finds the lock ours wherever it was.
-    core.probe(
-        detail::abdicate_commands(core.config(), state->name, state->held.value()),
-        [](const result<std::vector<detail::node_probe>>&) {}, detail::resource_slot(state->name));
+    // One call per node: a campaign's lock abdicates in its release's script (the
+    // leader key where it names this lock, then the release, which wakes the next
+    // candidate in line; lock_commands.cpp, release_call).
     core.release(detail::lock_state::of(state->held), std::move(done));
 }
 

@@ -67,9 +67,10 @@ auto reads_fence(const client_config& config, const lock_options& options) -> bo
 }
 
 auto lock_state_of(const client_config& config, std::vector<std::string> resources,
-                   lock_options& options, const acquire_settings& settings)
-    -> std::shared_ptr<lock_state> {
+                   lock_options& options, const acquire_settings& settings,
+                   std::shared_ptr<const std::string> proclamation) -> std::shared_ptr<lock_state> {
     auto state = std::make_shared<lock_state>();
+    state->proclamation = std::move(proclamation);
     state->resources = std::move(resources);
     state->ttl = settings.ttl;
     state->delay = options.lock_delay.value_or(config.lock.lock_delay);

@@ -32,9 +32,11 @@ void discount_quarantined(const node_port& node, std::uint16_t slot, node_outcom
                                const lock_options& options) -> acquire_settings;
 
 /// The lock this acquisition hands out if granted, all but its value and
-/// validity. Takes the options' on_lost callback.
+/// validity. Takes the options' on_lost callback; `proclamation`: a campaign's
+/// (lock_state::proclamation), or null.
 [[nodiscard]] auto lock_state_of(const client_config& config, std::vector<std::string> resources,
-                                 lock_options& options, const acquire_settings& settings)
+                                 lock_options& options, const acquire_settings& settings,
+                                 std::shared_ptr<const std::string> proclamation = {})
     -> std::shared_ptr<lock_state>;
 
 /// A reader that reads the fence counter (only a writer raises it).

@@ -18,14 +18,15 @@ using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
 acquire_op::acquire_op(op_context& ctx, std::vector<std::string> resources, lock_options options,
-                       client::acquire_callback done, client::acquire_ticket ticket)
+                       client::acquire_callback done, client::acquire_ticket ticket,
+                       std::shared_ptr<const std::string> proclamation)
     : operation{ctx},
       done_{std::move(done)},
       decision_{settings_of(ctx.config(), resources.size(), options)},
       ticket_{ticket},
       grant_numbers_{ctx.node_count()} {
     const acquire_settings& s = decision_.settings();
-    state_ = lock_state_of(ctx.config(), std::move(resources), options, s);
+    state_ = lock_state_of(ctx.config(), std::move(resources), options, s, std::move(proclamation));
     if (state_ && !state_->resources.empty()) slot_ = resource_slot(state_->resources.front());
     shape_ = {.scripted =
                   s.fencing || state_->resources.size() > 1 || state_->kind != lock_kind::exclusive,
@@ -49,7 +50,8 @@ acquire_op::~acquire_op() {
 auto acquire_op::read_input() -> acquire_input {
     return {.now = steady_clock::now(),
             .random = ctx_.rng().next(),
-            .subscribed = wait_ && ctx_.waiters().subscribed()};
+            .subscribed = wait_ && ctx_.waiters().subscribed(),
+            .subscriptions = wait_ ? ctx_.waiters().subscriptions() : 0};
 }
 
 auto acquire_op::commands() const noexcept -> grant_commands {
@@ -236,7 +238,7 @@ void acquire_op::perform(const acquire_actions& a, steady_clock::time_point now)
         for (std::size_t i = 0; i < ctx_.node_count(); ++i) send_stray_release(i, false);
     }
     if (a.loss_grace) {
-        retry_timer_ = after(*a.loss_grace, [this] {
+        retry_timer_ = after(*a.loss_grace + milliseconds{1}, [this] {  // at least: see perform
             const acquire_input in = read_input();
             perform(decision_.on_loss_grace(in), in.now);
         });
@@ -277,7 +279,7 @@ void acquire_op::send_grants() {
         ctx_.waiters().watch_shard(wait_->entry.waiter_id, shard_wake_channel(ctx_.keys(), *state_),
                                    slot_);
     }
-    if (wait_ && wait_->entry.offers) wait_->entry.offer_text = std::to_string(decision_.attempt());
+    if (wait_) wait_->entry.number(decision_.attempt());
     const grant_commands cmds = commands();
     const encoded_command grant = cmds.grant(false, first_permit_);
     const kind k = cmds.plain_set() ? set_kind : script_sha_kind;

@@ -41,8 +41,10 @@ struct lock_state;
 /// of our value on one node, as our own SET NX would be.
 class acquire_op final : public operation, public waiter {
 public:
+    /// `proclamation`: a campaign's proposal (lock_state::proclamation), or null.
     acquire_op(op_context& ctx, std::vector<std::string> resources, lock_options options,
-               client::acquire_callback done, client::acquire_ticket ticket);
+               client::acquire_callback done, client::acquire_ticket ticket,
+               std::shared_ptr<const std::string> proclamation = {});
     acquire_op(const acquire_op&) = delete;
     auto operator=(const acquire_op&) -> acquire_op& = delete;
     ~acquire_op() override;
@@ -89,7 +91,11 @@ private:
     /// Waiting for one exclusive resource without a fencing token: a release
     /// of it by this client may hand it to us.
     [[nodiscard]] auto can_be_successor() const noexcept -> bool;
-    /// Performs `a`; `now` is the event's time (the latency of a failure).
+    /// Performs `a`; `now` is the event's time (the latency of a failure). A loss
+    /// grace is a least wait, and the timers count the loop's clock (uv_now) in
+    /// whole milliseconds, read at the turn's start: one of d ms can fire almost
+    /// at once. It gets 1 ms more, or a node that answered in time is sent a
+    /// release it did not need (its answer still unread when the timer fires).
     void perform(const acquire_actions& a, std::chrono::steady_clock::time_point now);
     void send_grants();
     /// A script's grant again, as EVAL, to a node that answered NOSCRIPT.

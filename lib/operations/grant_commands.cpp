@@ -1,6 +1,7 @@
 #include "operations/grant_commands.hpp"
 
 #include "operations/lock_state.hpp"
+#include "sansio/election_scripts.hpp"
 #include "sansio/scripts.hpp"
 
 #include <array>
@@ -44,10 +45,11 @@ auto grant_commands::grant(bool eval, int first_permit) const -> encoded_command
         const std::string fence = how_.fencing ? fence_key(keys_, lock_) : std::string{};
         const std::array<std::string_view, 5> declared{keys.front(), queue.view(), live.view(),
                                                        offers.view(), fence};
-        return script_call(
-            wait_acquire_script(), eval, std::span{declared.data(), how_.fencing ? 5U : 4U},
-            {lock_.value, ttl_text, queue_->waiter_id, queue_->liveness_text,
-             how_.mode == wait_mode::fair ? "f" : "t", queue_->arrival_text, queue_->offer_text});
+        return script_call(wait_acquire_script(), eval,
+                           std::span{declared.data(), how_.fencing ? 5U : 4U},
+                           {lock_.value, ttl_text, queue_->waiter_id, queue_->liveness_text,
+                            how_.mode == wait_mode::fair ? "f" : "t", queue_->arrival_text,
+                            queue_->offer_text, queue_->first_attempt ? "n" : ""});
     }
     if (!how_.scripted) return {"SET", keys.front(), lock_.value, "NX", "PX", ttl_text};
     if (how_.fencing) {
@@ -80,8 +82,19 @@ auto grant_commands::permit_grant(bool eval, std::string_view ttl_text, int firs
 
 auto grant_commands::confirm(std::uint64_t token, bool eval) const -> encoded_command {
     const lock_keys keys = keys_of(keys_, lock_);
-    return script_call(fence_confirm_script(), eval, {keys.front(), fence_key(keys_, lock_)},
-                       {lock_.value, std::to_string(token)});
+    const std::string fence = fence_key(keys_, lock_);
+    const std::string token_text = std::to_string(token);
+    if (lock_.proclamation) {
+        const std::string& name = lock_.resources.front();
+        const joined_text leader = tagged_key(keys_.key_prefix, name, leader_key_suffix);
+        const joined_text watchers = tagged_key(keys_.key_prefix, name, observers_key_suffix);
+        return script_call(fence_confirm_proclaim_script(), eval,
+                           {keys.front(), fence, leader.view(), watchers.view()},
+                           {lock_.value, token_text, classic_wake_prefix(keys_),
+                            shard_wake_channel(keys_, lock_), *lock_.proclamation});
+    }
+    return script_call(fence_confirm_script(), eval, {keys.front(), fence},
+                       {lock_.value, token_text});
 }
 
 auto grant_commands::dequeue() const -> encoded_command {

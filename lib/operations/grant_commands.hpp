@@ -29,6 +29,15 @@ struct queue_entry {
     /// queues it (the hand-off across clients); empty for a waiter that leaves none.
     std::string offer_text;
     bool offers = false;  ///< it leaves offers: its leaving releases what one was handed
+    /// Its first attempt: nothing of it is on any node yet (no queue entry, no offer), so a
+    /// grant has nothing to clean up after it (wait_acquire_source's ARGV[8]).
+    bool first_attempt = false;
+
+    /// Numbers the attempt about to be sent.
+    void number(std::uint32_t attempt) {
+        first_attempt = attempt == 1;
+        if (offers) offer_text = std::to_string(attempt);
+    }
 };
 
 class grant_commands {
@@ -52,7 +61,8 @@ public:
     }
     /// The grant of an attempt; a semaphore scans from `first_permit`.
     [[nodiscard]] auto grant(bool eval, int first_permit) const -> encoded_command;
-    /// Round 2 of a fenced grant: raise the counter to `token`, and check the key.
+    /// Round 2 of a fenced grant: raise the counter to `token`, and check the key
+    /// (a campaign's also proclaims: lock_state::proclamation).
     [[nodiscard]] auto confirm(std::uint64_t token, bool eval) const -> encoded_command;
     /// Leave the queue (as EVAL: it may run long after we stopped waiting), and,
     /// for a waiter that leaves offers, release what a release handed it unheard.

@@ -2,11 +2,14 @@
 
 #include "operations/lock_state.hpp"
 #include "operations/waiter_registry.hpp"
+#include "sansio/election_scripts.hpp"
 #include "sansio/hash_slot.hpp"
 #include "sansio/scripts.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <span>
 
 namespace redlock::detail {
 
@@ -117,8 +120,12 @@ auto permit_keys(const key_space& space, const lock_state& lock, permit_scope sc
 }
 
 auto shard_wake_channel(const key_space& space, const lock_state& lock) -> std::string {
+    return shard_wake_channel(space, lock.resources.front());
+}
+
+auto shard_wake_channel(const key_space& space, std::string_view resource) -> std::string {
     if (!space.publish_shard) return {};
-    return std::string{tagged_key(space.wake_prefix, lock.resources.front()).view()};
+    return std::string{tagged_key(space.wake_prefix, resource).view()};
 }
 
 auto release_call(const key_space& space, const lock_state& lock, bool eval,
@@ -126,7 +133,7 @@ auto release_call(const key_space& space, const lock_state& lock, bool eval,
                   bool leaving) -> encoded_command {
     const std::string_view wake{&lock.wake, 1};
     // An empty channel publishes nothing there (scripts.cpp, release_wake_source).
-    const std::string_view classic = space.publish_classic ? space.wake_prefix : "";
+    const std::string_view classic = classic_wake_prefix(space);
     // On the stack, like the keys: a release is on every lock's path.
     const joined_text shard_channel =
         space.publish_shard ? tagged_key(space.wake_prefix, lock.resources.front()) : joined_text{};
@@ -155,14 +162,25 @@ auto release_call(const key_space& space, const lock_state& lock, bool eval,
         }
         // A leaving waiter (no value) releases what its offer was handed, if anything.
         const std::string_view value = leaving ? std::string_view{} : lock.value;
+        // A campaign's lock (it proclaims) abdicates in the same call: the leader hash and
+        // the observers' hash go after the release's keys.
+        const bool abdicates = lock.proclamation != nullptr;
+        const joined_text leader =
+            abdicates ? tagged_key(space.key_prefix, lock.resources.front(), leader_key_suffix)
+                      : joined_text{};
+        const joined_text watchers =
+            abdicates ? tagged_key(space.key_prefix, lock.resources.front(), observers_key_suffix)
+                      : joined_text{};
+        const std::array<std::string_view, 6> declared{
+            keys.front(), queue.view(), live.view(), offers.view(), leader.view(), watchers.view()};
+        const std::span<const std::string_view> release_keys{declared.data(), abdicates ? 6U : 4U};
+        const script& release = abdicates ? abdicate_release_wake_script() : release_wake_script();
         if (successor != nullptr) {
-            return script_call(release_wake_script(), eval,
-                               {keys.front(), queue.view(), live.view(), offers.view()},
+            return script_call(release, eval, release_keys,
                                {value, wake, classic, waiter_id, "w", shard, successor->value,
                                 successor->ttl_text, successor->waiter_id});
         }
-        return script_call(release_wake_script(), eval,
-                           {keys.front(), queue.view(), live.view(), offers.view()},
+        return script_call(release, eval, release_keys,
                            {value, wake, classic, waiter_id, "w", shard});
     }
     return script_call(release_script(), eval, keys.all(), {lock.value});

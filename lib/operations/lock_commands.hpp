@@ -39,6 +39,13 @@ struct key_space {
 /// without cluster members (space.publish_shard false).
 [[nodiscard]] auto shard_wake_channel(const key_space& space, const lock_state& lock)
     -> std::string;
+/// The same for a lock on `resource` (an election's name).
+[[nodiscard]] auto shard_wake_channel(const key_space& space, std::string_view resource)
+    -> std::string;
+/// The prefix of the clients' wake channels, where releases publish ('' without).
+[[nodiscard]] inline auto classic_wake_prefix(const key_space& space) -> std::string_view {
+    return space.publish_classic ? space.wake_prefix : std::string_view{};
+}
 
 /// Strings joined, on the stack when short (the usual key): a key made for
 /// one command costs no allocation.

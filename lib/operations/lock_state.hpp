@@ -49,6 +49,9 @@ struct lock_state {
     /// The session it was acquired in (lock_options::session), whose renewals
     /// keep it alive instead of the watchdog's own.
     std::weak_ptr<session_state> session;
+    /// A campaign's proposal (client::campaign): its fencing confirm also stores
+    /// it as the term's first proclamation, so that leading takes two rounds.
+    std::shared_ptr<const std::string> proclamation;
     /// Behind a pointer: few locks have one, and every lock in flight holds this.
     std::unique_ptr<std::function<void(const lock&, const error&)>> on_lost;
     std::unique_ptr<std::function<void(const lock&, const shrink_report&)>> on_shrunk;

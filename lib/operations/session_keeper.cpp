@@ -3,6 +3,7 @@
 #include "operations/lock_state.hpp"
 #include "operations/op_context.hpp"
 #include "operations/session_state.hpp"
+#include "operations/watchdog.hpp"
 #include "sansio/delay_policy.hpp"
 #include "transport/callback_guard.hpp"
 
@@ -199,8 +200,9 @@ void session_keeper::lose_session(entry& e) {
         s->lost_source.request_stop();
         ctx_.counters().locks_lost.fetch_add(1, std::memory_order_relaxed);
         loss.resources.push_back(s->resources.front());
-        // What the nodes still hold of it goes now, not at its TTL (best effort).
-        ctx_.release_lost(s);
+        // What the nodes still hold of it goes at its validity's end, not at its
+        // TTL (best effort).
+        release_when_invalid(ctx_, s);
     }
     loss.message = "session " + session->id + " lost: " + std::to_string(loss.resources.size()) +
                    " locks marked lost: no renewal reached a majority of nodes before their "

@@ -68,12 +68,14 @@ void session_renew_op::start() {
     const std::size_t n = ctx_.node_count();
     replies_.assign(n, {});
     for (auto& r : replies_) r.answers.emplace(locks_.size(), session_answer::failed);
+    calls_.resize(parts_.size() - 1);
     sent_ = now();
-    for (std::size_t part = 0; part + 1 < parts_.size(); ++part) {
-        const encoded_command call = command(part, false);
-        const auto p = static_cast<std::uint32_t>(part);
-        for (std::size_t i = 0; i < n; ++i) send(i, call, make_tag(p, sha_kind, i), true);
-    }
+    for (std::size_t i = 0; i < n; ++i) send_part(i, 0);
+}
+
+void session_renew_op::send_part(std::size_t node, std::size_t part) {
+    if (!calls_[part]) calls_[part] = command(part, false);
+    send(node, *calls_[part], make_tag(static_cast<std::uint32_t>(part), sha_kind, node), true);
 }
 
 void session_renew_op::handle(std::uint32_t tag, const reply_event& event) {
@@ -89,8 +91,13 @@ void session_renew_op::handle(std::uint32_t tag, const reply_event& event) {
     const std::size_t from = parts_[part];
     const std::size_t count = parts_[part + 1] - from;
     const std::span<const std::size_t> keys{keys_per_lock_.data() + from, count};
-    merge_session_part(replies_[node], from, count, session_reply_of(event, keys));
-    if (++answered_ < replies_.size() * (parts_.size() - 1)) return;
+    const session_node_reply reply = session_reply_of(event, keys);
+    merge_session_part(replies_[node], from, count, reply);
+    if (const auto next = session_next_part(reply.status, part, parts_.size() - 1)) {
+        send_part(node, *next);
+        return;
+    }
+    if (++nodes_done_ < replies_.size()) return;
     for (auto& r : replies_) finish_session_reply(r);
     finish();
 }

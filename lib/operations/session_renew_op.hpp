@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,10 +23,10 @@ struct session_round {
 };
 
 /// Renews every lock of a session at once: one script call per node for up
-/// to max_keys_per_call keys (larger sessions: several calls, pipelined, so
-/// that a node serves other clients between them and a part that fails costs
-/// only its locks), with every key and value (session_extend_script), a
-/// NOSCRIPT fallback to EVAL,
+/// to max_keys_per_call keys (larger sessions: several calls, so that a node
+/// serves other clients between them and a part that fails costs only its
+/// locks; each node gets them one at a time, as session_next_part decides),
+/// with every key and value (session_extend_script), a NOSCRIPT fallback to EVAL,
 /// and, once every node has answered (bounded by request_timeout), the keys
 /// the decision puts back where they went missing. The I/O shell of
 /// decide_session_round; session_keeper applies what it decided.
@@ -49,6 +50,8 @@ private:
     [[nodiscard]] static auto now() noexcept -> std::chrono::steady_clock::time_point;
     /// The call for part `part` (locks [parts_[part], parts_[part + 1])).
     [[nodiscard]] auto command(std::size_t part, bool eval) const -> encoded_command;
+    /// Sends part `part` to `node`, encoded once for every node.
+    void send_part(std::size_t node, std::size_t part);
     void finish();
     void repair(std::size_t lock, std::size_t node);
 
@@ -61,7 +64,8 @@ private:
     std::vector<std::size_t> keys_per_lock_;
     std::vector<std::size_t> parts_;  ///< the first lock of each call, then the lock count
     std::vector<session_node_reply> replies_;
-    std::size_t answered_ = 0;  ///< calls answered, over every node
+    std::vector<std::optional<encoded_command>> calls_;  ///< per part, once first sent
+    std::size_t nodes_done_ = 0;  ///< nodes done with the round (session_next_part)
     std::chrono::steady_clock::time_point sent_;
 };
 

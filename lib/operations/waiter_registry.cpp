@@ -73,6 +73,16 @@ void waiter_registry::remove(const std::string& id) {
     }
     waiters_.erase(it);
     waiter_gauge_.store(waiters_.size(), std::memory_order_relaxed);
+    close_when_idle();
+}
+
+void waiter_registry::open() {
+    if (closed_ || !connections_.empty()) return;
+    open_connections();
+    close_when_idle();  // if nobody comes to wait
+}
+
+void waiter_registry::close_when_idle() {
     if (!waiters_.empty() || connections_.empty() || idle_timer_) return;
     idle_timer_ = timers_.schedule(std::chrono::seconds{2}, [this] {
         idle_timer_.reset();

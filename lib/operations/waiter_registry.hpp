@@ -121,9 +121,20 @@ public:
     /// from an unknown one is only a wake-up (the next attempt takes the key over).
     void on_message(std::string_view message, std::optional<std::size_t> node = std::nullopt);
 
+    /// Opens the subscriber connections now, before anyone waits (a process
+    /// that is about to wait: client::open_wake_connections). With nobody
+    /// waiting they close after the same grace period as when the last waiter
+    /// leaves.
+    void open();
+
     /// Every node's subscriber connection has confirmed its SUBSCRIBE: a
     /// release notification can reach this client.
     [[nodiscard]] auto subscribed() const noexcept -> bool;
+    /// SUBSCRIBEs confirmed so far, every (re)connection counted: unchanged
+    /// between two moments subscribed() at both, none was lost in between.
+    [[nodiscard]] auto subscriptions() const noexcept -> std::uint64_t {
+        return counters_.connects.load(std::memory_order_relaxed);
+    }
 
     /// Shutdown: forgets every waiter and closes every subscriber connection;
     /// `on_closed` runs once per connection closed. Returns how many there are.
@@ -137,10 +148,16 @@ public:
     [[nodiscard]] auto connection_count() const noexcept -> std::size_t {
         return connection_gauge_.load(std::memory_order_relaxed);
     }
+    /// Subscriber connections whose SUBSCRIBE has been answered.
+    [[nodiscard]] auto ready_count() const noexcept -> std::size_t {
+        return counters_.connected.load(std::memory_order_relaxed);
+    }
 
 private:
     void open_connections();
     void close_connections();
+    /// Nobody waits: close the connections after the grace period, unless someone comes.
+    void close_when_idle();
     void unwatch_shard(entry_shard& shard);
 
     uv_loop_t* loop_;

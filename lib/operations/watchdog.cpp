@@ -18,6 +18,19 @@ auto watchdog::now() noexcept -> steady_clock::time_point {
     return steady_clock::now();
 }
 
+void release_when_invalid(op_context& ctx, std::shared_ptr<lock_state> state) {
+    if (state->released.load(std::memory_order_acquire)) return;
+    const milliseconds wait = lost_release_delay(state->valid_until(), steady_clock::now());
+    if (wait.count() == 0) {
+        ctx.release_lost(std::move(state));
+        return;
+    }
+    // Asked again when the timer fires: its clock may lag the steady clock.
+    ctx.timers().schedule(wait, [&ctx, state = std::move(state)]() mutable {
+        release_when_invalid(ctx, std::move(state));
+    });
+}
+
 auto watchdog::view_of(const lock_state& state) noexcept -> renewal_lock_view {
     return {state.valid_until(), state.released.load(std::memory_order_acquire)};
 }
@@ -170,15 +183,16 @@ void watchdog::mark_lost(std::shared_ptr<lock_state> state, const error& why) {
     state->uncount_held();
     state->lost_source.request_stop();
     ctx_.counters().locks_lost.fetch_add(1, std::memory_order_relaxed);
-    // Let go of it: the nodes that still hold this value would otherwise keep
-    // the resource for up to a TTL. Not if on_lost released it already.
+    // Let go of it once its validity has ended: the nodes that still hold this
+    // value would otherwise keep the resource for up to a TTL more. Not if
+    // on_lost released it already.
     auto tell = [ctx = &ctx_, state](const error& told) {
         if (state->on_lost && *state->on_lost) {
             auto on_lost = std::move(state->on_lost);
             const lock handle = lock_state::handle(state);
             call_guarded([&] { (*on_lost)(handle, told); });
         }
-        if (!state->released.load(std::memory_order_acquire)) ctx->release_lost(state);
+        release_when_invalid(*ctx, state);
     };
     const bool refused = std::ranges::any_of(
         why.nodes, [](const node_report& n) { return n.status == node_status::refused; });

@@ -16,6 +16,12 @@ namespace redlock::detail {
 class op_context;
 struct lock_state;
 
+/// A lost lock's best-effort release, once its validity has ended
+/// (lost_release_delay): at once if it has, else on a timer, then through the
+/// host's release_lost. Not if its holder released it meanwhile. The watchdog's
+/// loss and a session's both let go of their locks this way.
+void release_when_invalid(op_context& ctx, std::shared_ptr<lock_state> state);
+
 /// Keeps auto-renewed locks alive (as Redisson's watchdog does), on the loop
 /// thread and its timers: no thread per lock.
 ///
@@ -25,7 +31,8 @@ struct lock_state;
 /// — as soon as a majority says it no longer holds it, or when its validity
 /// ends with no renewal through. A holder is thus never told it holds a lock
 /// past its validity deadline. The error names each node's answer to the last
-/// renewal; then a best-effort release frees what the nodes still hold of it.
+/// renewal; then, once its validity has ended, a best-effort release frees
+/// what the nodes still hold of it (release_when_invalid).
 /// The I/O shell around renewal_decision (one per lock), which decides all of
 /// that; this runs its timers and extensions and performs the loss.
 ///

@@ -44,6 +44,11 @@ void acquire_decision::begin_attempt(const acquire_input& in, acquire_actions& a
     if (offering_) handed_.reset(n);
     phase_ = phase::granting;
     attempt_start_ = in.now;
+    // Noted before the grant is sent (the shell queues it on return). A
+    // subscription confirmed by now was made on its node before our grant
+    // reached that node, so it is there when the grant queues us.
+    subscribed_at_start_ = in.subscribed;
+    subscriptions_at_start_ = in.subscriptions;
     a.send_grants = true;
 }
 
@@ -69,6 +74,16 @@ auto acquire_decision::on_grant(std::size_t node, grant_answer answer, const acq
     reports_.set(node, std::move(answer.outcome));
     ++answered_;
     quorum_tally::verdict verdict = tally_.outcome(status);
+    if (settings_.permits > 0) {
+        // A yes counts only towards the permit it granted, a late one too: the
+        // yeses of a lost attempt must not add up across permits.
+        const int permit = status == node_status::ok ? answer.permit : permit_tally::none;
+        granted_permit_[node] = permit;
+        permit_tally_.answer(permit);
+        verdict = permit_tally_.won()    ? quorum_tally::verdict::won
+                  : permit_tally_.lost() ? quorum_tally::verdict::lost
+                                         : quorum_tally::verdict::pending;
+    }
     if (losing_) {
         // Lost already, unless hand-offs won it since; the last answer ends the wait.
         if (verdict == quorum_tally::verdict::won || answered_ == settings_.nodes) {
@@ -81,15 +96,6 @@ auto acquire_decision::on_grant(std::size_t node, grant_answer answer, const acq
             }
         }
         return a;
-    }
-    if (settings_.permits > 0) {
-        // A yes counts only towards the permit it granted.
-        const int permit = status == node_status::ok ? answer.permit : permit_tally::none;
-        granted_permit_[node] = permit;
-        permit_tally_.answer(permit);
-        verdict = permit_tally_.won()    ? quorum_tally::verdict::won
-                  : permit_tally_.lost() ? quorum_tally::verdict::lost
-                                         : quorum_tally::verdict::pending;
     }
     decide_grant(verdict, in, a);
     return a;
@@ -250,10 +256,25 @@ auto acquire_decision::delay_after(errc reason, const acquire_input& in) const -
     const wait_situation s{.reason = reason,
                            .nodes = &reports_,
                            .holder_ttl = holder_ttl_,
-                           .subscribed = in.subscribed,
+                           .subscribed = heard_throughout(in),
                            .mode = settings_.mode};
     return wait_delay(s, settings_.waiter_ttl, settings_.request_timeout, settings_.retry,
                       in.random);
+}
+
+auto acquire_decision::heard_throughout(const acquire_input& in) const noexcept -> bool {
+    // A waiter sleeps on the notification (wait_delay's long sleep) only if no
+    // release can have gone unheard. One that frees the lock for us runs on a
+    // node after our grant queued us there, and publishes to our channel: heard
+    // if our subscription there was made before and still stands. Known only if
+    // - every subscription was confirmed when this attempt began: it ran on its
+    //   node before our grant was sent (confirmed only by the refusal is not
+    //   enough: the SUBSCRIBE may have run after the grant, a release between);
+    // - every one is confirmed now with no confirmation since (the same count):
+    //   none was lost and made again meanwhile.
+    // Otherwise wait_delay looks again soon, as a poll would. A process that is
+    // going to wait can open them first (client::open_wake_connections).
+    return subscribed_at_start_ && in.subscribed && in.subscriptions == subscriptions_at_start_;
 }
 
 void acquire_decision::give_up(errc reason, std::optional<milliseconds> validity,

@@ -32,6 +32,11 @@ struct acquire_input {
     std::uint64_t random = 0;
     /// Every node's subscriber connection is confirmed (waiting acquisitions).
     bool subscribed = false;
+    /// How many SUBSCRIBEs the client's subscriber connections have had
+    /// confirmed so far, all nodes and reconnections counted: the same number
+    /// at two events, `subscribed` at both, means no subscription was lost and
+    /// made again in between.
+    std::uint64_t subscriptions = 0;
 };
 
 /// What an acquisition was asked for, fixed from its start.
@@ -209,6 +214,8 @@ private:
     [[nodiscard]] auto failed_majority(const quorum_tally& tally) const noexcept -> errc;
     [[nodiscard]] auto delay_after(errc reason, const acquire_input& in) const
         -> std::chrono::milliseconds;
+    /// Every release that ran after this attempt queued us reaches us: see begin_attempt.
+    [[nodiscard]] auto heard_throughout(const acquire_input& in) const noexcept -> bool;
 
     acquire_settings settings_;
     std::optional<std::chrono::steady_clock::time_point> deadline_;  // of the wait, from start()
@@ -238,6 +245,10 @@ private:
     bool permits_conflict_ = false;  // a node knows the semaphore with another count
     handoff_grants handed_;          // offers: this attempt's grants by others' releases
     bool offering_ = false;          // this attempt's grant leaves offers
+    // Waiting: subscribed on every node when this attempt began, and how many
+    // subscriptions had been confirmed then (heard_throughout).
+    bool subscribed_at_start_ = false;
+    std::uint64_t subscriptions_at_start_ = 0;
 };
 
 }  // namespace redlock::detail

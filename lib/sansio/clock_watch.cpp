@@ -69,6 +69,13 @@ auto time_reply_us(std::string_view seconds, std::string_view micros)
     return *s * 1'000'000 + *us;
 }
 
+auto info_time_us(std::string_view usec) -> std::optional<std::int64_t> {
+    // The same number as TIME's two parts, written as one: split it so both are read alike.
+    constexpr std::size_t digits = 6;
+    if (usec.size() <= digits) return time_reply_us("0", usec);
+    return time_reply_us(usec.substr(0, usec.size() - digits), usec.substr(usec.size() - digits));
+}
+
 auto time_of(const reply* r) -> std::optional<std::int64_t> {
     if (!is_array(r, 2)) return std::nullopt;
     return time_reply_us(reply_text(r->elements[0]), reply_text(r->elements[1]));

@@ -101,6 +101,9 @@ private:
 /// when they are not two non-negative decimal numbers.
 [[nodiscard]] auto time_reply_us(std::string_view seconds, std::string_view micros)
     -> std::optional<std::int64_t>;
+/// INFO server's server_time_usec (Redis 6.2 and later): the same clock as TIME's, read by
+/// the same command that tells who the node is; nullopt when it is not a decimal number.
+[[nodiscard]] auto info_time_us(std::string_view usec) -> std::optional<std::int64_t>;
 /// A TIME reply (an array of the two) as microseconds; nullopt for anything else.
 [[nodiscard]] auto time_of(const reply* r) -> std::optional<std::int64_t>;
 

@@ -5,6 +5,7 @@
 #include "sansio/reply.hpp"
 #include "sansio/scripts.hpp"
 
+#include <charconv>
 #include <optional>
 
 namespace redlock::detail {
@@ -84,12 +85,11 @@ void node_handshake::begin(const client_config& config, std::string_view channel
         for (const script* s : all_scripts()) exists.push_back(s->sha);
         append_command(out, exists);
         add(script_exists_tag);
-        // replication: never lock on a replica; cluster: a member of the wrong kind.
+        // replication: never lock on a replica; cluster: a member of the wrong kind. Its
+        // server section also holds the node's clock (server_time_usec), so TIME is asked
+        // only of a server whose INFO did not say it (second_round).
         append_command(out, {"INFO", "server", "persistence", "replication", "cluster"});
         add(info_tag);
-        // Last, so that its answer is read as close as can be to the round's end.
-        append_command(out, {"TIME"});
-        add(time_tag);
     }
     replies_left_ = requests.size() - before;
 }
@@ -181,6 +181,18 @@ void node_handshake::scripts_reply(const reply* r, step& s) {
     for (std::size_t i = 0; i < count; ++i) missing_[i] = !is_integer(r->elements[i], 1);
 }
 
+void node_handshake::node_time_from_info(std::string_view text) {
+    // Redis 7 updates the time it reports at each command's start (earlier servers may report
+    // the time cached at their last cron, up to 100 ms stale, which the clock-step check would
+    // take for a step), so the field is taken from Redis 7 and later only (Valkey says 7 too).
+    const std::string_view version = info_field(text, "redis_version");
+    int major = 0;
+    const auto [end, ec] = std::from_chars(version.data(), version.data() + version.size(), major);
+    if (ec != std::errc{} || end == version.data() || major < 7) return;
+    if (const std::string_view usec = info_field(text, "server_time_usec"); !usec.empty())
+        node_time_ = info_time_us(usec);
+}
+
 void node_handshake::info_reply(std::uint32_t tag, const reply* r, step& s) {
     const std::optional<std::string_view> text = info_text(r);
     // INFO answers while a node loads; the first round's SCRIPT EXISTS says
@@ -189,6 +201,7 @@ void node_handshake::info_reply(std::uint32_t tag, const reply* r, step& s) {
         fail(s, "still loading its data set");
         return;
     }
+    if (text) node_time_from_info(*text);
     if (tag == info_tag) {
         // Redis before 7 refuses INFO with two sections (a syntax error), and
         // other servers may answer only the first: then ask for plain INFO,
@@ -253,6 +266,13 @@ void node_handshake::second_round(step& s) {
         // third round (on old servers only; the answer is ignored without AOF).
         append_command(s.send, {"INFO"});
         s.tags.push_back(info_all_tag);
+    }
+    // The clock, from a server whose INFO did not give it (before Redis 7, or not Redis):
+    // TIME, which node_trust compares with the local monotonic clock across handshakes and
+    // renewals.
+    if (!node_time_) {
+        append_command(s.send, {"TIME"});
+        s.tags.push_back(time_tag);
     }
     // Only a node with AOF on can persist every write; without AOF the
     // fsync policy does not matter, and the default handshake skips it.

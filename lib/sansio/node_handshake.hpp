@@ -26,11 +26,11 @@ namespace redlock::detail {
 /// of the scripts the node lacks (a restarted node has them before any EVALSHA reaches it), CONFIG
 /// GET appendfsync when AOF is on (only then can the node persist every write),
 /// and a plain INFO when the two-section INFO failed or came back without
-/// run_id or aof_enabled (Redis before 7 takes one section only). The first
-/// round ends with TIME: the node's clock, which node_trust compares with the
-/// local monotonic clock across handshakes and renewals (a step quarantines
-/// the node). Usually the handshake is three commands, sent in one write, and
-/// one round trip.
+/// run_id or aof_enabled (Redis before 7 takes one section only), and TIME when
+/// INFO did not hold the node's clock (server_time_usec, read from Redis 7 on):
+/// node_trust compares that clock with the local monotonic clock across handshakes
+/// and renewals (a step quarantines the node). Usually the handshake is two
+/// commands, sent in one write, and one round trip.
 ///
 /// A subscriber sends AUTH and SUBSCRIBE.
 class node_handshake {
@@ -69,8 +69,9 @@ public:
     [[nodiscard]] auto subscribed() const noexcept -> bool { return subscribed_; }
     /// The run_id the node reported at the last complete handshake (may be empty).
     [[nodiscard]] auto run_id() const noexcept -> const std::string& { return run_id_; }
-    /// The node's TIME in the current handshake, in microseconds since the Unix
-    /// epoch; none if it did not answer it (TIME renamed away, or not Redis).
+    /// The node's clock in the current handshake (INFO's server_time_usec, or TIME's
+    /// answer), in microseconds since the Unix epoch; none if it told neither (TIME
+    /// renamed away, or not Redis).
     [[nodiscard]] auto node_time() const noexcept -> std::optional<std::int64_t> {
         return node_time_;
     }
@@ -98,6 +99,8 @@ public:
 private:
     auto answer(std::uint32_t tag, const reply* r) -> step;  // a reply that arrived
     void scripts_reply(const reply* r, step& s);
+    /// INFO's server_time_usec as this handshake's clock sample, from Redis 7 and later.
+    void node_time_from_info(std::string_view text);
     void info_reply(std::uint32_t tag, const reply* r, step& s);
     /// Fails `s` for a replica, or a node of the wrong mode (cluster or not).
     auto check_role(std::string_view text, step& s) -> bool;

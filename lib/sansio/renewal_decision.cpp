@@ -7,6 +7,12 @@ namespace redlock::detail {
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
+auto lost_release_delay(steady_clock::time_point valid_until, steady_clock::time_point now) noexcept
+    -> milliseconds {
+    if (now >= valid_until) return milliseconds{0};
+    return std::chrono::ceil<milliseconds>(valid_until - now);
+}
+
 auto renewal_decision::until(const renewal_lock_view& lock, steady_clock::time_point now) noexcept
     -> milliseconds {
     // Rounded up: the deadline timer must not fire before the validity ends.

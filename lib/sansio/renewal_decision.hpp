@@ -30,6 +30,18 @@
 
 namespace redlock::detail {
 
+/// How long a lost lock's own keys are left alone before they are deleted: until
+/// the validity its holder was promised has ended (0: at once). The holder hears of
+/// the loss on the loop thread while it may be acting on that promise; deleting its
+/// keys earlier could hand the resource to a waiter inside it. (A torture run of
+/// 2026-11-28: a reader was found lost when a failover had dropped its key on one
+/// cluster member and its client quarantined another, and its release handed the
+/// lock to a writer 246 ms before the reader's validity ended.) Rounded up; the shell
+/// asks again when its timer fires, as the timers' clock may lag the steady clock.
+[[nodiscard]] auto lost_release_delay(std::chrono::steady_clock::time_point valid_until,
+                                      std::chrono::steady_clock::time_point now) noexcept
+    -> std::chrono::milliseconds;
+
 struct renewal_settings {
     std::size_t nodes = 1;
     std::chrono::milliseconds ttl{0};  ///< the lock's, asked for again at each renewal

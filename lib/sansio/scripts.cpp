@@ -1,5 +1,7 @@
 #include "sansio/scripts.hpp"
 
+#include "sansio/election_scripts.hpp"
+#include "sansio/lua_pieces.hpp"
 #include "sansio/sha1.hpp"
 
 namespace redlock::detail {
@@ -38,14 +40,12 @@ end
 return {1, counter}
 )lua";
 
-constexpr std::string_view fence_confirm_source = R"lua(
-local counter = tonumber(redis.call('GET', KEYS[2]) or '0')
-if counter < tonumber(ARGV[2]) then
-  redis.call('SET', KEYS[2], ARGV[2])
-end
+constexpr std::string_view fence_confirm_tail = R"lua(
 if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
 return 0
 )lua";
+constexpr std::string_view fence_confirm_source =
+    lua_join<raise_fence_lua, fence_confirm_tail>::text;
 
 // An exclusive lock's extend. KEYS the lock keys; ARGV[1] value, ARGV[2] ttl
 // ms. Returns 0 if a key holds another value, -1 if one is missing; else
@@ -104,7 +104,9 @@ return math.max(least, 1)
 // mode (no overtaking a live waiter), ARGV[6] the waiter's arrival time (µs, the
 // client's clock): the same score on every node, so that every node agrees on
 // who is first; ARGV[7] the attempt's number to leave an offer under, or absent
-// or "" for none. A key that holds the value of the waiter's offer was handed to
+// or "" for none; ARGV[8] "n" for the waiter's first attempt (nothing of it is
+// on the node yet: no offer to look for, no entry to remove), absent or "" for a
+// later one. A key that holds the value of the waiter's offer was handed to
 // it by a release it has not heard of yet: it is the waiter's, and is set to
 // this attempt's value (a grant like SET NX's, of a key no one else holds).
 // Returns {granted 0|1, fence counter, the holder's PTTL (-2: no key)}.
@@ -131,7 +133,8 @@ local function forget(w)
   redis.call('HDEL', live, w)
   redis.call('HDEL', offers, w)
 end
-local offered = string.match(redis.call('HGET', offers, me) or '', '^%d+|%d+|(.+)$')
+local fresh = ARGV[8] == 'n'
+local offered = not fresh and string.match(redis.call('HGET', offers, me) or '', '^%d+|%d+|(.+)$')
 if offered and redis.call('GET', KEYS[1]) == offered then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   forget(me)
@@ -147,7 +150,7 @@ if ARGV[5] == 'f' then
   end
 end
 if not ahead and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  forget(me)
+  if not fresh then forget(me) end
   return {1, counter, -2}
 end
 redis.call('ZADD', q, 'NX', ARGV[6], me)
@@ -194,15 +197,24 @@ return {0, counter, redis.call('PTTL', KEYS[1])}
 // successor's value, ARGV[8] its ttl ms, ARGV[9] its waiter id — a waiter of
 // the releasing client whose attempt is this script (no offer needed: it hears
 // the answer), or ARGV[7] absent or "" for none; it is granted where it is
-// first, or where nobody live is queued, and told nothing.
+// first (live whatever its liveness entry says: its client names it now), or
+// where nobody live is queued, and told nothing. The key is then overwritten,
+// not deleted first, and its liveness is not read.
 // Returns 2 if our hold was deleted and handed to ARGV[9], 3 if handed to an
 // offer, 1 if deleted, else 0.
 //
 // A waiter's leaving (ARGV[1] "", ARGV[4] its id, ARGV[5] "w"): the value its
 // offer names is released if the key still holds it (handed to it, unheard),
 // and the next in line is served as above; else it only leaves the queue.
-constexpr std::string_view release_wake_source = R"lua(
-local q, live, offers = KEYS[#KEYS - 2], KEYS[#KEYS - 1], KEYS[#KEYS]
+//
+// `nk`, defined ahead of the body, is how many of KEYS are the release's: all of
+// them, or all but the two a campaign's release adds (lua_pieces.hpp,
+// abdicate_locals).
+constexpr std::string_view all_keys_release = R"lua(
+local nk = #KEYS
+)lua";
+constexpr std::string_view release_wake_body = R"lua(
+local q, live, offers = KEYS[nk - 2], KEYS[nk - 1], KEYS[nk]
 local mine = ARGV[1]
 local now
 local function clock()
@@ -245,30 +257,33 @@ if ARGV[5] == 'r' then
   end
   redis.call('DEL', k, readers)
 else
+  -- One waiter woken: the key may pass straight on, so it is deleted only if it does not.
+  local pass = ARGV[5] == 'w' and ARGV[2] == '1'
   local deleted = false
-  for i = 1, #KEYS - 3 do
+  for i = 1, nk - 3 do
     if redis.call('GET', KEYS[i]) == mine then
-      redis.call('DEL', KEYS[i])
+      if not pass then redis.call('DEL', KEYS[i]) end
       deleted = true
       if ARGV[5] == 'p' then break end
     end
   end
   if not deleted then return 0 end
-  if ARGV[5] == 'w' and ARGV[2] == '1' then
+  if pass then
+    local successor = ARGV[7] and ARGV[7] ~= '' and ARGV[9]
     local first, dead = nil, 0
     local line = redis.call('ZRANGE', q, 0, 63)
     for _, w in ipairs(line) do
-      if alive(w) then first = w break end
+      -- The successor is live: its client is waiting on it now.
+      if w == successor or alive(w) then first = w break end
       forget(w)
       redis.call('HDEL', offers, w)
       dead = dead + 1
     end
-    local successor = ARGV[7] and ARGV[7] ~= ''
     -- 64 dead entries say nothing about the 65th: no hand-off then.
-    if successor and (first == ARGV[9] or (first == nil and dead < 64)) then
+    if successor and (first == successor or (first == nil and dead < 64)) then
       redis.call('SET', KEYS[1], ARGV[7], 'PX', ARGV[8])
-      forget(ARGV[9])
-      redis.call('HDEL', offers, ARGV[9])
+      forget(successor)
+      redis.call('HDEL', offers, successor)
       return 2
     end
     local ttl, attempt, value
@@ -285,6 +300,8 @@ else
       if ARGV[6] and ARGV[6] ~= '' then redis.call('SPUBLISH', ARGV[6], message) end
       return 3
     end
+    redis.call('DEL', KEYS[1])
+    if #line == 0 then return 1 end  -- nobody queued: nobody to wake
   end
 end
 if ARGV[2] == '0' then return 1 end
@@ -307,6 +324,12 @@ end
 return 1
 )lua";
 
+constexpr std::string_view release_wake_source =
+    lua_join<all_keys_release, release_wake_body>::text;
+// A campaign's lock: the same release, and the abdication before it, in one call.
+constexpr std::string_view abdicate_release_wake_source =
+    lua_join<abdicate_locals, tell_observers_fn, abdicate_body, release_wake_body>::text;
+
 // KEYS[1] queue key, KEYS[2] its liveness hash, ARGV[1] waiter id: leave the
 // queue (acquired or gave up).
 constexpr std::string_view dequeue_source = R"lua(
@@ -327,6 +350,9 @@ auto wait_acquire_script() -> const script& {
 auto release_wake_script() -> const script& {
     return cached_script<release_wake_source>();
 }
+auto abdicate_release_wake_script() -> const script& {
+    return cached_script<abdicate_release_wake_source>();
+}
 auto dequeue_script() -> const script& {
     return cached_script<dequeue_source>();
 }
@@ -344,11 +370,20 @@ auto extend_script() -> const script& {
 }
 
 auto all_scripts() -> std::span<const script* const> {
-    static const script* const scripts[] = {
-        &release_script(),        &acquire_script(),        &fence_confirm_script(),
-        &extend_script(),         &wait_acquire_script(),   &release_wake_script(),
-        &dequeue_script(),        &shared_acquire_script(), &shared_extend_script(),
-        &permit_acquire_script(), &permit_extend_script(),  &session_extend_script()};
+    static const script* const scripts[] = {&release_script(),
+                                            &acquire_script(),
+                                            &fence_confirm_script(),
+                                            &extend_script(),
+                                            &wait_acquire_script(),
+                                            &release_wake_script(),
+                                            &abdicate_release_wake_script(),
+                                            &dequeue_script(),
+                                            &shared_acquire_script(),
+                                            &shared_extend_script(),
+                                            &permit_acquire_script(),
+                                            &permit_extend_script(),
+                                            &session_extend_script(),
+                                            &fence_confirm_proclaim_script()};
     return scripts;
 }
 

@@ -39,6 +39,10 @@ struct script {
 /// contracts are next to their sources in scripts.cpp.
 [[nodiscard]] auto wait_acquire_script() -> const script&;
 [[nodiscard]] auto release_wake_script() -> const script&;
+/// A campaign's lock: release_wake_script's release, with the leader hash and the
+/// observers' hash after its KEYS; the leader hash is deleted first where it names
+/// the lock's value, and the observers are told (resign in one call).
+[[nodiscard]] auto abdicate_release_wake_script() -> const script&;
 [[nodiscard]] auto dequeue_script() -> const script&;
 
 /// Read-write locks and semaphores: a reader's grant and extend, a permit's

@@ -117,6 +117,14 @@ void merge_session_part(session_node_reply& node, std::size_t first, std::size_t
         (*node.answers)[first + i] = (*part.answers)[i];
 }
 
+auto session_next_part(node_status status, std::size_t part, std::size_t parts) noexcept
+    -> std::optional<std::size_t> {
+    const bool node_answers =
+        status == node_status::ok || status == node_status::error || status == node_status::refused;
+    if (!node_answers || part + 1 >= parts) return std::nullopt;
+    return part + 1;
+}
+
 void finish_session_reply(session_node_reply& node) {
     if (!node.answers) return;
     const bool any = std::ranges::any_of(

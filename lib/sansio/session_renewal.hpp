@@ -71,6 +71,18 @@ struct session_node_reply {
 void merge_session_part(session_node_reply& node, std::size_t first, std::size_t count,
                         const session_node_reply& part);
 
+/// The part of the round to send a node next, once it has answered `part` (of `parts`)
+/// with `status` (session_reply_of's): nullopt when the node is done with this round.
+/// A node gets one call of the round at a time, the next once the last is answered, so
+/// that each call meets request_timeout on its own: calls sent together are answered one
+/// after another, and the last of a large session's waited for all the others (10,000
+/// locks, 20 calls per node, were all lost at 50 ms that way). A node that failed as a
+/// whole (timeout, unreachable, cancelled) gets no more: its remaining parts stay failed,
+/// and the round does not wait request_timeout again for each. An error reply (OOM, a
+/// script error) ends only its own part, and the next goes out.
+[[nodiscard]] auto session_next_part(node_status status, std::size_t part,
+                                     std::size_t parts) noexcept -> std::optional<std::size_t>;
+
 /// Ends a node's reply to the round: nullopt answers if no part got through.
 void finish_session_reply(session_node_reply& node);
 

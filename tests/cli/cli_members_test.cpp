@@ -110,7 +110,12 @@ void lock_round(cli_members& d) {
     const auto ran_json = d.redlock({"--json", "run", "-r", "nightly", "--", "true"});
     CHECK(ran_json.status == 0);
     const json ran_report = one_object(ran_json);
-    CHECK(ran_report.at("released").get<int>() + ran_report.at("pending").get<int>() == 3);
+    // Released on a majority at least: as with `acquire` below, the grant to the third member
+    // may not have landed (a late or failed request on a loaded machine), and a member that
+    // does not hold the value is neither released nor pending.
+    const int let_go = ran_report.at("released").get<int>() + ran_report.at("pending").get<int>();
+    CHECK(let_go >= 2);
+    CHECK(let_go <= 3);
 
     const auto acquired = d.redlock({"acquire", "-r", "deploy", "--ttl-ms", "20000"});
     INFO("acquire stderr: " << acquired.err);

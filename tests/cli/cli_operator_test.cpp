@@ -37,7 +37,15 @@ TEST_SUITE("cli operator") {
         const json status = one_object(redlock({"--json", "status", "--resource", "job"}));
         CHECK(status.at("holder") == value);
         CHECK(status.at("holder_name") == "build-7:4411 (nightly-report)");
-        CHECK(status.at("nodes").at(0).at("holder_name") == "build-7:4411 (nightly-report)");
+        // Per node, where it holds: `acquire` exits once a majority granted, so a node that
+        // answered late may hold nothing yet (or ever), node 0 included.
+        std::size_t named = 0;
+        for (const json& node : status.at("nodes")) {
+            if (node.value("holder", json{}) != value) continue;
+            CHECK(node.at("holder_name") == "build-7:4411 (nightly-report)");
+            ++named;
+        }
+        CHECK(named >= 3);
 
         const auto rival = redlock({"acquire", "--resource", "job"});
         CHECK(rival.status == 75);
@@ -65,7 +73,16 @@ TEST_SUITE("cli operator") {
         const auto held = redlock(
             {"acquire", "--resource", "delayed", "--ttl-ms", "1000", "--lock-delay-ms", "4000"});
         REQUIRE(held.status == 0);
-        CHECK(node(0).pttl(key_of("delayed")) > 4000);
+        // Where it holds (an exiting acquire leaves a majority: node 0 may hold nothing), the
+        // key lives past its 1 s TTL.
+        std::size_t delayed = 0;
+        for (std::size_t i = 0; i < size(); ++i) {
+            const auto left = node(i).pttl(key_of("delayed"));
+            if (left == -2) continue;
+            CHECK(left > 4000);
+            ++delayed;
+        }
+        CHECK(delayed >= 3);
     }
 
     TEST_CASE_FIXTURE(operator_cli_cluster,

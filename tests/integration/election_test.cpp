@@ -4,6 +4,8 @@
 // away without one; proclamations; a deposed leader's proclamation refused;
 // and an observer told of each change as it happens.
 #include "support/cluster.hpp"
+#include "support/command_stats.hpp"
+#include "support/election_views.hpp"
 #include "support/wait.hpp"
 
 #include <doctest/doctest.h>
@@ -24,6 +26,8 @@
 
 using namespace std::chrono_literals;
 using redlock_test::cluster;
+using redlock_test::leads;
+using redlock_test::view_log;
 
 namespace {
 
@@ -44,49 +48,6 @@ struct pending_campaign {
         return future.wait_for(limit) == std::future_status::ready;
     }
 };
-
-/// What an observer was told, awaited from the test thread.
-class view_log {
-public:
-    auto callback() -> std::function<void(const redlock::election_view&)> {
-        return [this](const redlock::election_view& v) {
-            const std::lock_guard hold{mutex_};
-            views_.push_back(v);
-            changed_.notify_all();
-        };
-    }
-    /// Waits until a view told from index `from` on satisfies `p`; its index, or nullopt.
-    template <class P>
-    auto await(std::size_t from, P p, std::chrono::milliseconds limit = 5s)
-        -> std::optional<std::size_t> {
-        std::unique_lock hold{mutex_};
-        std::optional<std::size_t> found;
-        changed_.wait_for(hold, limit, [&] {
-            for (std::size_t i = from; i < views_.size(); ++i) {
-                if (p(views_[i])) {
-                    found = i;
-                    return true;
-                }
-            }
-            return false;
-        });
-        return found;
-    }
-    auto at(std::size_t i) -> redlock::election_view {
-        const std::lock_guard hold{mutex_};
-        return views_.at(i);
-    }
-
-private:
-    std::mutex mutex_;
-    std::condition_variable changed_;
-    std::vector<redlock::election_view> views_;
-};
-
-auto leads(const std::string& value) {
-    return
-        [value](const redlock::election_view& v) { return v.leader && v.leader->value == value; };
-}
 
 /// A campaign option set with a TTL.
 auto with_ttl(std::chrono::milliseconds ttl) -> redlock::campaign_options {
@@ -148,6 +109,51 @@ TEST_SUITE("election") {
         CHECK(view->leader->value == "beta");
         CHECK(view->leader->term == next->term());
         REQUIRE(next->resign());
+    }
+
+    TEST_CASE_FIXTURE(cluster,
+                      "an uncontended campaign is two rounds: the grant, and the fencing "
+                      "confirm that is also the first proclamation; resign is one") {
+        auto c = make_client();
+        REQUIRE(redlock_test::wait_until(
+            5s, [&] { return c.stats().nodes_connected == c.node_count(); }));
+        for (const auto& server : *this) REQUIRE(server.command({"CONFIG", "RESETSTAT"}) == "OK");
+        auto won = c.campaign("two-rounds", "alpha");
+        REQUIRE(won);
+        // Every node is sent the wait-acquire and the confirm, both EVALSHA, and no
+        // proclamation of its own (EVAL). A slow node may still be working on them.
+        for (const auto& server : *this) {
+            CHECK(redlock_test::wait_until(5s, [&] {
+                return redlock_test::command_calls(redlock_test::command_stats(server),
+                                                   "evalsha") == 2;
+            }));
+            CHECK(redlock_test::command_calls(redlock_test::command_stats(server), "eval") == 0);
+        }
+        // And the proposal is the leader's value on a majority when campaign returns.
+        auto view = c.leader("two-rounds");
+        REQUIRE(view);
+        REQUIRE(view->leader);
+        CHECK(view->leader->value == "alpha");
+        CHECK(view->leader->term == won->term());
+        CHECK((*this)[0].command({"HGET", key_of("two-rounds") + "|leader", "seq"}) == "0");
+
+        // resign is one call per node: the abdication rides in the release's script.
+        const auto before = c.stats().requests;
+        REQUIRE(won->resign());
+        CHECK(c.stats().requests - before == c.node_count());
+        for (const auto& server : *this) {
+            CHECK(redlock_test::wait_until(5s, [&] {
+                return redlock_test::command_calls(redlock_test::command_stats(server),
+                                                   "evalsha") == 3;
+            }));
+            CHECK(redlock_test::command_calls(redlock_test::command_stats(server), "eval") == 0);
+            // The leader key is gone with the lock, on every node.
+            CHECK(redlock_test::wait_until(5s, [&] {
+                return server.command({"EXISTS", key_of("two-rounds") + "|leader"}) == "0" &&
+                       server.command({"EXISTS", key_of("two-rounds")}) == "0";
+            }));
+        }
+        CHECK_FALSE(c.leader("two-rounds")->leader);
     }
 
     TEST_CASE_FIXTURE(cluster, "candidates lead in arrival order, each with a higher term") {

@@ -184,4 +184,41 @@ TEST_SUITE("hand-off") {
         CHECK(queued_everywhere(*this, "ledger", 0));  // the ghost was pruned on the way
         REQUIRE(locks.release(*granted));
     }
+
+    TEST_CASE_FIXTURE(cluster,
+                      "the successor first in line is handed the lock though its liveness lapsed") {
+        // Its own client names it in the release, so it is live whatever the
+        // node's liveness entry says; another client's waiter behind it waits on.
+        auto owner = make_client();
+        auto other = make_client();
+        REQUIRE(redlock_test::wait_until(5s, [&] {
+            return owner.stats().nodes_connected == 5 && other.stats().nodes_connected == 5;
+        }));
+        auto held = owner.acquire("ledger", {.ttl = 30s});
+        REQUIRE(held);
+        pending_acquire mine;
+        wait_for(owner, "ledger", mine);
+        REQUIRE(queued_everywhere(*this, "ledger", 1));
+        pending_acquire behind;
+        wait_for(other, "ledger", behind);
+        REQUIRE(queued_everywhere(*this, "ledger", 2));
+        // The successor's liveness entry, gone as if it had expired on every node.
+        for (const auto& server : *this) {
+            const auto first = server.command({"ZRANGE", "redlock-queue:{ledger}", "0", "0"});
+            REQUIRE(first);
+            CHECK(server.command({"HDEL", "redlock-queue:{ledger}|live", *first}) == "1");
+        }
+
+        REQUIRE(owner.release(*held));
+
+        auto granted = mine.future.get();
+        REQUIRE(granted);
+        CHECK(owner.stats().handoffs == 1);
+        CHECK(nodes_holding(*this, "ledger", granted->value()) >= 3);
+        CHECK(behind.future.wait_for(200ms) == std::future_status::timeout);
+        REQUIRE(owner.release(*granted));
+        auto then = behind.future.get();
+        REQUIRE(then);
+        REQUIRE(other.release(*then));
+    }
 }

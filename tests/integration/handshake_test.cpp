@@ -1,10 +1,11 @@
 // The lean handshake against real servers: what a connection sends first, read from each
 // node's INFO commandstats (which, unlike MONITOR, also counts CONFIG). A node that has
-// the scripts is sent SCRIPT EXISTS and one INFO, nothing else; one that lost them
-// (SCRIPT FLUSH) is sent the missing ones at the next connection, and locks work through
+// the scripts is sent SCRIPT EXISTS and one INFO (which tells its clock), nothing else; one that
+// lost them (SCRIPT FLUSH) is sent the missing ones at the next connection, and locks work through
 // it; CONFIG GET appendfsync goes only to a node with AOF on.
 #include "sansio/scripts.hpp"
 #include "support/cluster.hpp"
+#include "support/command_stats.hpp"
 #include "support/wait.hpp"
 
 #include <doctest/doctest.h>
@@ -15,22 +16,10 @@
 
 using namespace std::chrono_literals;
 using redlock_test::cluster;
+using redlock_test::command_calls;
+using redlock_test::command_stats;
 
 namespace {
-
-/// Calls of `name` (a cmdstat_ suffix such as "script|exists") since the last CONFIG
-/// RESETSTAT, 0 when never called, in `stats` (the text of INFO commandstats, which
-/// counts itself only after it answered).
-auto calls(const std::string& stats, const std::string& name) -> long long {
-    const std::string field = "cmdstat_" + name + ":calls=";
-    const auto at = stats.find(field);
-    if (at == std::string::npos) return 0;
-    return std::stoll(stats.substr(at + field.size()));
-}
-
-auto stats_of(const redlock_test::redis_server& server) -> std::string {
-    return server.command({"INFO", "commandstats"}).value_or("");
-}
 
 void reset_stats(const redlock_test::redis_server& server) {
     REQUIRE(server.command({"CONFIG", "RESETSTAT"}) == "OK");
@@ -53,28 +42,30 @@ TEST_SUITE("handshake") {
         REQUIRE(connected(first, size()));
         // Fresh servers: the first client loads every script, once.
         for (const auto& server : *this) {
-            const std::string stats = stats_of(server);
-            CHECK(calls(stats, "script|exists") == 1);
-            CHECK(calls(stats, "script|load") == redlock::detail::all_scripts().size());
-            CHECK(calls(stats, "info") == 1);
-            CHECK(calls(stats, "config|get") == 0);
+            const std::string stats = command_stats(server);
+            CHECK(command_calls(stats, "script|exists") == 1);
+            CHECK(command_calls(stats, "script|load") == redlock::detail::all_scripts().size());
+            CHECK(command_calls(stats, "info") == 1);
+            CHECK(command_calls(stats, "config|get") == 0);
         }
 
-        // The next process finds them there: two commands per node.
+        // The next process finds them there: two commands per node (INFO tells the node's
+        // clock: no TIME).
         for (const auto& server : *this) reset_stats(server);
         auto second = make_client();
         REQUIRE(connected(second, size()));
         for (const auto& server : *this) {
-            const std::string stats = stats_of(server);
-            CHECK(calls(stats, "script|exists") == 1);
-            CHECK(calls(stats, "script|load") == 0);
-            CHECK(calls(stats, "info") == 1);
-            CHECK(calls(stats, "config|get") == 0);
+            const std::string stats = command_stats(server);
+            CHECK(command_calls(stats, "script|exists") == 1);
+            CHECK(command_calls(stats, "script|load") == 0);
+            CHECK(command_calls(stats, "info") == 1);
+            CHECK(command_calls(stats, "time") == 0);
+            CHECK(command_calls(stats, "config|get") == 0);
         }
         auto held = second.acquire("orders:42");
         REQUIRE(held);
         CHECK(second.release(*held));
-        for (const auto& server : *this) CHECK(calls(stats_of(server), "eval") == 0);
+        for (const auto& server : *this) CHECK(command_calls(command_stats(server), "eval") == 0);
     }
 
     TEST_CASE_FIXTURE(cluster, "after SCRIPT FLUSH and a reconnect, the scripts are loaded again") {
@@ -89,9 +80,9 @@ TEST_SUITE("handshake") {
         }
         REQUIRE(connected(locks, connects + size()));
         for (const auto& server : *this) {
-            const std::string stats = stats_of(server);
-            CHECK(calls(stats, "script|exists") == 1);
-            CHECK(calls(stats, "script|load") == redlock::detail::all_scripts().size());
+            const std::string stats = command_stats(server);
+            CHECK(command_calls(stats, "script|exists") == 1);
+            CHECK(command_calls(stats, "script|load") == redlock::detail::all_scripts().size());
         }
 
         auto held = locks.acquire("orders:42", {.fencing = true});
@@ -104,7 +95,7 @@ TEST_SUITE("handshake") {
         CHECK(
             redlock_test::wait_until(2s, [&] { return count_holding(key_of("orders:42")) == 0; }));
         // Every script call found its script: none fell back to EVAL.
-        for (const auto& server : *this) CHECK(calls(stats_of(server), "eval") == 0);
+        for (const auto& server : *this) CHECK(command_calls(command_stats(server), "eval") == 0);
     }
 
     TEST_CASE("CONFIG GET appendfsync goes only to a node with AOF on") {
@@ -118,13 +109,13 @@ TEST_SUITE("handshake") {
         auto locks = redlock::client::create(settings);
         REQUIRE(locks);
         REQUIRE(connected(*locks, 3));
-        const std::string durable_stats = stats_of(with_aof);
-        CHECK(calls(durable_stats, "info") == 1);
-        CHECK(calls(durable_stats, "config|get") == 1);
+        const std::string durable_stats = command_stats(with_aof);
+        CHECK(command_calls(durable_stats, "info") == 1);
+        CHECK(command_calls(durable_stats, "config|get") == 1);
         for (const auto* s : {&plain_1, &plain_2}) {
-            const std::string stats = stats_of(*s);
-            CHECK(calls(stats, "info") == 1);
-            CHECK(calls(stats, "config|get") == 0);
+            const std::string stats = command_stats(*s);
+            CHECK(command_calls(stats, "info") == 1);
+            CHECK(command_calls(stats, "config|get") == 0);
         }
     }
 }

@@ -52,8 +52,8 @@ TEST_CASE("a reader whose nodes were taken over by a writer is reported lost") {
     cluster nodes;
     auto c = nodes.make_client();
     std::atomic<int> lost_calls{0};
-    // A TTL well above the 1 s bound below: letting go in time is the release
-    // on loss, not the expiry.
+    // A TTL well above the bound below: letting go in time is the release on
+    // loss (once the reader's validity has ended), not the expiry.
     auto o = renewed(3000ms);
     o.shared = true;
     o.on_lost = [&](const redlock::lock&, const redlock::error& why) {
@@ -69,11 +69,17 @@ TEST_CASE("a reader whose nodes were taken over by a writer is reported lost") {
         (void)nodes[i].command({"SET", key, "a-writer", "PX", "10000"});
     }
     REQUIRE(wait_until(3s, [&] { return lost_calls.load() == 1; }));
+    const auto lost_at = std::chrono::steady_clock::now();
     CHECK(r->lost());
     CHECK(r->lost_token().stop_requested());
     CHECK_FALSE(r->valid());
-    // Let go on the two nodes where it was still a reader, well within its TTL.
-    CHECK(wait_until(1s, [&] { return redlock_test::count_reading(nodes, key, r->value()) == 0; }));
+    // Let go on the two nodes where it was still a reader: not before its validity
+    // ends (it may still act until then), and well before the TTL its last
+    // renewal gave it there.
+    CHECK(redlock_test::count_reading(nodes, key, r->value()) == 2);
+    CHECK(wait_until(3s, [&] { return redlock_test::count_reading(nodes, key, r->value()) == 0; }));
+    CHECK(std::chrono::steady_clock::now() >= r->valid_until());
+    CHECK(std::chrono::steady_clock::now() - lost_at < 2500ms);
     CHECK(nodes.count_holding(key, "a-writer") == 3);
 }
 
@@ -104,7 +110,7 @@ TEST_CASE("a permit lost on a majority is let go on the nodes that still had it"
     cluster nodes;
     auto c = nodes.make_client();
     std::atomic<int> lost_calls{0};
-    auto o = renewed(3000ms);  // well above the 1 s bound: the release, not the expiry
+    auto o = renewed(3000ms);  // well above the bound below: the release, not the expiry
     o.permits = 2;
     o.on_lost = [&](const redlock::lock&, const redlock::error&) { ++lost_calls; };
     auto p = c.acquire("pool", o);
@@ -116,6 +122,11 @@ TEST_CASE("a permit lost on a majority is let go on the nodes that still had it"
     for (int i : {0, 1, 2})
         (void)nodes[i].command({"SET", permit_key, "someone-else", "PX", "10000"});
     REQUIRE(wait_until(3s, [&] { return lost_calls.load() == 1; }));
-    CHECK(wait_until(1s, [&] { return nodes.count_holding(permit_key, p->value()) == 0; }));
+    const auto lost_at = std::chrono::steady_clock::now();
+    // Once the permit's validity has ended, not before.
+    CHECK(nodes.count_holding(permit_key, p->value()) == 2);
+    CHECK(wait_until(3s, [&] { return nodes.count_holding(permit_key, p->value()) == 0; }));
+    CHECK(std::chrono::steady_clock::now() >= p->valid_until());
+    CHECK(std::chrono::steady_clock::now() - lost_at < 2500ms);
     CHECK(nodes.count_holding(permit_key, "someone-else") == 3);
 }

@@ -71,7 +71,11 @@ TEST_SUITE("reconnect") {
 
         REQUIRE(report);
         CHECK(report->majority());
-        CHECK(report->deleted + report->pending == 4);  // the restarted node is empty
+        // The restarted node is empty: it deletes nothing. Its request may still be pending
+        // when the release returns at a majority (the client may not have seen the old
+        // connection die yet), or already failed.
+        CHECK(report->deleted <= 4);
+        CHECK(report->deleted + report->pending >= 4);
         CHECK(redlock_test::wait_until(std::chrono::seconds{2},
                                        [&] { return count_holding(key) == 0; }));
     }

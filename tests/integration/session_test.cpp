@@ -1,15 +1,19 @@
 // Sessions (issue 28, item 3), against five real servers: 1,000 locks kept by
 // one renewal round per tick (two script calls per node), every lock lost with
 // one signal when the client is cut off, a lock missing on a minority put back,
-// a lock broken on its own lost on its own, and a close that releases all.
+// a lock broken on its own lost on its own, and a close that releases all; a
+// round's calls sent to each node one at a time, and a close's releases a bounded
+// number at a time.
 #include "support/cluster.hpp"
 #include "support/wait.hpp"
 
 #include <doctest/doctest.h>
 #include <redlock/client.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -94,6 +98,57 @@ TEST_SUITE("sessions") {
         CHECK(closed->locks == 1000);
         CHECK(closed->released == 1000);
         CHECK(total_keys() == 0);
+    }
+
+    TEST_CASE_FIXTURE(cluster,
+                      "a round's calls go to a node one at a time: a frozen node gets the first "
+                      "only, and a close keeps a bounded number of releases in flight") {
+        auto settings = config();
+        settings.request_timeout = 300ms;
+        auto locks = make_client(settings);
+        auto s = locks.open_session({.ttl = 3000ms});  // a round every second
+        REQUIRE(s);
+        constexpr std::size_t count = 1100;  // three calls per node: 512, 512 and 76 locks
+        const auto held = acquire_many(locks, *s, "s:parts:", count);
+        const auto round_ends = [&](std::uint64_t renewals) {
+            return redlock_test::wait_until(5s, [&] { return locks.stats().renewals >= renewals; });
+        };
+        // A round has just ended: the next goes out about a second later.
+        REQUIRE(round_ends(locks.stats().renewals + count));
+        const auto before = locks.stats();
+        node(4).freeze();
+        // That next round ends once node 4's first call has timed out: the healthy
+        // nodes got all three calls, one after another; node 4 the first only (sent
+        // together, all three would have waited in its socket and timed out).
+        REQUIRE(round_ends(before.renewals + count));
+        const auto after = locks.stats();
+        node(4).thaw();
+        INFO("requests " << after.requests - before.requests << ", timeouts "
+                         << after.timeouts - before.timeouts);
+        CHECK(after.timeouts - before.timeouts == 1);
+        CHECK(after.requests - before.requests == 4 * 3 + 1);
+        for (const auto& l : held) REQUIRE(l.valid());
+
+        // Closing: a release per lock, at most 64 at a time (each waited behind all
+        // the others when sent at once). Decided releases may still await their last
+        // nodes' replies, so up to twice that many operations, and the renewal's.
+        std::atomic<bool> closed{false};
+        redlock::result<redlock::session_close_report> report{redlock::session_close_report{}};
+        locks.close_session_async(*s, [&](redlock::result<redlock::session_close_report> r) {
+            report = std::move(r);
+            closed = true;
+        });
+        std::size_t most = 0;
+        const auto until = std::chrono::steady_clock::now() + 30s;
+        while (!closed.load() && std::chrono::steady_clock::now() < until)
+            most = std::max(most, locks.stats().operations);
+        REQUIRE(closed.load());
+        REQUIRE(report);
+        CHECK(report->locks == count);
+        CHECK(report->released == count);
+        CHECK(most >= 1);
+        CHECK(most <= 2 * 64 + 1);
+        CHECK(redlock_test::wait_until(2s, [&] { return total_keys() == 0; }));
     }
 
     TEST_CASE_FIXTURE(cluster, "a client cut off loses every lock of the session with one signal") {

@@ -2,6 +2,7 @@
 // wakes the first live waiter only, a failed attempt learns how long the holder
 // has left, and fair mode grants in arrival order.
 #include "support/cluster.hpp"
+#include "support/command_stats.hpp"
 #include "support/wait.hpp"
 
 #include <doctest/doctest.h>
@@ -26,24 +27,15 @@ using steady = std::chrono::steady_clock;
 
 namespace {
 
-/// Commands the clients sent, from INFO commandstats: EVAL/EVALSHA and plain
-/// SET/PTTL-style commands at top level. The commands a script runs inside
-/// itself are counted by Redis too (as cmdstat_set and so on), so with scripts
-/// only EVAL/EVALSHA name what a client sent; the waiting path uses scripts only.
+/// Commands the clients sent (support/command_stats.hpp): the waiting path
+/// uses scripts only, so EVAL and EVALSHA are all of them.
 auto commands_executed(const cluster& nodes) -> long long {
     long long total = 0;
     for (const auto& server : nodes) {
         if (!server.running()) continue;
-        const std::string text = server.command({"INFO", "commandstats"}).value_or("");
-        std::size_t at = 0;
-        while ((at = text.find("cmdstat_", at)) != std::string::npos) {
-            const std::size_t name_end = text.find(':', at);
-            const std::string name = text.substr(at + 8, name_end - at - 8);
-            const std::size_t calls = text.find("calls=", name_end) + 6;
-            const long long n = std::stoll(text.substr(calls, text.find(',', calls) - calls));
-            if (name == "eval" || name == "evalsha") total += n;
-            at = name_end;
-        }
+        const std::string text = redlock_test::command_stats(server);
+        total += redlock_test::command_calls(text, "eval") +
+                 redlock_test::command_calls(text, "evalsha");
     }
     return total;
 }
@@ -72,6 +64,53 @@ struct grant {
 }  // namespace
 
 TEST_SUITE("waiting") {
+    TEST_CASE_FIXTURE(cluster, "a waiter granted at its first attempt touches no queue") {
+        // Nothing of a waiter is on a node before its first attempt: its grant there looks
+        // for no offer and removes no entry (wait_acquire_source, ARGV[8]). A waiter granted
+        // at a later attempt still leaves nothing behind (the tests below).
+        auto locks = make_client();
+        for (const redlock::wait_mode mode :
+             {redlock::wait_mode::fair, redlock::wait_mode::targeted}) {
+            for (const bool fencing : {false, true}) {
+                INFO("wait mode " << static_cast<int>(mode) << ", fencing " << fencing);
+                for (const auto& server : *this) REQUIRE(server.command({"CONFIG", "RESETSTAT"}));
+                redlock::lock_options wait;
+                wait.max_wait = 2s;
+                wait.wait = mode;
+                wait.fencing = fencing;
+                auto held = locks.acquire("fresh", wait);
+                REQUIRE(held);
+                // acquire returns at a majority: let the slower nodes run the script too.
+                // The waiting script is what granted it (a plain SET would prove nothing).
+                for (const auto& server : *this) {
+                    REQUIRE(redlock_test::wait_until(3s, [&] {
+                        return redlock_test::command_calls(redlock_test::command_stats(server),
+                                                           "evalsha") >= 1;
+                    }));
+                }
+                for (const auto& server : *this) {
+                    const std::string stats = redlock_test::command_stats(server);
+                    CHECK(redlock_test::command_calls(stats, "zrem") == 0);
+                    CHECK(redlock_test::command_calls(stats, "hdel") == 0);
+                    CHECK(redlock_test::command_calls(stats, "hget") == 0);
+                }
+                std::size_t holding = 0;  // (the key's name is right)
+                for (const auto& server : *this)
+                    holding += server.command({"EXISTS", "redlock:{fresh}"}) == "1" ? 1 : 0;
+                CHECK(holding >= 3);
+                CHECK(locks.release(*held));
+                // release returns at a majority too: the next round's counts start once every
+                // node ran it (the key gone), as its clean-up of a waiter counts HDEL and ZREM.
+                for (const auto& server : *this) {
+                    REQUIRE(redlock_test::wait_until(3s, [&] {
+                        return server.command({"EXISTS", "redlock:{fresh}"}) == "0";
+                    }));
+                }
+                CHECK(queue_keys_left(*this) == 0);
+            }
+        }
+    }
+
     TEST_CASE_FIXTURE(cluster,
                       "sixteen contenders all acquire, handed off by notification, at under 20 "
                       "commands per grant") {

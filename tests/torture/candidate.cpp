@@ -5,7 +5,14 @@
 // client: no more renewals, no resignation, so the next leader takes over once the lock
 // expires) and, after a while, makes one late write with its old term, as a leader that
 // paused would; or it finds the leadership lost (lost(), or no longer valid) and stops
-// writing at once. Every leadership is written as a lead_record when it ends, with its writes.
+// writing at once. Each leadership is written as a won_record when campaign() returns, each
+// write as it is made, an "ending" mark before the resignation (or abandonment), and a
+// lead_record once it has ended: the records of a candidate SIGKILLed while it leads say who
+// led, with which term, until when at least.
+//
+// Final mode (an 'f' on its standard input, once the faults are healed): a leader no longer
+// steps down of its own accord and proclaims every 200 ms, so that an observer that missed a
+// message during the faults hears of the final leader by the next one.
 //
 //   redlock_torture_candidate --config FILE --id N --out FILE --seed S --election NAME
 //
@@ -106,7 +113,8 @@ void nap(std::chrono::nanoseconds d, const std::stop_token& stop,
 
 class candidate {
 public:
-    candidate(const arguments& args, std::FILE* out) : args_{args}, out_{out}, rng_{args.seed} {
+    candidate(const arguments& args, std::FILE* out, const std::atomic<bool>& final_mode)
+        : args_{args}, out_{out}, final_{final_mode}, rng_{args.seed} {
         static constexpr const char* keys[] = {"campaigns",
                                                "won",
                                                "contended",
@@ -124,6 +132,7 @@ public:
                                                "resign_failures",
                                                "proclaims",
                                                "proclaim_failures",
+                                               "final_proclaims",
                                                "writes",
                                                "late_writes",
                                                "late_after_newer",
@@ -200,10 +209,15 @@ private:
         r.ttl_ms = ttl;
         r.called_ns = monotonic_ns();
         ++counts_["campaigns"];
+        // Every attempt of the campaign writes its proposal with the fencing confirm: one the
+        // campaign then gives up (its validity spent by a pause, say) may have reached a
+        // majority unheard, and an observer may see it in between.
+        line(redlock_torture::mark_record{args_.id, 0, r.called_ns}.format("campaign"));
         auto won = locks_->campaign(args_.election, "candidate-" + std::to_string(args_.id),
                                     options, stop);
         if (!won) {
-            ++counts_[errc_name(static_cast<redlock::errc>(won.error().code.value()))];
+            const auto code = static_cast<redlock::errc>(won.error().code.value());
+            ++counts_[errc_name(code)];
             nap(std::chrono::milliseconds{uniform(0, 20)}, stop);
             return;
         }
@@ -213,23 +227,34 @@ private:
         r.term = won->term();
         ++counts_["won"];
         if (!r.valid_at_start) ++counts_["never_valid"];
+        line(redlock_torture::won_record{args_.id, r.term, r.called_ns, r.start_ns,
+                                         r.until_start_ns, r.valid_at_start, ttl}
+                 .format());
 
-        // The term of office: writes every 5-40 ms while valid, a proclamation now and then.
-        const bool abandon = uniform(0, 3) == 0;
+        // The term of office: writes every 5-40 ms while valid, a proclamation now and then
+        // (every 200 ms in final mode, which also keeps it in office until told to stop).
+        bool abandon = uniform(0, 3) == 0;
         const auto deadline =
             std::chrono::steady_clock::now() + std::chrono::milliseconds{uniform(100, 3000)};
-        std::vector<redlock_torture::write_record> writes;
         const std::stop_token lost = won->lost_token();
         bool fell = false;
-        while (!stop.stop_requested() && std::chrono::steady_clock::now() < deadline) {
+        std::int64_t last_final_proclaim = 0;
+        std::size_t writes = 0;
+        while (!stop.stop_requested() &&
+               (final_.load() || std::chrono::steady_clock::now() < deadline)) {
             const std::int64_t at = monotonic_ns();  // before valid(): `at` precedes the check
             if (!won->valid()) {
                 fell = true;
                 break;
             }
-            writes.push_back({args_.id, r.term, at, false});
-            if (uniform(0, 19) == 0) {
-                ++counts_["proclaims"];
+            ++writes;
+            line(redlock_torture::write_record{args_.id, r.term, at, false,
+                                               ns_of(won->held().valid_until())}
+                     .format());
+            const bool final_due = final_.load() && at - last_final_proclaim >= 200'000'000;
+            if (uniform(0, 19) == 0 || final_due) {
+                ++counts_[final_due ? "final_proclaims" : "proclaims"];
+                if (final_due) last_final_proclaim = at;
                 if (!won->proclaim("candidate-" + std::to_string(args_.id) + " at " +
                                    std::to_string(at))) {
                     ++counts_["proclaim_failures"];
@@ -237,12 +262,14 @@ private:
             }
             nap(std::chrono::milliseconds{uniform(5, 40)}, stop, lost);
         }
+        abandon = abandon && !final_.load();
         r.end_ns = monotonic_ns();
+        line(redlock_torture::mark_record{args_.id, r.term, r.end_ns}.format("ending"));
         r.valid_at_end = won->valid();
         r.until_end_ns = ns_of(won->held().valid_until());
         r.lost = won->lost();
         r.lost_at_ns = lost_at->load();
-        r.writes = static_cast<int>(writes.size());
+        r.writes = static_cast<int>(writes);
         fell = fell || r.lost;
         if (r.lost_at_ns != 0) {
             auto& longest = counts_["longest_lost_reaction_us"];
@@ -251,7 +278,7 @@ private:
                 static_cast<std::uint64_t>(std::max<std::int64_t>(r.end_ns - r.lost_at_ns, 0)) /
                     1000);
         }
-        counts_["writes"] += writes.size();
+        counts_["writes"] += writes;
         r.how = fell                    ? lead_end::lost
                 : stop.stop_requested() ? lead_end::stopped
                 : abandon               ? lead_end::abandoned
@@ -263,7 +290,6 @@ private:
             if (!resigned) ++counts_["resign_failures"];
         }
         line(r.format());
-        for (const auto& w : writes) line(w.format());
         if (r.how == lead_end::abandoned) late_write(r, stop);
     }
 
@@ -289,12 +315,13 @@ private:
             nap(std::chrono::milliseconds{uniform(10, 100)}, stop);
         }
         if (stop.stop_requested()) return;
-        line(redlock_torture::write_record{args_.id, r.term, monotonic_ns(), true}.format());
+        line(redlock_torture::write_record{args_.id, r.term, monotonic_ns(), true, 0}.format());
         ++counts_["late_writes"];
     }
 
     const arguments& args_;
     std::FILE* out_;
+    const std::atomic<bool>& final_;
     std::mt19937_64 rng_;
     std::optional<redlock::client> locks_;
     std::map<std::string, std::uint64_t> counts_;
@@ -316,14 +343,18 @@ auto main(int argc, char** argv) -> int {
         return 3;
     }
     std::stop_source stop;
-    // The orchestrator stops us by closing our standard input (or by dying).
-    std::thread watcher{[&stop] {
+    std::atomic<bool> final_mode{false};
+    // The orchestrator stops us by closing our standard input (or by dying); an 'f' on it
+    // turns final mode on.
+    std::thread watcher{[&stop, &final_mode] {
         char buffer[64];
-        while (::read(0, buffer, sizeof buffer) > 0) {
+        for (ssize_t n; (n = ::read(0, buffer, sizeof buffer)) > 0;) {
+            if (std::memchr(buffer, 'f', static_cast<std::size_t>(n)) != nullptr)
+                final_mode.store(true);
         }
         stop.request_stop();
     }};
-    candidate c{args, out};
+    candidate c{args, out, final_mode};
     const bool ran = c.run(stop.get_token());
     c.write_summary();
     std::fclose(out);

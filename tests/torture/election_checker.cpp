@@ -24,7 +24,16 @@ void check_leaderships(const lead_list& valid, election_report& report) {
         }
         if (highest != nullptr && l->term <= highest->term)
             report.inversions.push_back(term_inversion{*highest, *l});
-        if (previous != nullptr) {
+        if (previous != nullptr && previous->how == lead_end::killed) {
+            const std::int64_t gap = l->start_ns - previous->until_end_ns;
+            if (!previous->stepping_down) {
+                if (report.failovers_after_kill == 0 || gap < report.shortest_kill_gap_ns)
+                    report.shortest_kill_gap_ns = gap;
+                report.longest_kill_gap_ns = std::max(report.longest_kill_gap_ns, gap);
+                ++report.failovers_after_kill;
+                if (gap < 0) report.early_successors.push_back(lead_overlap{*previous, *l, -gap});
+            }
+        } else if (previous != nullptr) {
             const std::int64_t gap = l->start_ns - previous->believed_end_ns();
             if (previous->how == lead_end::abandoned || previous->how == lead_end::lost) {
                 ++report.failovers_by_expiry;
@@ -38,6 +47,7 @@ void check_leaderships(const lead_list& valid, election_report& report) {
         if (highest == nullptr || l->term > highest->term) highest = l;
         previous = l;
         ++report.ends[lead_end_name(l->how)];
+        if (l->how == lead_end::killed && !l->stepping_down) ++report.killed_in_office;
     }
 }
 
@@ -138,6 +148,12 @@ auto describe_election_problems(const election_report& report, std::int64_t orig
         const auto& v = report.inversions[i];
         text += "\nTERM NOT INCREASING:\n  " + v.earlier.describe(origin_ns) + "\n  " +
                 v.later.describe(origin_ns);
+    }
+    for (std::size_t i = 0; i < report.early_successors.size() && i < limit; ++i) {
+        const auto& o = report.early_successors[i];
+        text += "\nLEADER AFTER A KILL BEFORE ITS VALIDITY ENDED, by " +
+                std::to_string(o.overlap_ns / 1000) + " us:\n  " + o.earlier.describe(origin_ns) +
+                "\n  " + o.later.describe(origin_ns);
     }
     for (std::size_t i = 0; i < report.write_problems.size() && i < limit; ++i) {
         const auto& p = report.write_problems[i];

@@ -50,6 +50,12 @@ struct election_report {
     std::size_t handovers_by_resignation = 0;
     std::int64_t longest_expiry_gap_ns = 0;  ///< from a believed end to the successor's start
     std::int64_t longest_resign_gap_ns = 0;
+    /// Leaderships SIGKILLed in office (not while stepping down), and the next leadership after
+    /// each: its start minus the killed one's validity end (the latest valid_until it saw).
+    std::size_t killed_in_office = 0;
+    std::size_t failovers_after_kill = 0;
+    std::int64_t shortest_kill_gap_ns = 0;
+    std::int64_t longest_kill_gap_ns = 0;
 
     std::size_t writes = 0;
     std::size_t late_writes = 0;     ///< marked late by their candidate
@@ -62,9 +68,13 @@ struct election_report {
     std::vector<lead_overlap> overlaps;
     std::vector<term_inversion> inversions;
     std::vector<write_problem> write_problems;
+    /// A leadership that began before the validity of the killed one before it had ended
+    /// (`overlap_ns`: how much before).
+    std::vector<lead_overlap> early_successors;
 
     [[nodiscard]] auto ok() const noexcept -> bool {
-        return overlaps.empty() && inversions.empty() && write_problems.empty();
+        return overlaps.empty() && inversions.empty() && write_problems.empty() &&
+               early_successors.empty();
     }
 };
 
@@ -79,7 +89,10 @@ struct election_report {
 ///   at least the highest it accepted, accepts every write made within its leadership's
 ///   validity, and refuses every stale write (late, or outside its leadership) once a leader
 ///   whose leadership began after that write's leadership has written.
-/// Leaderships never valid are counted and left out of the first two rules.
+/// - a leadership killed in office (lead_end::killed, not stepping_down) lasts, for the next
+///   leadership, until its validity end: the next one starts no earlier (its lock lives on the
+///   nodes that long, and nobody else can win it before).
+/// Leaderships never valid are counted and left out of the first two rules and the last.
 [[nodiscard]] auto check_election(const std::vector<lead_record>& leads,
                                   const std::vector<write_record>& writes) -> election_report;
 

@@ -2,15 +2,19 @@
 #include "election_checker.hpp"
 
 #include "election_record.hpp"
+#include "observer_checker.hpp"
 
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <vector>
 
 using redlock_torture::check_election;
 using redlock_torture::lead_end;
 using redlock_torture::lead_record;
+using redlock_torture::mark_record;
 using redlock_torture::ns_per_ms;
+using redlock_torture::seen_record;
 using redlock_torture::write_record;
 
 namespace {
@@ -34,8 +38,39 @@ auto lead(int worker, std::uint64_t term, std::int64_t start_ms, std::int64_t en
     return r;
 }
 
-auto wrote(int worker, std::uint64_t term, std::int64_t at_ms, bool late = false) -> write_record {
-    return write_record{worker, term, at_ms * ns_per_ms, late};
+auto wrote(int worker, std::uint64_t term, std::int64_t at_ms, bool late = false,
+           std::int64_t until_ms = 0) -> write_record {
+    return write_record{worker, term, at_ms * ns_per_ms, late, until_ms * ns_per_ms};
+}
+
+/// A killed leader's records: won at `start` ms valid until `until` ms, a write at `start` + 10
+/// ms that saw its validity renewed to `renewed` ms, killed at `killed` ms.
+auto killed_file(int worker, std::uint64_t term, std::int64_t start, std::int64_t until,
+                 std::int64_t renewed, std::int64_t killed) -> redlock_torture::candidate_file {
+    redlock_torture::candidate_file f;
+    f.wons.push_back(
+        {worker, term, (start - 5) * ns_per_ms, start * ns_per_ms, until * ns_per_ms, true, 500});
+    f.writes.push_back(wrote(worker, term, start + 10, false, renewed));
+    f.killed = mark_record{worker, 0, killed * ns_per_ms};
+    return f;
+}
+
+/// Observer 0 told, at `at_ms`, of term `term` led by candidate `from` (term 0: no leader).
+auto told(std::int64_t at_ms, std::uint64_t term = 0, int from = -1) -> seen_record {
+    seen_record s;
+    s.at_ns = at_ms * ns_per_ms;
+    s.leader = term != 0;
+    s.term = term;
+    s.from = from;
+    s.agreeing = 3;
+    s.answered = 5;
+    return s;
+}
+
+auto observed(const std::vector<seen_record>& seen, const std::vector<lead_record>& leads,
+              std::optional<redlock_torture::final_stretch> stretch = std::nullopt,
+              const std::vector<mark_record>& failed = {}) {
+    return redlock_torture::check_observer(seen, leads, failed, stretch);
 }
 
 }  // namespace
@@ -150,5 +185,126 @@ TEST_SUITE("torture election checker") {
         CHECK(back->format() == w.format());
         CHECK_FALSE(redlock_torture::parse_lead("lead worker=1 how=quit"));
         CHECK_FALSE(redlock_torture::parse_write("write worker=1 term=x at=1 late=0"));
+    }
+
+    TEST_CASE("a killed leader is made up from its records: its term and latest validity") {
+        const auto killed =
+            redlock_torture::killed_lead(killed_file(2, 8, 100, 600, 700, 300), "e");
+        REQUIRE(killed);
+        CHECK(killed->how == lead_end::killed);
+        CHECK(killed->term == 8);
+        CHECK(killed->end_ns == 300 * ns_per_ms);
+        CHECK(killed->until_end_ns == 700 * ns_per_ms);  // renewed, as its write saw
+        CHECK_FALSE(killed->stepping_down);
+        auto stepping = killed_file(2, 8, 100, 600, 700, 300);
+        stepping.endings.push_back({2, 8, 250 * ns_per_ms});
+        const auto down = redlock_torture::killed_lead(stepping, "e");
+        REQUIRE(down);
+        CHECK(down->stepping_down);
+        CHECK(down->end_ns == 250 * ns_per_ms);
+        auto ended = killed_file(2, 8, 100, 600, 700, 300);
+        ended.leads.push_back(lead(2, 8, 100, 200, 600));
+        CHECK_FALSE(redlock_torture::killed_lead(ended, "e"));
+        auto alive = killed_file(2, 8, 100, 600, 700, 300);
+        alive.killed.reset();
+        CHECK_FALSE(redlock_torture::killed_lead(alive, "e"));
+    }
+
+    TEST_CASE("the successor of a killed leader starts after the killed leader's validity") {
+        const auto killed = *redlock_torture::killed_lead(killed_file(0, 4, 0, 500, 700, 200), "e");
+        const auto after = check_election({killed, lead(1, 5, 720, 800, 1200)}, {});
+        CHECK(after.ok());
+        CHECK(after.killed_in_office == 1);
+        CHECK(after.failovers_after_kill == 1);
+        CHECK(after.shortest_kill_gap_ns == 20 * ns_per_ms);
+        // At 650 ms: after the kill (200) and the validity at the win (500), but before the
+        // renewed validity its write saw (700). The overlap check alone would let it pass.
+        const auto early = check_election({killed, lead(1, 5, 650, 800, 1200)}, {});
+        CHECK(early.overlaps.empty());
+        REQUIRE(early.early_successors.size() == 1);
+        CHECK(early.early_successors[0].overlap_ns == 50 * ns_per_ms);
+        CHECK_FALSE(early.ok());
+        CHECK(redlock_torture::describe_election_problems(early, 0, 10).find("AFTER A KILL") !=
+              std::string::npos);
+        // Killed while stepping down (it may have resigned): only the overlap check holds.
+        auto stepping = killed_file(0, 4, 0, 500, 700, 200);
+        stepping.endings.push_back({0, 4, 150 * ns_per_ms});
+        const auto down = *redlock_torture::killed_lead(stepping, "e");
+        CHECK(check_election({down, lead(1, 5, 160, 800, 1200)}, {}).ok());
+    }
+
+    TEST_CASE("an observer's terms never decrease, a report of no leader between or not") {
+        const std::vector<lead_record> leads{lead(0, 3, 0, 100, 400), lead(1, 5, 200, 300, 600)};
+        CHECK(
+            observed({told(1), told(10, 3, 0), told(150), told(210, 5, 1), told(700)}, leads).ok());
+        const auto back = observed({told(210, 5, 1), told(350), told(400, 3, 0), told(700)}, leads);
+        REQUIRE(back.decreases.size() == 1);
+        CHECK(back.decreases[0].seen.term == 3);
+        CHECK(back.invented.empty());
+    }
+
+    TEST_CASE("an observer names no leader that no candidate was") {
+        const std::vector<lead_record> leads{lead(0, 3, 100, 200, 400)};
+        // A term nobody held, a term named for the wrong candidate, and one before its
+        // candidate called campaign (at 95 ms).
+        for (const auto& bad : {told(110, 4, 0), told(110, 3, 1), told(90, 3, 0)}) {
+            const auto report = observed({bad, told(700)}, leads);
+            CHECK(report.invented.size() == 1);
+            CHECK_FALSE(report.ok());
+        }
+        // A term no candidate recorded, from a campaign of that candidate called before the
+        // report (an attempt it gave up): accepted, and counted.
+        const std::vector<mark_record> failed{{2, 0, 300 * ns_per_ms}};
+        const auto unconfirmed = observed({told(310, 4, 2), told(700)}, leads, {}, failed);
+        CHECK(unconfirmed.ok());
+        CHECK(unconfirmed.unrecorded_seen == 1);
+        CHECK(observed({told(290, 4, 2), told(700)}, leads, {}, failed).invented.size() == 1);
+        CHECK(observed({told(310, 4, 1), told(700)}, leads, {}, failed).invented.size() == 1);
+        CHECK(observed({told(310, 3, 2), told(700)}, leads, {}, failed).invented.size() == 1);
+    }
+
+    TEST_CASE("an observer is told of the final leader, then of no leader") {
+        // Term 7 holds through the final stretch [1000, 4000] ms and resigns at 4100.
+        const std::vector<lead_record> leads{lead(0, 6, 0, 500, 900, lead_end::abandoned),
+                                             lead(1, 7, 950, 4100, 4500, lead_end::stopped)};
+        const redlock_torture::final_stretch stretch{1000 * ns_per_ms, 4000 * ns_per_ms};
+        const auto good = observed({told(10, 6, 0), told(960, 7, 1), told(4110)}, leads, stretch);
+        CHECK(good.ok());
+        CHECK(good.eventual_checked);
+        CHECK(good.final_term == 7);
+        // Still naming the killed-off term 6 at the stretch's end: the final leader was missed.
+        const auto missed = observed({told(10, 6, 0), told(4110)}, leads, stretch);
+        REQUIRE(missed.eventual.size() == 1);
+        CHECK(missed.eventual[0].why.find("final leader") != std::string::npos);
+        // The final leader told, but not its end.
+        const auto stuck = observed({told(10, 6, 0), told(960, 7, 1)}, leads, stretch);
+        CHECK(stuck.eventual.size() == 2);
+        // A stretch no leadership spans checks only the last report.
+        const auto unspanned = observed({told(10, 6, 0)}, {leads[0]}, stretch);
+        CHECK_FALSE(unspanned.eventual_checked);
+        CHECK(unspanned.eventual.size() == 1);
+        CHECK(redlock_torture::describe_observer_problems(stuck, 0, 10).find("NOT TOLD") !=
+              std::string::npos);
+    }
+
+    TEST_CASE("won, mark and seen records read back as they were written") {
+        const redlock_torture::won_record won{1, 9, 5, 6, 7, true, 750};
+        const auto w = redlock_torture::parse_won(won.format());
+        REQUIRE(w);
+        CHECK(w->format() == won.format());
+        const mark_record mark{1, 9, 8};
+        const auto m = redlock_torture::parse_mark(mark.format("ending"), "ending");
+        REQUIRE(m);
+        CHECK(m->format("ending") == mark.format("ending"));
+        CHECK_FALSE(redlock_torture::parse_mark(mark.format("ending"), "killed"));
+        auto seen = told(12, 9, 1);
+        seen.proclaimed = 3;
+        const auto s = redlock_torture::parse_seen(seen.format());
+        REQUIRE(s);
+        CHECK(s->format() == seen.format());
+        CHECK(redlock_torture::candidate_of("candidate-12 at 5") == 12);
+        CHECK(redlock_torture::candidate_of("candidate-3") == 3);
+        CHECK(redlock_torture::candidate_of("someone") == -1);
+        CHECK(redlock_torture::candidate_of("candidate-x") == -1);
     }
 }

@@ -1,5 +1,6 @@
 #include "election_load.hpp"
 
+#include "link_faults.hpp"
 #include "record.hpp"
 #include "run_report.hpp"
 
@@ -29,9 +30,10 @@ election_load::election_load(
       log_{log},
       rng_{settings_.seed},
       state_(static_cast<std::size_t>(std::max(settings_.candidates, 0))),
-      next_fault_{clock::now() + settings_.first_fault} {
-    for (const char* kind :
-         {"storm", "storm_resets", "partition_majority", "partition_minority", "pause"})
+      next_fault_{clock::now() + settings_.first_fault},
+      next_kill_{clock::now() + settings_.first_kill} {
+    for (const char* kind : {"storm", "storm_resets", "partition_majority", "partition_minority",
+                             "pause", "kill", "kill_missed"})
         counts_[kind] = 0;
     for (int c = 0; c < settings_.candidates; ++c) {
         auto& own = proxies_.emplace_back();
@@ -40,16 +42,29 @@ election_load::election_load(
             own.emplace_back(node.port());
             ports.push_back(own.back().port());
         }
-        const fs::path config = dir_ / ("candidate-" + std::to_string(c) + ".json");
-        std::ofstream{config} << config_of(ports);
-        pool_.emplace_back(
-            std::vector<std::string>{
-                settings_.candidate, "--config", config.string(), "--id", std::to_string(c),
-                "--out", file(c).string(), "--seed",
-                std::to_string(settings_.seed * 1000 + 500 + static_cast<std::uint64_t>(c)),
-                "--election", settings_.election},
-            dir_ / ("candidate-" + std::to_string(c) + ".log"));
+        std::ofstream{dir_ / ("candidate-slot-" + std::to_string(c) + ".json")} << config_of(ports);
+        ids_.push_back(-1);
+        tails_.emplace_back();
+        launch(static_cast<std::size_t>(c), next_id_++);
     }
+}
+
+void election_load::launch(std::size_t c, int id) {
+    child_process started{
+        std::vector<std::string>{
+            settings_.candidate, "--config",
+            (dir_ / ("candidate-slot-" + std::to_string(c) + ".json")).string(), "--id",
+            std::to_string(id), "--out", file(id).string(), "--seed",
+            std::to_string(settings_.seed * 1000 + 500 + static_cast<std::uint64_t>(id)),
+            "--election", settings_.election},
+        dir_ / ("candidate-" + std::to_string(id) + ".log")};
+    if (c < pool_.size()) {
+        pool_[c] = std::move(started);
+    } else {
+        pool_.push_back(std::move(started));
+    }
+    ids_[c] = id;
+    tails_[c] = record_tail{file(id), 0, std::nullopt};
 }
 
 election_load::~election_load() {
@@ -69,9 +84,9 @@ auto election_load::uniform(std::int64_t lo, std::int64_t hi) -> std::int64_t {
 
 void election_load::note(const char* what, std::size_t c, const std::string& detail) {
     if (log_ == nullptr) return;
-    std::fprintf(log_, "%lld candidate-%s candidate=%zu pid=%d%s%s\n",
-                 static_cast<long long>(monotonic_ns()), what, c, static_cast<int>(pool_[c].pid()),
-                 detail.empty() ? "" : " ", detail.c_str());
+    std::fprintf(log_, "%lld candidate-%s candidate=%d slot=%zu pid=%d%s%s\n",
+                 static_cast<long long>(monotonic_ns()), what, ids_[c], c,
+                 static_cast<int>(pool_[c].pid()), detail.empty() ? "" : " ", detail.c_str());
     std::fflush(log_);
 }
 
@@ -102,6 +117,7 @@ void election_load::step() {
         }
     }
     if (!state_.empty() && now >= next_fault_) inject(now);
+    if (!state_.empty() && settings_.kills && now >= next_kill_) try_kill(now);
 }
 
 void election_load::inject(clock::time_point now) {
@@ -124,20 +140,10 @@ void election_load::inject(clock::time_point now) {
         ++counts_["storm"];
         note("storm", c, "span_ms=" + std::to_string(span.count()));
     } else if (roll < 75) {  // a partition from a majority, or from a minority
-        const std::size_t nodes = proxies_[c].size();
-        const bool majority = a % 3 != 0;
-        const std::size_t cut = majority ? nodes / 2 + 1 : 1 + (a / 3) % (nodes / 2);
-        const std::size_t first = static_cast<std::size_t>(a / 7) % nodes;
-        std::string which;
-        for (std::size_t i = 0; i < cut; ++i) {
-            const std::size_t node = (first + i) % nodes;
-            proxies_[c][node].blackhole();
-            which += (which.empty() ? "" : ",") + std::to_string(node);
-        }
-        const milliseconds span{300 + (a / 11) % 2701};
-        s.heal_at = now + span;
-        ++counts_[majority ? "partition_majority" : "partition_minority"];
-        note("partition", c, "nodes=" + which + " span_ms=" + std::to_string(span.count()));
+        const link_partition cut = cut_off(proxies_[c], a);
+        s.heal_at = now + cut.span;
+        ++counts_[cut.majority ? "partition_majority" : "partition_minority"];
+        note("partition", c, "nodes=" + cut.nodes + " span_ms=" + std::to_string(cut.span.count()));
     } else {  // a pause
         const milliseconds span{300 + (a / 13) % 2201};
         ::kill(pool_[c].pid(), SIGSTOP);
@@ -160,7 +166,7 @@ void election_load::heal_all() {
 auto election_load::note_early_deaths(std::vector<std::string>& problems) -> bool {
     bool died = false;
     for (auto& p : pool_) {
-        if (p.exited()) {
+        if (p.exited()) {  // a killed one was replaced at once
             problems.push_back("candidate pid " + std::to_string(p.pid()) + " " + p.describe() +
                                " during the run; see " + p.log().string());
             died = true;
@@ -185,13 +191,17 @@ void election_load::stop(bool died_early, std::vector<std::string>& problems) {
 
 auto election_load::check(std::vector<std::string>& problems) const -> election_outcome {
     election_outcome outcome;
-    std::vector<lead_record> leads;
+    std::vector<lead_record>& leads = outcome.leads;
     std::vector<write_record> writes;
-    for (int c = 0; c < settings_.candidates; ++c) {
+    for (int c = 0; c < next_id_; ++c) {
         auto contents = read_candidate_file(file(c));
         outcome.unreadable += contents.unreadable_lines;
         leads.insert(leads.end(), contents.leads.begin(), contents.leads.end());
+        if (auto killed = killed_lead(contents, settings_.election)) leads.push_back(*killed);
         writes.insert(writes.end(), contents.writes.begin(), contents.writes.end());
+        outcome.campaign_calls.insert(outcome.campaign_calls.end(), contents.campaign_calls.begin(),
+                                      contents.campaign_calls.end());
+        if (contents.killed) continue;  // no summary: it was killed
         if (!contents.summary) {
             problems.push_back("candidate " + std::to_string(c) + " wrote no summary to " +
                                file(c).string());
@@ -215,10 +225,11 @@ void print_election_figures(const election_outcome& outcome, const election_load
         const auto it = r.ends.find(how);
         return std::to_string(it == r.ends.end() ? 0 : it->second);
     };
-    say("  election (" + std::to_string(load.candidates()) + " candidates): campaigns " +
-        total("campaigns") + ", won " + total("won") + " (contended " + total("contended") +
-        ", quorum_unreachable " + total("quorum_unreachable") + ", not_held " + total("not_held") +
-        ", cancelled " + total("cancelled") + ", other " +
+    say("  election (" + std::to_string(load.candidates()) + " candidates; the counts from " +
+        "their summaries leave out the killed ones'): campaigns " + total("campaigns") + ", won " +
+        total("won") + " (contended " + total("contended") + ", quorum_unreachable " +
+        total("quorum_unreachable") + ", not_held " + total("not_held") + ", cancelled " +
+        total("cancelled") + ", other " +
         std::to_string(outcome.total("other_error") + outcome.total("validity_expired") +
                        outcome.total("client_stopped")) +
         "); leaderships " + std::to_string(r.leaderships) + " (never valid " +
@@ -235,6 +246,12 @@ void print_election_figures(const election_outcome& outcome, const election_load
     for (const auto& [kind, n] : load.counts())
         faults += (faults.empty() ? "" : ", ") + kind + " " + std::to_string(n);
     say("  candidate faults: " + faults);
+    say("  leaders killed: " + std::to_string(load.counts().at("kill")) + " (in office by their " +
+        "records " + std::to_string(r.killed_in_office) + "), failovers after a kill " +
+        std::to_string(r.failovers_after_kill) +
+        " (the successor's start after the killed leader's validity end: " +
+        ms(r.shortest_kill_gap_ns) + ".." + ms(r.longest_kill_gap_ns) +
+        " ms); successors before it " + std::to_string(r.early_successors.size()));
     say("  fenced store: writes " + std::to_string(r.writes) + " (late " +
         std::to_string(r.late_writes) + ", of which after a newer term was seen " +
         total("late_after_newer") + "), accepted " + std::to_string(r.accepted) + ", stale " +

@@ -8,10 +8,14 @@
 // - a partition: the candidate's proxies to a majority of the nodes (or to a minority)
 //   blackholed for 0.3-3 s: cut off from the quorum, a leader loses its leadership;
 // - a pause: SIGSTOP for 0.3-2.5 s, then SIGCONT: a leader that wakes up past its validity.
-// At most all but one candidate are faulted at once. Then their records are checked
-// (election_checker.hpp).
+// At most all but one candidate are faulted at once. Besides, every 5-10 s, the candidate
+// that leads by its records is SIGKILLed (stopped first, its records read again, then killed)
+// and a fresh candidate process, with an id of its own, takes its place and its proxies.
+// At the end, in final mode, one leader holds office for a while (final_stretch()). Then
+// their records are checked (election_checker.hpp).
 
 #include "election_checker.hpp"
+#include "observer_checker.hpp"
 #include "process.hpp"
 #include "support/fault_proxy.hpp"
 
@@ -35,6 +39,8 @@ struct election_settings {
     std::uint64_t seed = 0;
     std::chrono::milliseconds first_fault{1000};
     std::chrono::milliseconds max_gap{1500};  ///< between two candidate faults
+    bool kills = true;                        ///< SIGKILL the leader now and then
+    std::chrono::milliseconds first_kill{4000};
 };
 
 /// What the candidates' records say, checked.
@@ -42,6 +48,8 @@ struct election_outcome {
     election_report report;
     std::map<std::string, std::uint64_t> totals;  ///< the candidates' summaries, summed
     std::size_t unreadable = 0;
+    std::vector<lead_record> leads;  ///< every leadership, killed ones made up
+    std::vector<mark_record> campaign_calls;
     [[nodiscard]] auto total(const std::string& key) const -> std::uint64_t;
 };
 
@@ -63,13 +71,19 @@ public:
     void heal_all();
     /// Appends a line per candidate that exited during the run; true if any did.
     auto note_early_deaths(std::vector<std::string>& problems) -> bool;
+    /// Once every fault is healed: final mode on, then waits (at most `limit`) until one
+    /// candidate has led, by its records, for `hold` since the later of now and its win. That
+    /// stretch, or nullopt.
+    auto final_stretch(std::chrono::milliseconds hold, std::chrono::milliseconds limit)
+        -> std::optional<redlock_torture::final_stretch>;
     /// Closes their standard input (each steps down and exits) and waits for them.
     void stop(bool died_early, std::vector<std::string>& problems);
     /// Reads and checks their records; a candidate without a summary is a problem.
     [[nodiscard]] auto check(std::vector<std::string>& problems) const -> election_outcome;
 
     /// Faults injected, by kind: storm, storm_resets, partition_majority, partition_minority,
-    /// pause.
+    /// pause, kill (a leader killed and replaced), kill_missed (stopped, but its records said
+    /// it had stepped down by then: let go on).
     [[nodiscard]] auto counts() const -> const std::map<std::string, std::uint64_t>& {
         return counts_;
     }
@@ -84,8 +98,19 @@ private:
         std::optional<clock::time_point> resume_at;  ///< paused until then
         [[nodiscard]] auto faulted() const -> bool { return storm_until || heal_at || resume_at; }
     };
+    /// A candidate's records, read as they grow: whether it leads, by them.
+    struct record_tail {
+        std::filesystem::path file;
+        std::uintmax_t offset = 0;
+        std::optional<won_record> leading;
+        void update();
+    };
 
     void inject(clock::time_point now);
+    /// Starts candidate process `id` in slot `c` (its proxies, its configuration).
+    void launch(std::size_t c, int id);
+    /// SIGKILLs the candidate that leads, if one does and is not paused, and replaces it.
+    void try_kill(clock::time_point now);
     auto uniform(std::int64_t lo, std::int64_t hi) -> std::int64_t;
     void note(const char* what, std::size_t c, const std::string& detail = {});
     [[nodiscard]] auto file(int id) const -> std::filesystem::path;
@@ -96,8 +121,13 @@ private:
     std::mt19937_64 rng_;
     std::vector<std::vector<redlock_test::fault_proxy>> proxies_;  ///< per candidate, per node
     std::vector<child_process> pool_;
+    std::vector<int> ids_;  ///< the candidate each slot runs now
+    std::vector<record_tail> tails_;
+    std::vector<int> killed_;  ///< ids killed (no summary expected)
+    int next_id_ = 0;
     std::vector<candidate_state> state_;
     clock::time_point next_fault_;
+    clock::time_point next_kill_;
     std::map<std::string, std::uint64_t> counts_;
 };
 

@@ -195,7 +195,7 @@ void fault_injector::drop(std::size_t node, std::int64_t a, bool room) {
     note(reset ? "reset" : "drop", target);
 }
 
-void fault_injector::heal_all() {
+void fault_injector::heal_links() {
     for (std::size_t i = 0; i < state_.size(); ++i) {
         node_state& s = state_[i];
         if (s.thaw_at) {
@@ -209,6 +209,9 @@ void fault_injector::heal_all() {
         s.latency = 0ms;
     }
     note("healed-proxies", 0);
+}
+
+void fault_injector::restart_crashed() {
     for (std::size_t i = 0; i < state_.size(); ++i) {
         for (int attempt = 0; state_[i].restart_at; ++attempt) {
             if (attempt == 50) {

@@ -91,10 +91,17 @@ public:
     /// Ends the faults that are due and, when it is time, injects the next one.
     /// Call it often (every few milliseconds) from the thread that owns the servers.
     void step();
-    /// Ends every fault: thaws, heals every proxy, restarts every crashed node (an
-    /// in-memory one no sooner than the delayed-restart rule allows, so this may wait).
-    /// Throws std::runtime_error if a node cannot be restarted within 50 attempts.
-    void heal_all();
+    /// Ends every fault: heal_links(), then restart_crashed().
+    void heal_all() {
+        heal_links();
+        restart_crashed();
+    }
+    /// Thaws every frozen node and heals every proxy; a crashed node stays down.
+    void heal_links();
+    /// Restarts every crashed node (an in-memory one no sooner than the delayed-restart rule
+    /// allows, so this may wait). Throws std::runtime_error if a node cannot be restarted
+    /// within 50 attempts.
+    void restart_crashed();
 
     /// Faults injected so far, by kind: kill, freeze, blackhole, latency, drop, reset;
     /// and "skipped": faults the impairment limit (or a node already impaired) ruled out.

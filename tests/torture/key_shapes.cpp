@@ -20,6 +20,8 @@ auto shape_name(key_shape shape) noexcept -> const char* {
             return "waiters' liveness";
         case key_shape::leader:
             return "leader";
+        case key_shape::observers:
+            return "observers";
         case key_shape::unknown:
             break;
     }
@@ -47,6 +49,7 @@ auto shape_of(std::string_view key, const key_layout& layout) -> std::optional<k
     if (rest == "|readers") return key_shape::reader_set;
     if (rest == "|permits") return key_shape::permit_count;
     if (rest == "|leader") return key_shape::leader;
+    if (rest == "|observers") return key_shape::observers;
     if (rest.starts_with("|permit|") && rest.size() > 8 &&
         std::all_of(rest.begin() + 8, rest.end(), [](char c) { return c >= '0' && c <= '9'; }))
         return key_shape::permit;
@@ -66,6 +69,9 @@ auto leak_reason(key_shape shape, std::int64_t pttl_ms, const leftover_limits& l
         case key_shape::queue:
         case key_shape::liveness:
             bound = limits.waiter_ttl_ms;
+            break;
+        case key_shape::observers:
+            bound = limits.observer_ttl_ms;
             break;
         case key_shape::unknown:
             return std::string{"a key of no known shape"};

@@ -13,6 +13,8 @@
 //   P+T|leader          an election's leader (term, lock, value): no TTL; a resignation
 //                       deletes it, one left by a leader that did not resign stays until the
 //                       next leader overwrites it (README, "Leader election")
+//   P+T|observers       an election's observers (a hash: observer id -> expiry), kept
+//                       30 s (observer_ttl) past each observer's last watch
 // Every other one carries a TTL; fence counters live under their own prefix and never expire.
 
 #include <cstdint>
@@ -22,7 +24,17 @@
 
 namespace redlock_torture {
 
-enum class key_shape { lock, reader_set, permit, permit_count, queue, liveness, leader, unknown };
+enum class key_shape {
+    lock,
+    reader_set,
+    permit,
+    permit_count,
+    queue,
+    liveness,
+    leader,
+    observers,
+    unknown
+};
 
 [[nodiscard]] auto shape_name(key_shape shape) noexcept -> const char*;
 
@@ -40,6 +52,9 @@ struct key_layout {
 struct leftover_limits {
     std::int64_t longest_ttl_ms = 0;  ///< the longest lock TTL used
     std::int64_t waiter_ttl_ms = 0;   ///< lock.waiter_ttl_ms
+    /// An election's observers' hash: PEXPIREd to observer_ttl (30 s) at each watch. An
+    /// observer that ends cleanly removes its entry; one killed or cut off leaves it.
+    std::int64_t observer_ttl_ms = 30'000;
 };
 
 /// Found on a healthy node once every holder has released (and nobody waits any more):

@@ -23,6 +23,7 @@ TEST_SUITE("torture key shapes") {
         CHECK(shape_of("redlock-queue:{t:a}|live", layout) == key_shape::liveness);
         CHECK(shape_of("redlock-queue:{t:c}|permits|live", layout) == key_shape::liveness);
         CHECK(shape_of("redlock:{t:e}|leader", layout) == key_shape::leader);
+        CHECK(shape_of("redlock:{t:e}|observers", layout) == key_shape::observers);
         // Not ours: the fence counters, other applications' keys.
         CHECK_FALSE(shape_of("redlock-fence:{t:a}", layout));
         CHECK_FALSE(shape_of("other:{t:a}", layout));
@@ -72,6 +73,10 @@ TEST_SUITE("torture key shapes") {
             CHECK(leak_reason(shape, -1, limits));
             CHECK_FALSE(leak_reason(shape, -2, limits));
         }
+        // An election's observers' hash lives observer_ttl past the last watch.
+        CHECK_FALSE(leak_reason(key_shape::observers, 30'000, limits));
+        CHECK(leak_reason(key_shape::observers, 30'001, limits));
+        CHECK(leak_reason(key_shape::observers, -1, limits));
         // An election's leader key has no TTL: one a leader left without resigning stays.
         CHECK_FALSE(leak_reason(key_shape::leader, -1, limits));
         const auto reason = leak_reason(key_shape::permit_count, -1, limits);

@@ -31,10 +31,16 @@ auto scan_keys(const std::vector<named_node>& nodes, const key_layout& layout)
                 l.node_name = nodes[i].name;
                 l.shape = shape_of(key, layout).value_or(key_shape::unknown);
                 l.pttl_ms = node.pttl(key);
-                // The holder's value, for a failure message; sets, queues and hashes have none.
-                if (l.shape != key_shape::reader_set && l.shape != key_shape::queue &&
-                    l.shape != key_shape::liveness && l.shape != key_shape::leader)
+                // The holder's value, for a failure message: only the string keys have one
+                // (sets, queues and hashes do not; of a key of no known shape, its type).
+                const bool string_key = l.shape == key_shape::lock ||
+                                        l.shape == key_shape::permit ||
+                                        l.shape == key_shape::permit_count;
+                if (string_key) {
                     l.value = node.get(key).value_or("(gone)");
+                } else if (l.shape == key_shape::unknown) {
+                    l.value = "(type " + node.command({"TYPE", key}).value_or("?") + ")";
+                }
                 l.key = std::move(key);
                 found.push_back(std::move(l));
             }

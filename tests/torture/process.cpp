@@ -4,6 +4,8 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdexcept>
 #include <sys/wait.h>
@@ -78,6 +80,19 @@ child_process::child_process(child_process&& other) noexcept
       reaped_{std::exchange(other.reaped_, true)},
       log_{std::move(other.log_)} {}
 
+auto child_process::operator=(child_process&& other) noexcept -> child_process& {
+    if (this != &other) {
+        kill();
+        close_stdin();
+        pid_ = std::exchange(other.pid_, -1);
+        stdin_fd_ = std::exchange(other.stdin_fd_, -1);
+        status_ = other.status_;
+        reaped_ = std::exchange(other.reaped_, true);
+        log_ = std::move(other.log_);
+    }
+    return *this;
+}
+
 child_process::~child_process() {
     kill();
     close_stdin();
@@ -86,6 +101,22 @@ child_process::~child_process() {
 void child_process::close_stdin() noexcept {
     if (stdin_fd_ >= 0) ::close(stdin_fd_);
     stdin_fd_ = -1;
+}
+
+auto child_process::send(std::string_view bytes) noexcept -> bool {
+    if (stdin_fd_ < 0) return false;
+    sigset_t pipe;
+    sigset_t old;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, &old);
+    const ssize_t n = ::write(stdin_fd_, bytes.data(), bytes.size());
+    if (n < 0 && errno == EPIPE) {
+        const timespec now{};
+        sigtimedwait(&pipe, nullptr, &now);  // the SIGPIPE it raised, pending: consumed
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return n == static_cast<ssize_t>(bytes.size());
 }
 
 auto child_process::exited() -> bool {

@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <spawn.h>
 #include <string>
+#include <string_view>
 #include <sys/types.h>
 #include <vector>
 
@@ -27,7 +28,8 @@ public:
     /// std::runtime_error when it cannot be started.
     child_process(const std::vector<std::string>& argv, const std::filesystem::path& log);
     child_process(child_process&& other) noexcept;
-    auto operator=(child_process&&) -> child_process& = delete;
+    /// Kills and reaps this one (if it runs), then takes `other`'s place.
+    auto operator=(child_process&& other) noexcept -> child_process&;
     child_process(const child_process&) = delete;
     auto operator=(const child_process&) -> child_process& = delete;
     /// Kills (SIGKILL) and reaps it if it still runs.
@@ -35,6 +37,9 @@ public:
 
     /// Closes its standard input: the worker finishes what it holds and exits.
     void close_stdin() noexcept;
+    /// Writes `bytes` to its standard input; false if they could not all be written (it has
+    /// gone: EPIPE, with SIGPIPE blocked for the call).
+    auto send(std::string_view bytes) noexcept -> bool;
     /// True once it has exited (reaps it without blocking).
     [[nodiscard]] auto exited() -> bool;
     /// Waits up to `timeout` for it to exit.

@@ -13,9 +13,14 @@
 // it held (key_shapes.hpp).
 //
 // Beside them, candidate processes campaign for one election (election_load.hpp), each through
-// proxies of its own, under reconnect storms, partitions and pauses aimed at one of them; their
-// records are checked too (election_checker.hpp): leaderships never overlap, terms strictly
-// increase, and a replayed fenced store takes every leader's writes and refuses stale terms.
+// proxies of its own, under reconnect storms, partitions and pauses aimed at one of them, and
+// the leader is SIGKILLed now and then (a fresh candidate takes its place); their records are
+// checked too (election_checker.hpp): leaderships never overlap, terms strictly increase, a
+// killed leader's successor starts after its validity, and a replayed fenced store takes every
+// leader's writes and refuses stale terms. An observer process follows the election with
+// client::observe through proxies of its own, under storms and partitions of its own
+// (observer_load.hpp); its reports never go back in term, name no leader that was not, and
+// end with the final leader, then with none (observer_checker.hpp).
 //
 // Environment:
 //   REDLOCK_TORTURE_SECONDS  length of the fault phase (default 120)
@@ -34,11 +39,14 @@
 //   REDLOCK_TORTURE_MAX_IMPAIRED  nodes impaired at once at most (default 2, a minority of
 //                            5); 3 or more gives up liveness on purpose: safety must hold
 //   REDLOCK_TORTURE_CANDIDATES  candidate processes of the election (default 3; 0: none)
+//   REDLOCK_TORTURE_LEADER_KILLS  0: never SIGKILL the leading candidate (default 1)
+//   REDLOCK_TORTURE_OBSERVERS  observer processes of the election (default 1; 0: none)
 
 #include "checker.hpp"
 #include "election_load.hpp"
 #include "injector.hpp"
 #include "leftovers.hpp"
+#include "observer_load.hpp"
 #include "process.hpp"
 #include "record.hpp"
 #include "run_report.hpp"
@@ -56,6 +64,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -126,6 +135,9 @@ TEST_CASE("torture: contending workers under injected faults") {
     const auto max_impaired =
         static_cast<std::size_t>(env_number("REDLOCK_TORTURE_MAX_IMPAIRED", (node_count - 1) / 2));
     const int candidates = static_cast<int>(env_number("REDLOCK_TORTURE_CANDIDATES", 3));
+    const bool leader_kills = env_number("REDLOCK_TORTURE_LEADER_KILLS", 1) != 0;
+    const int observers =
+        candidates > 0 ? static_cast<int>(env_number("REDLOCK_TORTURE_OBSERVERS", 1)) : 0;
     const auto load = torture_workload(threads);
     const auto& resources = load.resources;
     const auto started = std::chrono::steady_clock::now();
@@ -145,7 +157,8 @@ TEST_CASE("torture: contending workers under injected faults") {
         std::string{delayed_restart ? "with the delayed-restart rule" : "restarted without delay"} +
         "; clients' restart quarantine " + std::to_string(quarantine_ms) + " ms), at most " +
         std::to_string(max_impaired) + " impaired at once; " + std::to_string(candidates) +
-        " election candidates; run directory " + dir.string());
+        " election candidates" + (leader_kills ? " (the leader SIGKILLed now and then)" : "") +
+        ", " + std::to_string(observers) + " observers; run directory " + dir.string());
 
     // ---- the cluster: every node behind its own proxy --------------------------------------
     std::vector<redlock_test::redis_server> nodes;
@@ -190,21 +203,32 @@ TEST_CASE("torture: contending workers under injected faults") {
     settings.max_impaired = max_impaired;
     settings.delay_in_memory_restarts = delayed_restart;
     redlock_torture::fault_injector injector{nodes, proxies, settings, seed, fault_log};
-    redlock_torture::election_load election{
-        {.candidate = REDLOCK_TORTURE_CANDIDATE, .candidates = candidates, .seed = seed},
+    const auto config_of = [quarantine_ms](const std::vector<std::uint16_t>& ports) {
+        return node_config_json(ports, quarantine_ms);
+    };
+    redlock_torture::election_load election{{.candidate = REDLOCK_TORTURE_CANDIDATE,
+                                             .candidates = candidates,
+                                             .seed = seed,
+                                             .kills = leader_kills},
+                                            dir,
+                                            proxies,
+                                            config_of,
+                                            fault_log};
+    redlock_torture::observer_load watchers{
+        {.program = REDLOCK_TORTURE_OBSERVER, .observers = observers, .seed = seed},
         dir,
         proxies,
-        [quarantine_ms](const std::vector<std::uint16_t>& ports) {
-            return node_config_json(ports, quarantine_ms);
-        },
+        config_of,
         fault_log};
     const auto fault_end = std::chrono::steady_clock::now() + std::chrono::seconds{seconds};
     auto next_progress = std::chrono::steady_clock::now() + 30s;
     while (std::chrono::steady_clock::now() < fault_end) {
         injector.step();
         election.step();
+        watchers.step();
         died_early = redlock_torture::note_early_deaths(pool, problems);
         died_early = election.note_early_deaths(problems) || died_early;
+        died_early = watchers.note_early_deaths(problems) || died_early;
         if (!problems.empty()) break;
         if (std::chrono::steady_clock::now() >= next_progress) {
             next_progress += 30s;
@@ -217,18 +241,36 @@ TEST_CASE("torture: contending workers under injected faults") {
                 line += " " + kind + "=" + std::to_string(n);
             for (const auto& [kind, n] : election.counts())
                 line += " candidate_" + kind + "=" + std::to_string(n);
+            for (const auto& [kind, n] : watchers.counts())
+                line += " observer_" + kind + "=" + std::to_string(n);
             say(line);
         }
         std::this_thread::sleep_for(2ms);
     }
-    injector.heal_all();
+    // The crashed nodes stay down through the final stretch: an in-memory node restarted
+    // empty together with one that missed a fencing round can erase the last term (README,
+    // "Where tokens come from"), and the stretch's campaigns would then repeat it. A majority
+    // is up (at most max_impaired nodes are down), so a leader can be elected meanwhile.
+    injector.heal_links();
     election.heal_all();
+    watchers.heal_all();
     std::fprintf(fault_log, "%lld healed\n", static_cast<long long>(monotonic_ns()));
     std::fflush(fault_log);
+    // The final stretch: one leader in office for 3 s after the heal (longer than the longest
+    // latency a healed proxy may still deliver at, and a reconnect), proclaiming every 200 ms.
+    std::optional<redlock_torture::final_stretch> stretch;
+    if (candidates > 0 && problems.empty()) stretch = election.final_stretch(3s, 20s);
     // The candidates step down now: a lock one of them abandons meanwhile expires during the
     // wait below, before the keys are looked at.
     election.stop(died_early, problems);
-    std::fprintf(fault_log, "%lld candidates stopped\n", static_cast<long long>(monotonic_ns()));
+    const std::int64_t stepped_down = monotonic_ns();
+    std::fprintf(fault_log, "%lld candidates stopped\n", static_cast<long long>(stepped_down));
+    // Every observer is told there is no leader any more: by the resignations' messages, or
+    // at the validity end of a lock that was not released.
+    watchers.await_no_leader(stretch ? stretch->until_ns : stepped_down, max_ttl + 5s);
+    watchers.stop(problems);
+    injector.restart_crashed();
+    std::fprintf(fault_log, "%lld restarted\n", static_cast<long long>(monotonic_ns()));
     // Every key written during the faults has expired by now (TTLs are at most max_ttl,
     // and a renewed lock is released by its holder): what is left at the end was left by
     // the releases of a healthy cluster. A write a slowed proxy had already read still lands
@@ -260,6 +302,7 @@ TEST_CASE("torture: contending workers under injected faults") {
     const auto records = redlock_torture::read_records(dir, workers, problems);
     const auto report = redlock_torture::check_holds(records.holds);
     const auto elected = election.check(problems);
+    const auto watched = watchers.check(elected.leads, elected.campaign_calls, stretch, problems);
     const auto took = std::chrono::duration_cast<std::chrono::seconds>(
         std::chrono::steady_clock::now() - started);
 
@@ -276,10 +319,12 @@ TEST_CASE("torture: contending workers under injected faults") {
             std::to_string(injector.max_impaired()) + " nodes impaired at once)",
         keys, took.count());
     if (candidates > 0) redlock_torture::print_election_figures(elected, election);
+    if (observers > 0) redlock_torture::print_observer_figures(watched, watchers);
 
-    const std::string details =
-        redlock_torture::describe_problems(report, origin, 10) +
-        redlock_torture::describe_election_problems(elected.report, origin, 10);
+    std::string details = redlock_torture::describe_problems(report, origin, 10) +
+                          redlock_torture::describe_election_problems(elected.report, origin, 10);
+    for (const auto& r : watched.reports)
+        details += redlock_torture::describe_observer_problems(r, origin, 10);
     if (!details.empty() || keys_left > 0) {
         say(details + (keys_left > 0 ? "\nKEYS LEFT:" + keys.details : "") +
             "\n(times in ms since the start; faults in " + (dir / "faults.log").string() +
@@ -307,14 +352,31 @@ TEST_CASE("torture: contending workers under injected faults") {
     CHECK(elected.report.overlaps.empty());
     CHECK(elected.report.inversions.empty());
     CHECK(elected.report.write_problems.empty());
+    CHECK(elected.report.early_successors.empty());
     const auto& e = elected.report;
+    // The observers: no term going back, no invented leader, the end of the run told.
+    CHECK(watched.unreadable == 0);
+    for (const auto& r : watched.reports) {
+        CHECK(r.decreases.empty());
+        CHECK(r.invented.empty());
+        CHECK(r.eventual.empty());
+    }
+    // Kills that found a leader in office, and a final leader to check delivery against.
+    const bool kills_done = !leader_kills || candidates == 0 || seconds < 30 ||
+                            (e.killed_in_office > 0 && e.failovers_after_kill > 0);
+    CHECK(kills_done);
+    const bool final_checked =
+        observers == 0 ||
+        std::ranges::all_of(watched.reports, [](const auto& r) { return r.eventual_checked; });
+    CHECK(final_checked);
     const bool election_live = candidates == 0 || (e.leaderships - e.never_valid >= 2 &&
                                                    (seconds < 30 || e.failovers_by_expiry > 0));
     CHECK(election_live);
     const bool passed = problems.empty() && records.unreadable == 0 && report.ok() &&
                         keys_left == 0 && records.total("kind_mismatch") == 0 &&
                         records.total("fencing_mismatch") == 0 && handoffs_seen &&
-                        elected.unreadable == 0 && e.ok() && election_live;
+                        elected.unreadable == 0 && e.ok() && election_live && watched.ok() &&
+                        kills_done && final_checked;
     if (passed && !keep) {
         std::error_code ignored;
         fs::remove_all(dir, ignored);

@@ -23,12 +23,16 @@ using redlock::detail::node_outcome;
 /// it, and the random value is what it is told.
 struct fake_env {
     [[nodiscard]] auto in() const -> redlock::detail::acquire_input {
-        return {.now = t, .random = rand, .subscribed = subscribed_now};
+        return {.now = t,
+                .random = rand,
+                .subscribed = subscribed_now,
+                .subscriptions = subscriptions_now};
     }
 
     std::chrono::steady_clock::time_point t{std::chrono::seconds{1000}};
     std::uint64_t rand = 0;
     bool subscribed_now = true;
+    std::uint64_t subscriptions_now = 5;  ///< SUBSCRIBEs confirmed so far
 };
 
 /// What one node answers in an enumerated case.
@@ -68,6 +72,16 @@ inline auto plain_settings(std::size_t nodes) -> acquire_settings {
     s.ttl = 10'000ms;
     s.max_attempts = 1;
     s.retry = {.attempts = 1, .delay = 200ms, .jitter = 100ms};
+    return s;
+}
+
+/// A waiting acquisition's settings (fair or targeted), retried without end; waiter_ttl is
+/// the default 2 s.
+inline auto waiting_settings(std::size_t nodes) -> acquire_settings {
+    auto s = plain_settings(nodes);
+    s.waiting = true;
+    s.max_attempts = 0;
+    s.request_timeout = 50ms;
     return s;
 }
 

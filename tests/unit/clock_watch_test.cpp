@@ -197,4 +197,15 @@ TEST_SUITE("time_reply_us") {
         CHECK_FALSE(time_reply_us("99999999999999999999", "0").has_value());
         CHECK_FALSE(time_reply_us("9223372036855", "0").has_value());  // overflows in µs
     }
+
+    TEST_CASE("info_time_us reads INFO's server_time_usec, the same clock in one number") {
+        using redlock::detail::info_time_us;
+        CHECK(info_time_us("1700000000000042") == 1'700'000'000'000'042);
+        CHECK(info_time_us("42") == 42);
+        CHECK(info_time_us("000000") == 0);
+        CHECK_FALSE(info_time_us("soon").has_value());
+        CHECK_FALSE(info_time_us("-1700000000000042").has_value());
+        CHECK_FALSE(info_time_us("17000000000000x2").has_value());
+        CHECK_FALSE(info_time_us("").has_value());
+    }
 }

@@ -16,14 +16,6 @@ using namespace redlock_test;
 
 namespace {
 
-auto waiting_settings(std::size_t nodes) -> acquire_settings {
-    auto s = plain_settings(nodes);
-    s.waiting = true;
-    s.max_attempts = 0;
-    s.request_timeout = 50ms;
-    return s;
-}
-
 /// A waiter whose first attempt was refused everywhere: it sleeps, queued.
 auto sleeping_waiter(acquire_decision& d, const fake_env& env, std::size_t nodes) -> void {
     (void)d.start(env.in());

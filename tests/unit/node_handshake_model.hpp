@@ -70,6 +70,8 @@ struct node_model {
     bool plain_info_fails = false;
     std::string run_id = std::string(40, 'a');
     bool aof = false;
+    bool server_time = true;         ///< INFO server holds server_time_usec (Redis 6.2 and later)
+    std::string version = "7.0.15";  ///< INFO server's redis_version
     bool info_says_loading = false;  ///< INFO reports loading:1, the other commands work
     config_mode config = config_mode::always;
     bool subscribe_fails = false;
@@ -81,8 +83,10 @@ struct node_model {
     auto info_text(bool server, bool persistence) const -> std::string {
         std::string text;
         if (server) {
-            text += "# Server\r\nredis_version:7.0.15\r\n";
+            text += "# Server\r\nredis_version:" + version + "\r\n";
             if (info != info_mode::no_run_id) text += "run_id:" + run_id + "\r\n";
+            // Not TIME's answer below, so a test can tell which one the handshake kept.
+            if (server_time) text += "server_time_usec:1700000000654321\r\n";
             text += "tcp_port:6379\r\n";
         }
         if (persistence) {

@@ -54,13 +54,15 @@ struct combo {
     bool plain_info_fails = false;
     bool aof = false;
     node_model::config_mode config = node_model::config_mode::always;
+    bool server_time = true;
 
     [[nodiscard]] auto describe() const -> std::string {
         return "auth " + std::to_string(auth) + ", cached " + std::to_string(cached) + ", exists " +
                std::to_string(static_cast<int>(exists)) + ", load_fails " +
                std::to_string(load_fails) + ", info " + std::to_string(static_cast<int>(info)) +
                ", plain_info_fails " + std::to_string(plain_info_fails) + ", aof " +
-               std::to_string(aof) + ", config " + std::to_string(static_cast<int>(config));
+               std::to_string(aof) + ", config " + std::to_string(static_cast<int>(config)) +
+               ", server_time " + std::to_string(server_time);
     }
 
     [[nodiscard]] auto node(const std::string& run_id) const -> node_model {
@@ -75,6 +77,7 @@ struct combo {
         n.run_id = run_id;
         n.aof = aof;
         n.config = config;
+        n.server_time = server_time;
         return n;
     }
 
@@ -93,6 +96,14 @@ struct combo {
     [[nodiscard]] auto learns_run_id() const -> bool {
         return info_readable() && info != node_model::info_mode::no_run_id;
     }
+    /// The first round's INFO told the node's clock: no TIME is asked.
+    [[nodiscard]] auto first_round_clock() const -> bool {
+        return server_time && info != node_model::info_mode::syntax_error;
+    }
+    /// The clock the handshake keeps: INFO's, or TIME's (which the second round asks last).
+    [[nodiscard]] auto node_time() const -> std::int64_t {
+        return first_round_clock() ? 1'700'000'000'654'321 : 1'700'000'000'123'456;
+    }
     [[nodiscard]] auto persists() const -> bool {
         return info_readable() && aof && config == node_model::config_mode::always;
     }
@@ -102,13 +113,13 @@ struct combo {
         if (auth != 0) r.push_back({"AUTH", password});
         r.push_back(exists_command());
         r.push_back({"INFO", "server", "persistence", "replication", "cluster"});
-        r.push_back({"TIME"});
         return r;
     }
     [[nodiscard]] auto second_round() const -> std::vector<command> {
         std::vector<command> r;
         for (const std::size_t i : missing()) r.push_back(load_command(i));
         if (fallback()) r.push_back({"INFO"});
+        if (!first_round_clock()) r.push_back({"TIME"});
         if (fallback() || aof) r.push_back({"CONFIG", "GET", "appendfsync"});
         return r;
     }
@@ -143,8 +154,9 @@ void for_each_combo(Fn fn) {
                         for (bool plain_info_fails : {false, true})
                             for (bool aof : {false, true})
                                 for (cm config : {cm::always, cm::everysec, cm::error})
-                                    fn(combo{auth, cached, exists, load_fails, info,
-                                             plain_info_fails, aof, config});
+                                    for (bool server_time : {true, false})
+                                        fn(combo{auth, cached, exists, load_fails, info,
+                                                 plain_info_fails, aof, config, server_time});
 }
 
 /// `got` holds each of `want` in turn, at the start of a line.
@@ -187,6 +199,8 @@ TEST_SUITE("node_handshake") {
             CHECK_MESSAGE(warnings_match(run.warnings, c.warnings()), run.warnings.size()
                                                                           << " warnings");
 
+            CHECK(hs.node_time() == c.node_time());
+
             const auto first = hs.settle_identity(config);
             CHECK_FALSE(first.restarted);
             CHECK(hs.run_id() == (c.learns_run_id() ? first_run_id : std::string{}));
@@ -199,7 +213,7 @@ TEST_SUITE("node_handshake") {
             CHECK(r.restarted == c.learns_run_id());
             if (r.restarted) CHECK(r.quarantine == (c.persists() ? 0ms : 10s));
         });
-        CHECK(played == 2592);
+        CHECK(played == 5184);
     }
 
     TEST_CASE("a LOADING error at any reply fails the handshake there, and no more is sent") {
@@ -237,7 +251,7 @@ TEST_SUITE("node_handshake") {
             const auto run = redlock_test::play(hs, config, node);
             CHECK(run.result == verdict::done);
             CHECK(run.rounds.size() == 1);
-            CHECK(run.rounds[0].size() == 3);  // SCRIPT EXISTS, INFO, TIME
+            CHECK(run.rounds[0].size() == 2);  // SCRIPT EXISTS, INFO (with the clock)
             CHECK(run.warnings.empty());
         }
         SUBCASE("Redis 6 and before: a syntax error, then INFO and CONFIG GET") {
@@ -249,7 +263,7 @@ TEST_SUITE("node_handshake") {
             CHECK(run.result == verdict::done);
             REQUIRE(run.rounds.size() == 2);
             CHECK(run.rounds[1] ==
-                  std::vector<command>{{"INFO"}, {"CONFIG", "GET", "appendfsync"}});
+                  std::vector<command>{{"INFO"}, {"TIME"}, {"CONFIG", "GET", "appendfsync"}});
             CHECK(run.warnings.empty());
             hs.settle_identity(config);
             CHECK(hs.run_id() == node.run_id);
@@ -342,7 +356,7 @@ TEST_SUITE("node_handshake") {
         std::string out;
         std::deque<redlock::detail::request_fifo::request> requests;
         hs.begin(config, {}, out, requests, nullptr, 0);
-        REQUIRE(requests.size() == 3);
+        REQUIRE(requests.size() == 2);
         const redlock::detail::reply_event dropped{redlock::detail::request_status::unreachable,
                                                    nullptr, "connection closed by the server"};
         const auto s = hs.on_reply(requests[0].tag, dropped);
@@ -357,16 +371,47 @@ TEST_SUITE("node_handshake") {
         CHECK(redlock_test::play(hs, config, node).result == verdict::done);
     }
 
-    TEST_CASE("TIME closes the first round: its answer is the node's clock, and none is no fault") {
+    TEST_CASE("the node's clock: INFO's server_time_usec, else TIME in a second round") {
         const auto config = config_with(false);
         node_handshake hs;
+        SUBCASE("Redis 7 and later: INFO says it, and no TIME is sent") {
+            node_model node;
+            const auto run = redlock_test::play(hs, config, node);
+            CHECK(run.result == verdict::done);
+            REQUIRE(run.rounds.size() == 1);
+            for (const auto& c : run.rounds[0]) CHECK(c.at(0) != "TIME");
+            CHECK(hs.node_time() == 1'700'000'000'654'321);
+        }
+        SUBCASE(
+            "INFO lacks it, or is Redis 6.2's (a time cached at its last cron): TIME, "
+            "alone in the second round") {
+            node_model lacking;
+            lacking.server_time = false;
+            node_model redis62;
+            redis62.version = "6.2.14";
+            for (node_model* node : {&lacking, &redis62}) {
+                INFO("redis_version " << node->version);
+                const auto run = redlock_test::play(hs, config, *node);
+                CHECK(run.result == verdict::done);
+                REQUIRE(run.rounds.size() == 2);
+                CHECK(run.rounds[1] == std::vector<command>{{"TIME"}});
+                CHECK(hs.node_time() == 1'700'000'000'123'456);
+            }
+        }
+        SUBCASE("no redis_version, or not a number: TIME; a major version above 7: none") {
+            for (const std::string version : {"", "seven", "10"}) {
+                node_model node;
+                node.version = version;
+                const auto run = redlock_test::play(hs, config, node);
+                CHECK(run.result == verdict::done);
+                CHECK(run.rounds.size() == (version == "10" ? 1U : 2U));
+            }
+        }
+        // A second round that asks TIME, answered this way.
         std::string out;
         std::deque<redlock::detail::request_fifo::request> requests;
-        hs.begin(config, {}, out, requests, nullptr, 0);
-        REQUIRE(requests.size() == 3);
-        CHECK(requests.back().tag == node_handshake::time_tag);
-        CHECK(out.ends_with("*1\r\n$4\r\nTIME\r\n"));
         node_model node;
+        node.server_time = false;
         const auto answer = [&](std::string_view time_reply) {
             hs.begin(config, {}, out, requests, nullptr, 0);
             CHECK_FALSE(hs.node_time().has_value());  // a new handshake forgets the old clock
@@ -377,20 +422,32 @@ TEST_SUITE("node_handshake") {
             using redlock::detail::request_status;
             (void)hs.on_reply(node_handshake::script_exists_tag,
                               {request_status::reply, exists[0].get(), {}});
-            (void)hs.on_reply(node_handshake::info_tag, {request_status::reply, info[0].get(), {}});
+            const auto s =
+                hs.on_reply(node_handshake::info_tag, {request_status::reply, info[0].get(), {}});
+            CHECK(s.tags == std::vector<std::uint32_t>{node_handshake::time_tag});
             return hs.on_reply(node_handshake::time_tag,
                                {request_status::reply, time[0].get(), {}});
         };
-        SUBCASE("Redis's answer: seconds and microseconds") {
-            CHECK(answer("*2\r\n$10\r\n1700000000\r\n$6\r\n123456\r\n").result == verdict::done);
-            CHECK(hs.node_time() == 1'700'000'000'123'456);
-        }
         SUBCASE("TIME renamed away: the handshake is done, the clock is not watched") {
             CHECK(answer("-ERR unknown command 'TIME'\r\n").result == verdict::done);
             CHECK_FALSE(hs.node_time().has_value());
         }
         SUBCASE("not TIME's shape: ignored alike") {
             CHECK(answer(":5\r\n").result == verdict::done);
+            CHECK_FALSE(hs.node_time().has_value());
+        }
+        SUBCASE("a server_time_usec that is not a number: TIME is asked instead") {
+            hs.begin(config, {}, out, requests, nullptr, 0);
+            const auto exists = redlock_test::parse_resp(node.answer(exists_command()));
+            const auto info = redlock_test::parse_resp(redlock_test::bulk(
+                "# Server\r\nrun_id:x\r\nserver_time_usec:soon\r\n# Persistence\r\n"
+                "loading:0\r\naof_enabled:0\r\n"));
+            using redlock::detail::request_status;
+            (void)hs.on_reply(node_handshake::script_exists_tag,
+                              {request_status::reply, exists[0].get(), {}});
+            const auto s =
+                hs.on_reply(node_handshake::info_tag, {request_status::reply, info[0].get(), {}});
+            CHECK(s.tags == std::vector<std::uint32_t>{node_handshake::time_tag});
             CHECK_FALSE(hs.node_time().has_value());
         }
     }

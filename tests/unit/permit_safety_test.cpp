@@ -10,8 +10,10 @@
 //
 // 1. Every column (each node: refused, failed, or permit 0..K-1) is played into
 //    the decision in every arrival order (on 5 nodes: every rotation and the
-//    reverse); the verdict must not depend on the order, and must be "granted
-//    permit p" exactly when a majority granted p.
+//    reverse), by a waiting decision and by one that does not wait; the verdict
+//    must not depend on the order or on waiting, and must be "granted permit p"
+//    exactly when a majority granted p. (A waiting decision hears the nodes out
+//    after a loss: its late yeses for other permits once added up to a win.)
 // 2. Every joint pattern is enumerated outright for 3 nodes (K = 1, 2, 3; up to
 //    K + 2 clients) and for 5 nodes with K = 1, 2 (up to K + 2 clients):
 //    at most K holders, never two on one permit.
@@ -60,31 +62,33 @@ auto decide(const std::vector<int>& column, int permits) -> int {
         orders.emplace_back(order.rbegin(), order.rend());
     }
     std::optional<int> verdict;
-    for (const auto& o : orders) {
-        fake_env env;
-        acquire_settings s = plain_settings(n);
-        s.permits = permits;
-        acquire_decision d{s};
-        (void)d.start(env.in());
-        int granted = -1;
-        for (const std::size_t node : o) {
-            grant_answer a{column[node] >= 0 ? node_outcome{node_status::ok, {}}
-                           : column[node] == refused_answer
-                               ? node_outcome{node_status::refused, "held"}
-                               : node_outcome{node_status::timeout, "late"}};
-            a.permit = column[node];
-            const acquire_actions act = d.on_grant(node, a, env.in());
-            if (act.end == acquire_actions::ending::granted) {
-                granted = d.permit();
-                break;
+    for (const bool waiting : {false, true})
+        for (const auto& o : orders) {
+            fake_env env;
+            acquire_settings s = plain_settings(n);
+            s.permits = permits;
+            s.waiting = waiting;
+            acquire_decision d{s};
+            (void)d.start(env.in());
+            int granted = -1;
+            for (const std::size_t node : o) {
+                grant_answer a{column[node] >= 0 ? node_outcome{node_status::ok, {}}
+                               : column[node] == refused_answer
+                                   ? node_outcome{node_status::refused, "held"}
+                                   : node_outcome{node_status::timeout, "late"}};
+                a.permit = column[node];
+                const acquire_actions act = d.on_grant(node, a, env.in());
+                if (act.end == acquire_actions::ending::granted) {
+                    granted = d.permit();
+                    break;
+                }
+                if (d.current_phase() != acquire_decision::phase::granting) break;
             }
-            if (d.current_phase() != acquire_decision::phase::granting) break;
+            if (verdict && *verdict != granted) {
+                FAIL("the verdict depends on the order of the answers, or on waiting");
+            }
+            verdict = granted;
         }
-        if (verdict && *verdict != granted) {
-            FAIL("the verdict depends on the order of the answers");
-        }
-        verdict = granted;
-    }
     return *verdict;
 }
 

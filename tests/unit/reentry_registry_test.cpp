@@ -123,7 +123,7 @@ TEST_CASE(
         resumed.emplace_back(std::move(r), cancelled);
     }};
     auto request = [](std::uint64_t ticket, lock_options options) {
-        return acquisition_request{ticket, {"r"}, std::move(options), nullptr};
+        return acquisition_request{ticket, {"r"}, std::move(options), nullptr, nullptr};
     };
 
     // Without an owner: untouched, not even its callback.

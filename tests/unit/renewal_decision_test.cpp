@@ -3,7 +3,8 @@
 // loss report holds. Every sequence of timer expiries, renewal outcomes and a
 // release, against a model of the rules; and every combination and order of
 // node answers to a renewal on 1, 3, 5 and 7 nodes, decided by extend_decision
-// and fed to the renewal. Times are values; no clock, no socket.
+// and fed to the renewal; when a lost lock's keys may be released. Times are
+// values; no clock, no socket.
 #include "sansio/renewal_decision.hpp"
 
 #include "canned_reply.hpp"
@@ -320,5 +321,24 @@ TEST_SUITE("renewal decision") {
                     if (c.failed()) FAIL_CHECK("n=" << n << " case " << code << c.failures());
                 });
         }
+    }
+
+    TEST_CASE("a lost lock's keys are left alone until its validity has ended") {
+        // Every offset of `now` from the deadline, -5 ms to +5 ms in 100 µs steps: the
+        // release waits at least until the deadline, rounded up to a whole millisecond,
+        // and goes at once from the deadline on.
+        const time_point deadline{std::chrono::seconds{5000}};
+        for (int step = -50; step <= 50; ++step) {
+            const time_point now = deadline + step * std::chrono::microseconds{100};
+            const auto wait = lost_release_delay(deadline, now);
+            if (now >= deadline) {
+                CHECK(wait == 0ms);
+            } else {
+                CHECK(now + wait >= deadline);
+                CHECK(now + wait < deadline + 1ms);
+            }
+        }
+        CHECK(lost_release_delay(deadline, deadline - 900ms) == 900ms);
+        CHECK(lost_release_delay(time_point{}, deadline) == 0ms);  // never valid: at once
     }
 }

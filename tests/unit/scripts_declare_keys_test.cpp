@@ -7,6 +7,7 @@
 #include "client/diagnostics_parse.hpp"
 #include "client/election_commands.hpp"
 #include "client/operator_commands.hpp"
+#include "sansio/election_scripts.hpp"
 #include "sansio/lock_listing.hpp"
 #include "sansio/scripts.hpp"
 

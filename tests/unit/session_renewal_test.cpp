@@ -3,7 +3,8 @@
 // value, missing) on 1, 3, 5 and 7 nodes, checked against the rules; several
 // locks in one round, each decided alone; the deadline never later than the
 // round's start + TTL - drift; and the node replies read per lock
-// (session_reply_of), a lock of several keys folded. Times are values.
+// (session_reply_of), a lock of several keys folded; the parts of a round sent
+// to a node one at a time (session_next_part). Times are values.
 #include "sansio/session_renewal.hpp"
 
 #include "canned_reply.hpp"
@@ -13,6 +14,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <optional>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -196,5 +198,47 @@ TEST_SUITE("session renewal") {
         CHECK(out.renewed == std::vector<std::size_t>{0});
         CHECK(out.refused.empty());
         CHECK(out.next_in == renew_retry_gap(s.request_timeout));
+    }
+
+    TEST_CASE("a node gets a round's parts one at a time, and none after it failed as a whole") {
+        // Every sequence of what a node answers to each part, for rounds of 1 to 4 parts:
+        // the parts go out in order, one after the last is answered; a node that answered
+        // (even with an error) gets the next; one that timed out, dropped or was cancelled
+        // gets no more, so a dead node costs the round one request_timeout, not one per part.
+        const std::vector<node_status> answers{node_status::ok, node_status::error,
+                                               node_status::timeout, node_status::unreachable,
+                                               node_status::cancelled};
+        const auto whole = [](node_status s) {
+            return s == node_status::timeout || s == node_status::unreachable ||
+                   s == node_status::cancelled;
+        };
+        std::size_t sequences = 0;
+        for (std::size_t parts = 1; parts <= 4; ++parts) {
+            std::size_t combos = 1;
+            for (std::size_t i = 0; i < parts; ++i) combos *= answers.size();
+            for (std::size_t combo = 0; combo < combos; ++combo) {
+                std::vector<node_status> said(parts);
+                for (std::size_t i = 0, c = combo; i < parts; ++i, c /= answers.size())
+                    said[i] = answers[c % answers.size()];
+                std::vector<std::size_t> sent{0};  // the round's start sends part 0
+                for (std::optional<std::size_t> next = 0; next;) {
+                    next = session_next_part(said[*next], *next, parts);
+                    if (next) sent.push_back(*next);
+                }
+                // What the rule says: every part up to the first whole failure, in order.
+                std::size_t expected = parts;
+                for (std::size_t i = 0; i < parts; ++i) {
+                    if (whole(said[i])) {
+                        expected = i + 1;
+                        break;
+                    }
+                }
+                REQUIRE(sent.size() == expected);
+                for (std::size_t i = 0; i < sent.size(); ++i) CHECK(sent[i] == i);
+                ++sequences;
+            }
+        }
+        CHECK(sequences == 5 + 25 + 125 + 625);
+        CHECK_FALSE(session_next_part(node_status::ok, 3, 4));  // the last part ends the node
     }
 }
