@@ -165,9 +165,21 @@ void acquire_decision::conclude(const acquire_input& in, acquire_actions& a) {
         fail_attempt(errc::validity_expired, v, &in, a);
         return;
     }
+    if (settings_.permits > 0) {
+        // The rule a semaphore rests on: a permit is held only where one value
+        // holds it on a majority, so it is taken from the permit tally, never
+        // from the exclusive one (votes for different permits do not add up).
+        // Every path that ends here was won on the permit tally; should one not
+        // be, this attempt is lost, never granted an unowned or absent permit.
+        const std::optional<int> won = permit_tally_.won();
+        if (!won || *won < 0 || *won >= settings_.permits) {
+            fail_attempt(errc::contended, std::nullopt, &in, a);
+            return;
+        }
+        won_permit_ = *won;
+    }
     phase_ = phase::done;
     if (settings_.permits > 0) {
-        won_permit_ = *permit_tally_.won();
         for (std::size_t i = 0; i < reports_.size(); ++i)
             a.send_stray_releases = a.send_stray_releases || stray_form_of(i) != release_form::none;
     }
