@@ -4,6 +4,7 @@
 #include "sansio/connection_fsm.hpp"
 #include "sansio/node_handshake.hpp"
 #include "sansio/request_fifo.hpp"
+#include "transport/callback_guard.hpp"
 #include "transport/close_callbacks.hpp"
 #include "transport/metrics_recorder.hpp"
 #include "transport/node_dialer.hpp"
@@ -40,9 +41,13 @@ class route_ids;
 }
 
 /// Hands one warning line to config.logger, or to stderr without one. Loop thread.
-inline void log_warning(const client_config& config, const std::string& line) {
+/// The logger is a user callback like any other: one that throws is reported
+/// and ignored (call_guarded), never let through, since the warning may come
+/// from a libuv callback or a noexcept path, where a throw would end the host
+/// process in std::terminate.
+inline void log_warning(const client_config& config, const std::string& line) noexcept {
     if (config.logger) {
-        config.logger(log_level::warning, line);
+        call_guarded([&] { config.logger(log_level::warning, line); });
     } else {
         std::fprintf(stderr, "%s\n", line.c_str());
     }
