@@ -27,7 +27,13 @@ extend_op::extend_op(op_context& ctx, std::shared_ptr<lock_state> state, millise
                 extend_settings{.ttl = ttl,
                                 .drift_factor = ctx.config().clock_drift_factor,
                                 .drift_floor = ctx.config().clock_drift_floor,
-                                .node_extra = state_ ? state_->delay : milliseconds{0}}} {
+                                .node_extra = state_ ? state_->delay : milliseconds{0},
+                                // A permit adopted by value: every permit key is named,
+                                // and each node's yes counts for its own permit only.
+                                .permits = state_ && state_->kind == lock_kind::permit &&
+                                                   state_->slot < 0 && state_->permits > 1
+                                               ? state_->permits
+                                               : 0}} {
     if (state_ && !state_->resources.empty()) slot_ = resource_slot(state_->resources.front());
 }
 

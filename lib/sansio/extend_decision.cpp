@@ -1,5 +1,6 @@
 #include "sansio/extend_decision.hpp"
 
+#include "redlock/lock.hpp"
 #include "sansio/timing.hpp"
 
 #include <algorithm>
@@ -43,9 +44,29 @@ auto extend_decision::start(const extend_lock_view& lock, steady_clock::time_poi
     return a;
 }
 
+namespace {
+
+/// The script's number: an integer, or a permit of unknown index's {ttl, permit}.
+auto extend_number(const reply_event& event) noexcept -> std::optional<long long> {
+    if (event.status != request_status::reply) return std::nullopt;
+    if (is_array(event.answer, 2)) return array_integer(event.answer, 0);
+    return integer_of(event.answer);
+}
+
+}  // namespace
+
+auto extend_decision::permit_of(const reply_event& event) noexcept -> int {
+    if (event.status != request_status::reply || !is_array(event.answer, 2))
+        return permit_tally::none;
+    const std::optional<long long> ttl = array_integer(event.answer, 0);
+    const std::optional<long long> permit = array_integer(event.answer, 1);
+    if (!ttl || *ttl < 1 || !permit || *permit < 0 || *permit >= max_permits)
+        return permit_tally::none;
+    return static_cast<int>(*permit);
+}
+
 auto extend_decision::answer_of(const reply_event& event) noexcept -> extend_answer {
-    const std::optional<long long> answer =
-        event.status == request_status::reply ? integer_of(event.answer) : std::nullopt;
+    const std::optional<long long> answer = extend_number(event);
     if (answer && *answer >= 1) return extend_answer::extended;  // the TTL left there
     if (answer == 0) return extend_answer::other_value;
     if (answer == -1) return extend_answer::missing;
@@ -69,7 +90,7 @@ auto extend_decision::on_reply(std::size_t node, script_form sent, const reply_e
         return a;
     }
     record(node, answer, event);
-    conclude(on_answer(node, answer), lock, now, a);
+    conclude(on_answer(node, answer, permit_of(event)), lock, now, a);
     return a;
 }
 
@@ -79,7 +100,9 @@ void extend_decision::record(std::size_t node, extend_answer answer, const reply
         case extend_answer::extended:
             reports_.set(node, {node_status::ok, {}});
             // The scripts never shorten a TTL: a node may report more than ttl.
-            if (const auto left = integer_of(event.answer)) {
+            // (With settings.permits this is the least over every permit's
+            // yeses, not only the confirming one's: lower, so still a bound.)
+            if (const auto left = extend_number(event)) {
                 const milliseconds ms =
                     std::max(milliseconds{*left} - settings_.node_extra, milliseconds{1});
                 confirmed_left_ = confirmed_left_ ? std::min(*confirmed_left_, ms) : ms;
@@ -149,7 +172,8 @@ auto extend_decision::after_failure(errc code, const extend_lock_view& lock,
     return "; it stays valid until its previous deadline";
 }
 
-auto extend_decision::on_answer(std::size_t node, extend_answer a) -> quorum_tally::verdict {
+auto extend_decision::on_answer(std::size_t node, extend_answer a, int permit)
+    -> quorum_tally::verdict {
     if (!open_ || node >= missing_.size()) return quorum_tally::verdict::pending;
     quorum_tally::verdict v = quorum_tally::verdict::pending;
     switch (a) {
@@ -168,11 +192,26 @@ auto extend_decision::on_answer(std::size_t node, extend_answer a) -> quorum_tal
             v = tally_.failed();
             break;
     }
+    if (settings_.permits > 0) {
+        // A permit of unknown index (issue 36): a yes counts only for the permit
+        // that node extended, as in an acquisition. Two yeses for permit 0 and one
+        // for a stray permit 1 are no majority: permit 0 may be another's there.
+        permit_tally_.answer(a == extend_answer::extended ? permit : permit_tally::none);
+        v = permit_tally_.won()    ? quorum_tally::verdict::won
+            : permit_tally_.lost() ? quorum_tally::verdict::lost
+                                   : quorum_tally::verdict::pending;
+    }
     if (v != quorum_tally::verdict::pending) open_ = false;
     return v;
 }
 
 auto extend_decision::failure() const noexcept -> errc {
+    if (settings_.permits > 0) {
+        // Definite unless the failed (or unanswered) nodes could have made it.
+        return permit_tally_.best() + tally_.failed_count() + tally_.pending() < tally_.needed()
+                   ? errc::not_held
+                   : errc::quorum_unreachable;
+    }
     const std::size_t n =
         tally_.yes_count() + tally_.refused_count() + tally_.failed_count() + tally_.pending();
     return tally_.refused_count() > n - tally_.needed() ? errc::not_held : errc::quorum_unreachable;

@@ -12,6 +12,7 @@
 
 #include "redlock/error.hpp"
 #include "sansio/node_outcomes.hpp"
+#include "sansio/permit_tally.hpp"
 #include "sansio/quorum_tally.hpp"
 #include "sansio/reply.hpp"
 #include "sansio/script_fallback.hpp"
@@ -53,6 +54,12 @@ struct extend_settings {
     /// What the nodes keep past the lock's validity (its lock-delay): taken
     /// off the TTL left they report.
     std::chrono::milliseconds node_extra{0};
+    /// A semaphore's permit whose index is not known (adopted by value): its K.
+    /// Each node then extends whichever permit holds the value there and says
+    /// which ({ttl, permit}); a yes counts only for that permit, and the lease
+    /// is confirmed only where one permit was extended on a majority (issue
+    /// 36: yeses for different permits never add up). 0: one key, plain yeses.
+    int permits = 0;
 };
 
 /// What the shell does after an event, in this order.
@@ -82,7 +89,9 @@ struct extend_actions {
 class extend_decision {
 public:
     explicit extend_decision(std::size_t nodes, extend_settings settings = {})
-        : settings_{settings}, tally_{nodes}, missing_(nodes, false) {}
+        : settings_{settings}, tally_{nodes}, missing_(nodes, false) {
+        if (settings_.permits > 0) permit_tally_ = permit_tally{nodes, settings_.permits};
+    }
 
     /// The extension is asked for at `now`: refused (a bad argument, or the
     /// lock no longer ours), or the extend script goes to every node.
@@ -95,13 +104,16 @@ public:
                                 std::chrono::steady_clock::time_point now) -> extend_actions;
     /// What a reply says, as an answer to the extend script.
     [[nodiscard]] static auto answer_of(const reply_event& event) noexcept -> extend_answer;
+    /// The permit an extended node names ({ttl, permit}, a permit of unknown
+    /// index); permit_tally::none for any other reply.
+    [[nodiscard]] static auto permit_of(const reply_event& event) noexcept -> int;
 
     /// The error for an ending of refused or failed; `name_of(i)` names node i.
     template <class NameOf>
     [[nodiscard]] auto failure_error(const extend_actions& a, NameOf&& name_of) const -> error {
         if (a.end == extend_actions::ending::refused)
             return error{make_error_code(a.code), a.message, {}, 0};
-        std::string text = a.message + " (" + std::to_string(tally_.yes_count()) + " of " +
+        std::string text = a.message + " (" + std::to_string(confirmed()) + " of " +
                            std::to_string(missing_.size()) + " confirmed, " +
                            std::to_string(tally_.needed()) + " needed";
         reports_.append_problems(text, name_of);
@@ -112,8 +124,11 @@ public:
     [[nodiscard]] auto nodes() const noexcept -> const node_outcomes& { return reports_; }
 
     /// Node `node` answered while the question was open. Returns the verdict:
-    /// won once a majority confirmed, lost once that became impossible.
-    [[nodiscard]] auto on_answer(std::size_t node, extend_answer a) -> quorum_tally::verdict;
+    /// won once a majority confirmed, lost once that became impossible. With
+    /// settings.permits, `permit` is the one it extended (permit_of), and a
+    /// majority must have extended the same permit.
+    [[nodiscard]] auto on_answer(std::size_t node, extend_answer a, int permit = permit_tally::none)
+        -> quorum_tally::verdict;
     /// The verdict is known: later answers are not counted.
     [[nodiscard]] auto open() const noexcept -> bool { return open_; }
 
@@ -133,6 +148,11 @@ public:
     }
 
     [[nodiscard]] auto tally() const noexcept -> const quorum_tally& { return tally_; }
+    /// The nodes that confirmed: all the yeses, or with settings.permits those
+    /// of the permit extended on the most nodes.
+    [[nodiscard]] auto confirmed() const noexcept -> std::size_t {
+        return settings_.permits > 0 ? permit_tally_.best() : tally_.yes_count();
+    }
 
     /// The deadline after a won verdict, or why there is none.
     struct deadline_outcome {
@@ -170,6 +190,7 @@ private:
 
     extend_settings settings_;
     quorum_tally tally_;
+    permit_tally permit_tally_;  // settings.permits only: the yeses per permit
     std::vector<bool> missing_;
     node_outcomes reports_;
     std::chrono::steady_clock::time_point started_;  // first request sent

@@ -36,12 +36,16 @@ public:
         }
         return std::nullopt;
     }
+    /// The most votes any one permit has.
+    [[nodiscard]] auto best() const noexcept -> std::size_t {
+        std::size_t best = 0;
+        for (const auto v : votes_) best = v > best ? v : best;
+        return best;
+    }
     /// No permit can reach a majority any more, whatever the others answer.
     [[nodiscard]] auto lost() const noexcept -> bool {
         if (won()) return false;
-        std::size_t best = 0;
-        for (const auto v : votes_) best = v > best ? v : best;
-        return best + pending_ < needed_;
+        return best() + pending_ < needed_;
     }
 
 private:

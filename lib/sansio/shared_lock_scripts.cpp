@@ -179,7 +179,10 @@ return {0, -1, soonest}
 // (or every permit key, when the permit is not known); ARGV[1] value, ARGV[2]
 // ttl ms, ARGV[3] K. Raises the TTL of the permit that holds our value (never
 // shortening it) and returns the TTL it has (ms, at least 1); else -1 if the one permit named is
-// missing (repairable), 0 otherwise.
+// missing (repairable), 0 otherwise. With every permit key named, the TTL comes
+// as {ttl, permit}: a value may hold another permit on some node (a stray whose
+// release was lost), and the client counts each node's yes for the permit it
+// extended only (extend_decision, issue 36), as an acquisition counts grants.
 constexpr std::string_view permit_extend_source = R"lua(
 local ttl = tonumber(ARGV[2])
 for i = 2, #KEYS do
@@ -190,6 +193,7 @@ for i = 2, #KEYS do
       left = ttl
     end
     if redis.call('PTTL', KEYS[1]) < ttl then redis.call('SET', KEYS[1], ARGV[3], 'PX', ttl) end
+    if #KEYS > 2 then return {math.max(left, 1), i - 2} end
     return math.max(left, 1)
   end
 end
