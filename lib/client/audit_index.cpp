@@ -57,9 +57,14 @@ struct audit_walk {
 void index_break(client_core& core, const std::string& resource, std::int64_t wall_ms,
                  break_report report, std::function<void(result<break_report>)> done) {
     const std::string key = index_key(core.config());
+    // Ranks 0 .. -(length + 1): all but the newest audit_index_length. One std::to_string of the
+    // negative rank ("-1001"), not "-" + std::to_string(...): GCC 12 flags that operator+,
+    // inlined in a Release build, with a false -Werror=restrict.
+    const std::string last_dropped =
+        std::to_string(-static_cast<long long>(audit_index_length) - 1);
     core.probe(
         {{"ZADD", key, std::to_string(wall_ms), resource},
-         {"ZREMRANGEBYRANK", key, "0", "-" + std::to_string(audit_index_length + 1)}},
+         {"ZREMRANGEBYRANK", key, "0", last_dropped}},
         [report = std::move(report), done = std::move(done)](auto) mutable {
             done(std::move(report));
         },
