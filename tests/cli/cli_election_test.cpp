@@ -40,11 +40,13 @@ public:
                       "mv \"$0.tmp\" \"$0.term\"; exec sleep 300",
                       base});
     }
-    /// The term <tag>'s command was given, once it runs.
+    /// The term <tag>'s command was given, once it runs (within scaled(limit)).
     auto term_of(const std::string& tag, std::chrono::milliseconds limit = 10s)
         -> std::optional<unsigned long long> {
         const auto file = dir / (tag + ".term");
-        if (!redlock_test::wait_until(limit, [&] { return fs::exists(file); })) return std::nullopt;
+        if (!redlock_test::wait_until(redlock_test::scaled(limit),
+                                      [&] { return fs::exists(file); }))
+            return std::nullopt;
         return std::stoull(slurp(file));
     }
     auto runs(const std::string& tag) -> bool { return fs::exists(dir / (tag + ".term")); }
@@ -113,13 +115,14 @@ TEST_SUITE("cli election") {
                       "leader --watch prints the leader now and a line per change until "
                       "SIGTERM") {
         auto watching = start({"leader", "--name", "svc", "--watch", "--json"});
-        REQUIRE(redlock_test::wait_until(10s, [&] { return !watch_lines(dir).empty(); }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(10s),
+                                         [&] { return !watch_lines(dir).empty(); }));
         CHECK(watch_lines(dir).front()["leader"].is_null());
 
         const auto led = redlock({"elect", "--name", "svc", "--proposal", "w", "--ttl-ms", "30000",
                                   "--", "/bin/sh", "-c", "sleep 0.3"});
         CHECK(led.status == 0);
-        REQUIRE(redlock_test::wait_until(5s, [&] {
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s), [&] {
             const auto lines = watch_lines(dir);
             return lines.size() >= 3 && lines.back()["leader"].is_null();
         }));

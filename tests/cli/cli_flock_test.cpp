@@ -55,7 +55,7 @@ TEST_SUITE("cli") {
         const auto ran = redlock({"--json", "run", "-r", "job", "-n", "--", "true"});
         CHECK(ran.status == 75);
         CHECK(one_object(ran).at("error").at("code") == "contended");
-        CHECK(ran.took < 5s);
+        CHECK(ran.took < redlock_test::scaled(5s));
     }
 
     TEST_CASE_FIXTURE(flock_cluster, "run -w 0.5 waits half a second for a held lock") {
@@ -63,7 +63,7 @@ TEST_SUITE("cli") {
         const auto ran = redlock({"run", "-r", "job", "-w", "0.5", "--", "true"});
         CHECK(ran.status == 75);
         CHECK(ran.took >= 400ms);  // the last attempt starts no later than the deadline
-        CHECK(ran.took < 10s);
+        CHECK(ran.took < redlock_test::scaled(10s));
     }
 
     TEST_CASE_FIXTURE(flock_cluster, "run -E sets the exit code of a held lock") {
@@ -134,7 +134,8 @@ TEST_SUITE("cli") {
                           "echo $$ > " + quoted(pid_file.string() + ".tmp") + "; mv " +
                               quoted(pid_file.string() + ".tmp") + " " + quoted(pid_file.string()) +
                               "; exec sleep 30"});
-        REQUIRE(redlock_test::wait_until(10s, [&] { return fs::exists(pid_file); }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(10s),
+                                         [&] { return fs::exists(pid_file); }));
         const pid_t child = std::stoi(slurp(pid_file));
         REQUIRE(child > 0);
         REQUIRE_FALSE(gone(child));
@@ -142,7 +143,7 @@ TEST_SUITE("cli") {
         run->signal(SIGKILL);  // to redlock alone, not its process group
         CHECK(run->wait(10s).status == 128 + SIGKILL);
 
-        CHECK(redlock_test::wait_until(10s, [&] { return gone(child); }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(10s), [&] { return gone(child); }));
     }
 
     // ---- extend reports what the lock really has --------------------------------------------

@@ -26,6 +26,7 @@ using redlock_test::cli_process;
 using redlock_test::cli_result;
 using redlock_test::one_object;
 using redlock_test::quoted;
+using redlock_test::scaled;
 using redlock_test::slurp;
 using redlock_test::wait_until;
 
@@ -80,7 +81,7 @@ TEST_SUITE("cli") {
         CHECK(two.status == 0);
         CHECK(one_object(one).at("kind") == "shared");
         CHECK(one_object(two).at("permit").is_null());
-        CHECK(wait_until(2s, [&] { return total_keys() == 0; }));  // both released
+        CHECK(wait_until(scaled(2s), [&] { return total_keys() == 0; }));  // both released
     }
 
     TEST_CASE_FIXTURE(kinds_cluster, "a writer's run waits for the readers, and excludes them") {
@@ -90,7 +91,7 @@ TEST_SUITE("cli") {
         const auto writer_go = dir / "writer-go";
         auto reader = start({"run", "--shared", "--resource", "doc", "--", "sh", "-c",
                              "touch " + quoted(reading.string()) + "; " + await_file(reader_go)});
-        REQUIRE(wait_until(10s, [&] { return fs::exists(reading); }));
+        REQUIRE(wait_until(scaled(10s), [&] { return fs::exists(reading); }));
 
         auto writer =
             start({"--json", "run", "--wait-ms", "20000", "--resource", "doc", "--", "sh", "-c",
@@ -98,7 +99,7 @@ TEST_SUITE("cli") {
         CHECK(redlock_test::holds_for(500ms, [&] { return !fs::exists(writing); }));
         touch(reader_go);
         CHECK(reader->wait(20s).status == 0);
-        REQUIRE(wait_until(10s, [&] { return fs::exists(writing); }));
+        REQUIRE(wait_until(scaled(10s), [&] { return fs::exists(writing); }));
 
         const auto refused =
             redlock({"--json", "acquire", "--shared", "--resource", "doc", "--wait-ms", "200"});
@@ -124,7 +125,7 @@ TEST_SUITE("cli") {
             runs.push_back(start({"--json", "run", "--permits", "2", "--wait-ms", "20000",
                                   "--resource", "pool", "--", "sh", "-c", section}));
         }
-        REQUIRE(wait_until(10s, [&] { return files_starting(dir, "in.") == 2; }));
+        REQUIRE(wait_until(scaled(10s), [&] { return files_starting(dir, "in.") == 2; }));
         CHECK(redlock_test::holds_for(500ms, [&] { return files_starting(dir, "in.") == 2; }));
 
         touch(go);

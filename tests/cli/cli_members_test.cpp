@@ -125,7 +125,8 @@ void lock_round(cli_members& d) {
     // A majority: `acquire` exits once two members granted, and its client's last request may
     // never have left (a Sentinel member still asking where its master is, say). The extend
     // below repairs the third, and the status after it sees the holder on all three.
-    CHECK(redlock_test::wait_until(3s, [&] { return d.holding(key, value) >= 2; }));
+    CHECK(redlock_test::wait_until(redlock_test::scaled(3s),
+                                   [&] { return d.holding(key, value) >= 2; }));
     CHECK(d.redlock({"run", "-r", "deploy", "--", "true"}).status == 75);
     CHECK(d.redlock({"acquire", "-r", "deploy"}).status == 75);
 
@@ -147,7 +148,7 @@ void lock_round(cli_members& d) {
     CHECK(released.status == 0);
     const json release_report = one_object(released);
     CHECK(release_report.at("released").get<int>() + release_report.at("pending").get<int>() == 3);
-    CHECK(redlock_test::wait_until(2s, [&] { return d.with_key(key) == 0; }));
+    CHECK(redlock_test::wait_until(redlock_test::scaled(2s), [&] { return d.with_key(key) == 0; }));
 }
 
 }  // namespace

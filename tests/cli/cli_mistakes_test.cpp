@@ -8,6 +8,7 @@
 #include "cli/cli_process.hpp"
 #include "support/cluster.hpp"
 #include "support/redis_server.hpp"
+#include "support/wait.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -16,7 +17,6 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -208,7 +208,9 @@ TEST_SUITE("cli mistakes") {
     TEST_CASE_FIXTURE(mistakes_cluster, "an extend of an expired lock says that it expired") {
         const auto acquired = redlock({"acquire", "-r", "brief", "--ttl-ms", "200"});
         REQUIRE(acquired.status == 0);
-        std::this_thread::sleep_for(600ms);
+        // Expired on every node (its TTL, 200 ms, ran out there), not only by our clock.
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s),
+                                         [&] { return count_holding(key_of("brief")) == 0; }));
         const auto extended = redlock(
             {"extend", "-r", "brief", "--value", mistakes_value_of(acquired), "--ttl-ms", "5000"});
         CHECK(extended.status == 1);

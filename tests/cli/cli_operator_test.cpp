@@ -63,7 +63,8 @@ TEST_SUITE("cli operator") {
         const auto started = dir / "started";
         auto run = start({"run", "--resource", "cron", "--", "sh", "-c",
                           "echo > " + redlock_test::quoted(started.string()) + "; sleep 30"});
-        REQUIRE(redlock_test::wait_until(10s, [&] { return std::filesystem::exists(started); }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(10s),
+                                         [&] { return std::filesystem::exists(started); }));
         const json status = one_object(redlock({"--json", "status", "--resource", "cron"}));
         const std::string name = status.at("holder_name");
         CHECK(name.ends_with(":" + std::to_string(run->pid()) + " (sh)"));

@@ -1,5 +1,7 @@
 #include "cli/cli_process.hpp"
 
+#include "support/slowdown.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -110,6 +112,7 @@ auto cli_process::running() -> bool {
 }
 
 auto cli_process::wait(std::chrono::milliseconds timeout) -> cli_result {
+    timeout = scaled(timeout);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (!try_reap()) {
         if (std::chrono::steady_clock::now() >= deadline) {
@@ -151,10 +154,11 @@ auto one_object(const cli_result& r) -> nlohmann::json {
 
 cli_fixture::cli_fixture(const std::string& dir_prefix, const cli_timeouts& timeouts)
     : dir{make_dir(dir_prefix)}, config{dir / "cluster.json"} {
+    const std::chrono::milliseconds connect_timeout{timeouts.connect_timeout_ms};
     auto nodes = nlohmann::json::array();
     for (const auto& s : *this) nodes.push_back({{"host", "127.0.0.1"}, {"port", s.port()}});
     const nlohmann::json settings{{"nodes", nodes},
-                                  {"connect_timeout_ms", timeouts.connect_timeout_ms},
+                                  {"connect_timeout_ms", scaled(connect_timeout).count()},
                                   {"request_timeout_ms", timeouts.request_timeout_ms},
                                   {"lock", {{"ttl_ms", timeouts.ttl_ms}}},
                                   {"retry", {{"attempts", 3}, {"delay_ms", 50}, {"jitter_ms", 50}}},

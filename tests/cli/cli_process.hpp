@@ -46,8 +46,9 @@ public:
     void signal(int sig) const;
     /// True until it has exited (and been reaped).
     [[nodiscard]] auto running() -> bool;
-    /// Waits at most `timeout` for it to exit. Throws std::runtime_error if it
-    /// has not by then (the destructor then kills it), which fails the case.
+    /// Waits at most scaled(timeout) (support/slowdown.hpp) for it to exit. Throws
+    /// std::runtime_error if it has not by then (the destructor then kills it), which
+    /// fails the case.
     auto wait(std::chrono::milliseconds timeout = std::chrono::seconds{30}) -> cli_result;
 
 private:
@@ -69,7 +70,10 @@ private:
 /// The one JSON object a --json invocation printed; fails the case otherwise.
 auto one_object(const cli_result& r) -> nlohmann::json;
 
-/// The settings a CLI fixture's config file gives `redlock`, besides the masters.
+/// The settings a CLI fixture's config file gives `redlock`, besides the masters. The connect
+/// timeout is scaled by the tests' slowdown factor (support/slowdown.hpp); the request timeout
+/// and the TTL are written as given: cases reason about them (cli_wake_test: a re-check comes
+/// 2 x request_timeout after a refusal, before the holder's TTL ends).
 struct cli_timeouts {
     int connect_timeout_ms;
     int request_timeout_ms;

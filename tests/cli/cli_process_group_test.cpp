@@ -39,7 +39,8 @@ public:
     /// The pid background_sleep wrote, once it is there.
     auto sleep_pid() -> pid_t {
         const auto file = dir / "sleep.pid";
-        REQUIRE(redlock_test::wait_until(10s, [&] { return fs::exists(file); }));
+        REQUIRE(
+            redlock_test::wait_until(redlock_test::scaled(10s), [&] { return fs::exists(file); }));
         const pid_t pid = std::stoi(slurp(file));
         REQUIRE(pid > 0);
         return pid;
@@ -71,7 +72,7 @@ TEST_SUITE("cli") {
         run->signal(SIGKILL);  // to redlock alone
         CHECK(run->wait(10s).status == 128 + SIGKILL);
         // The guard process ends the group; PR_SET_PDEATHSIG alone reaches sh only.
-        CHECK(redlock_test::wait_until(10s, [&] { return gone(sleeper); }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(10s), [&] { return gone(sleeper); }));
     }
 
     TEST_CASE_FIXTURE(group_cluster, "with --pid-only what the command started outlives run") {
@@ -123,13 +124,13 @@ TEST_SUITE("cli") {
                                         "job", "-c", "read line; echo \"got:$line\"; exec cat"}};
         // Outside the terminal's foreground group, sh's read would stop it (SIGTTIN).
         term.type("hello\n");
-        REQUIRE(term.read_until("got:hello", 10s));
+        REQUIRE(term.read_until("got:hello", redlock_test::scaled(10s)));
         // The terminal's echo, then cat's copy: cat runs (sh is gone, nothing
         // catches the ^C).
         term.type("ping\n");
-        REQUIRE(term.read_until("ping\r\nping\r\n", 10s));
+        REQUIRE(term.read_until("ping\r\nping\r\n", redlock_test::scaled(10s)));
         term.type("\x03");  // ^C: the terminal signals its foreground group, CMD's
-        const int status = term.wait(10s);
+        const int status = term.wait(redlock_test::scaled(10s));
         INFO("terminal: " << term.screen());
         CHECK(status == 128 + SIGINT);
     }
@@ -141,11 +142,12 @@ TEST_SUITE("cli") {
         INFO("terminal: " << term.screen());
         term.type("PS1='$ '; " + std::string{REDLOCK_CLI} + " --config " + quoted(config.string()) +
                   " run -r job -c 'echo run\"\"ning; exec cat'\n");
-        REQUIRE(term.read_until("running", 10s));  // the line typed shows run""ning
+        REQUIRE(term.read_until("running",
+                                redlock_test::scaled(10s)));  // the line typed shows run""ning
         term.type("ping\n");
-        REQUIRE(term.read_until("ping\r\nping\r\n", 10s));
+        REQUIRE(term.read_until("ping\r\nping\r\n", redlock_test::scaled(10s)));
         term.type("\x1a");  // ^Z
-        REQUIRE(term.read_until("Stopped", 10s));
+        REQUIRE(term.read_until("Stopped", redlock_test::scaled(10s)));
         term.type("fg\n");
         // Until cat has the terminal again, a line typed may go to bash, which
         // drops typeahead as it switches the terminal's modes: type until cat
@@ -153,7 +155,7 @@ TEST_SUITE("cli") {
         bool echoed = false;
         for (int i = 0; i < 40 && !echoed; ++i) {
             term.type("pong\n");
-            echoed = term.read_until("pong\r\npong\r\n", 250ms);
+            echoed = term.read_until("pong\r\npong\r\n", redlock_test::scaled(250ms));
         }
         REQUIRE(echoed);
         term.type("\x03");  // ^C ends cat; run exits with its status
@@ -161,10 +163,10 @@ TEST_SUITE("cli") {
         bool answered = false;
         for (int i = 0; i < 40 && !answered; ++i) {
             term.type("echo \"r\"\"c=$?\"\n");  // typed, it shows r""c
-            answered = term.read_until("rc=", 250ms);
+            answered = term.read_until("rc=", redlock_test::scaled(250ms));
         }
-        CHECK(term.read_until("rc=130", 1s));
+        CHECK(term.read_until("rc=130", redlock_test::scaled(1s)));
         term.type("exit 0\n");
-        CHECK(term.wait(10s) == 0);
+        CHECK(term.wait(redlock_test::scaled(10s)) == 0);
     }
 }

@@ -17,8 +17,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -108,7 +108,7 @@ TEST_SUITE("cli run timeline") {
             auto run = start_proxied({"--json", "run", "--resource", resource, "--", "sh", "-c",
                                       "trap '' TERM; echo $$ > " + quoted(pid_file.string()) +
                                           "; while :; do sleep 0.02; done"});
-            REQUIRE(redlock_test::wait_until(10s, [&] {
+            REQUIRE(redlock_test::wait_until(redlock_test::scaled(10s), [&] {
                 return redlock_test::slurp(pid_file).find('\n') != std::string::npos;
             }));
             const pid_t command = std::stoi(redlock_test::slurp(pid_file));
@@ -133,9 +133,10 @@ TEST_SUITE("cli run timeline") {
             std::this_thread::sleep_for(std::chrono::milliseconds{(trial * 37) % (ttl_ms / 2)});
             for (std::size_t i : {0U, 1U, 2U}) proxies[i].blackhole();
 
-            const auto died_at = await_death(command, 10s);
+            const auto died_at = await_death(command, redlock_test::scaled(10s));
             REQUIRE(died_at.has_value());
-            REQUIRE(redlock_test::wait_until(15s, [&] { return decided.load(); }));
+            REQUIRE(redlock_test::wait_until(redlock_test::scaled(15s),
+                                             [&] { return decided.load(); }));
             INFO("rival: " << rival_error);
             REQUIRE(granted_at.has_value());
             margins_ms.push_back(

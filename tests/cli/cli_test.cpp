@@ -294,7 +294,7 @@ TEST_SUITE("cli") {
         CHECK(second.status == 75);
         CHECK(one_object(second).at("error").at("code") == "contended");
         CHECK(second.took >= 250ms);  // the last attempt starts no later than the deadline
-        CHECK(second.took < 5s);
+        CHECK(second.took < redlock_test::scaled(5s));
     }
 
     // ---- 78: bad config -----------------------------------------------------------------------
@@ -497,7 +497,8 @@ TEST_SUITE("cli") {
         auto run =
             start({"--json", "run", "--resource", "job", "--ttl-ms", "600", "--", "sh", "-c",
                    waiting_script(started, "echo term > " + quoted(termed.string()) + "; exit 0")});
-        REQUIRE(redlock_test::wait_until(10s, [&] { return fs::exists(started); }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(10s),
+                                         [&] { return fs::exists(started); }));
 
         for (std::size_t i : {0U, 1U, 2U}) node(i).freeze();
         const auto ran = run->wait(20s);
@@ -516,7 +517,8 @@ TEST_SUITE("cli") {
         auto run = start({"--json", "run", "--resource", "job", "--ttl-ms", "600", "--on-lost",
                           "kill", "--", "sh", "-c",
                           waiting_script(started, "echo term > " + quoted(termed.string()))});
-        REQUIRE(redlock_test::wait_until(10s, [&] { return fs::exists(started); }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(10s),
+                                         [&] { return fs::exists(started); }));
 
         for (std::size_t i : {0U, 1U, 2U}) node(i).freeze();
         const auto ran = run->wait(20s);
@@ -534,7 +536,8 @@ TEST_SUITE("cli") {
                           "--", "sh", "-c",
                           "echo started > " + quoted(started.string()) + "; sleep 2; echo done > " +
                               quoted(finished.string())});
-        REQUIRE(redlock_test::wait_until(10s, [&] { return fs::exists(started); }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(10s),
+                                         [&] { return fs::exists(started); }));
 
         for (std::size_t i : {0U, 1U, 2U}) node(i).freeze();
         const auto ran = run->wait(20s);
@@ -550,7 +553,8 @@ TEST_SUITE("cli") {
         auto run = start({"--json", "run", "--resource", "job", "--ttl-ms", "600",
                           "--kill-after-ms", "300", "--", "sh", "-c",
                           waiting_script(started, ":")});  // the trap ignores SIGTERM
-        REQUIRE(redlock_test::wait_until(10s, [&] { return fs::exists(started); }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(10s),
+                                         [&] { return fs::exists(started); }));
 
         for (std::size_t i : {0U, 1U, 2U}) node(i).freeze();
         const auto ran = run->wait(20s);
@@ -569,7 +573,8 @@ TEST_SUITE("cli") {
         auto run =
             start({"run", "--resource", "job", "--", "sh", "-c",
                    waiting_script(started, "echo term > " + quoted(termed.string()) + "; exit 7")});
-        REQUIRE(redlock_test::wait_until(10s, [&] { return fs::exists(started); }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(10s),
+                                         [&] { return fs::exists(started); }));
 
         run->signal(SIGTERM);
         const auto ran = run->wait(10s);
@@ -583,7 +588,8 @@ TEST_SUITE("cli") {
         const auto started = dir / "started";
         auto run = start({"run", "--resource", "job", "--", "sh", "-c",
                           "echo started > " + quoted(started.string()) + "; exec sleep 30"});
-        REQUIRE(redlock_test::wait_until(10s, [&] { return fs::exists(started); }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(10s),
+                                         [&] { return fs::exists(started); }));
 
         run->signal(SIGTERM);
         const auto ran = run->wait(10s);
@@ -598,7 +604,8 @@ TEST_SUITE("cli") {
             const auto started = dir / ("started-" + std::to_string(sig));
             auto run = start({"run", "--resource", "job", "--", "sh", "-c",
                               "echo started > " + quoted(started.string()) + "; exec sleep 30"});
-            REQUIRE(redlock_test::wait_until(10s, [&] { return fs::exists(started); }));
+            REQUIRE(redlock_test::wait_until(redlock_test::scaled(10s),
+                                             [&] { return fs::exists(started); }));
 
             run->signal(sig);
 
@@ -616,7 +623,8 @@ TEST_SUITE("cli") {
                    "echo started > " + quoted(started.string()) +
                        "; sleep 0.3; kill -HUP $$; echo survived > " + quoted(survived.string())});
         std::signal(SIGHUP, previous);
-        REQUIRE(redlock_test::wait_until(10s, [&] { return fs::exists(started); }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(10s),
+                                         [&] { return fs::exists(started); }));
 
         run->signal(SIGHUP);  // not forwarded, and no reason for run to stop
         const auto ran = run->wait(10s);
@@ -640,7 +648,7 @@ TEST_SUITE("cli") {
 
         CHECK(ran.status == 128 + SIGTERM);
         CHECK(one_object(ran).at("error").at("code") == "interrupted");
-        CHECK(ran.took < 5s);
+        CHECK(ran.took < redlock_test::scaled(5s));
         CHECK_FALSE(fs::exists(ran_marker));
         // The holder's lock is untouched: still on a majority (a fresh `acquire`
         // exits once a majority granted, so a slow node may never have had it).

@@ -63,7 +63,8 @@ TEST_SUITE("cli wake-ups") {
         // reaching the last ones as the process exits. Before, the first attempt was sent
         // before the subscriptions were answered, and a third (the re-check) came between.
         const long long expected = before + 3 * 5;
-        CHECK(redlock_test::wait_until(5s, [&] { return script_calls(*this) >= expected; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(5s),
+                                       [&] { return script_calls(*this) >= expected; }));
         CHECK(script_calls(*this) == expected);
     }
 }

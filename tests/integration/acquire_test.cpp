@@ -39,7 +39,8 @@ TEST_SUITE("acquire") {
         CHECK(is_lowercase_hex(held->value().substr(0, 32)));
         CHECK(held->value()[32] == '|');
         // The call returns once a majority granted; the last SETs may still be in flight.
-        CHECK(redlock_test::wait_until(1s, [&] { return count_holding(key, held->value()) == 5; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(1s),
+                                       [&] { return count_holding(key, held->value()) == 5; }));
         for (const auto& server : *this) {
             auto ttl = server.pttl(key);
             CHECK(ttl > 0);
@@ -102,7 +103,7 @@ TEST_SUITE("acquire") {
         CHECK(held->valid());
         CHECK(held->remaining() <= 300ms);
         CHECK(held->valid_until() <= returned + 300ms);
-        CHECK(redlock_test::wait_until(2s, [&] { return !held->valid(); }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(2s), [&] { return !held->valid(); }));
         CHECK(std::chrono::steady_clock::now() >= held->valid_until());
         CHECK(held->remaining() == 0ms);
     }

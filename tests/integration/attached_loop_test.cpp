@@ -132,7 +132,8 @@ TEST_SUITE("attached loop") {
                       "that loop, and leaves nothing open when destroyed") {
         test_loop loop;
         std::optional<redlock::client> locks{attach(config(), loop)};
-        REQUIRE(loop.run_until([&] { return locks->stats().nodes_connected == 3; }, 5s));
+        REQUIRE(loop.run_until([&] { return locks->stats().nodes_connected == 3; },
+                               redlock_test::scaled(5s)));
         auto key = key_of("orders:42");
         bool inside_call = false;
         int acquire_calls = 0;
@@ -148,12 +149,12 @@ TEST_SUITE("attached loop") {
             acquired.emplace(std::move(r));
         });
         inside_call = false;
-        REQUIRE(loop.run_until([&] { return acquire_calls > 0; }, 5s));
+        REQUIRE(loop.run_until([&] { return acquire_calls > 0; }, redlock_test::scaled(5s)));
         REQUIRE(acquired.has_value());
         REQUIRE(*acquired);
         auto held = acquired->value();
-        bool held_everywhere =
-            loop.run_until([&] { return count_holding(key, held.value()) == 3; }, 1s);
+        bool held_everywhere = loop.run_until([&] { return count_holding(key, held.value()) == 3; },
+                                              redlock_test::scaled(1s));
         auto blocking_acquire = locks->acquire("orders:44");
         auto blocking_release = locks->release(held);
         int release_calls = 0;
@@ -166,7 +167,7 @@ TEST_SUITE("attached loop") {
             released.emplace(std::move(r));
         });
         inside_call = false;
-        REQUIRE(loop.run_until([&] { return release_calls > 0; }, 5s));
+        REQUIRE(loop.run_until([&] { return release_calls > 0; }, redlock_test::scaled(5s)));
         loop.run_for(200ms);  // a second call, if any, would come meanwhile
 
         CHECK(acquire_calls == 1);
@@ -182,11 +183,11 @@ TEST_SUITE("attached loop") {
         REQUIRE(released.has_value());
         REQUIRE(*released);
         CHECK((*released)->deleted + (*released)->pending == 3);  // a slow node may be pending
-        CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+        CHECK(redlock_test::wait_until(redlock_test::scaled(std::chrono::seconds{2}),
                                        [&] { return count_holding(key) == 0; }));
 
         locks.reset();  // destroyed while the loop is alive
-        int closed = loop.finish(5s);
+        int closed = loop.finish(redlock_test::scaled(5s));
 
         CHECK_MESSAGE(closed == 0, "still open: " << loop.open_handles());
     }
@@ -207,14 +208,14 @@ TEST_SUITE("attached loop") {
             code = code_of(r);
         });
         inside_call = false;
-        REQUIRE(loop.run_until([&] { return calls > 0; }, 5s));
+        REQUIRE(loop.run_until([&] { return calls > 0; }, redlock_test::scaled(5s)));
         loop.run_for(100ms);
 
         CHECK(calls == 1);
         CHECK_FALSE(ran_inside);
         CHECK(code == redlock::errc::invalid_argument);
         locks.reset();
-        CHECK(loop.finish(5s) == 0);
+        CHECK(loop.finish(redlock_test::scaled(5s)) == 0);
     }
 
     TEST_CASE_FIXTURE(three_nodes,
@@ -225,13 +226,13 @@ TEST_SUITE("attached loop") {
         std::optional<redlock::result<redlock::lock>> acquired;
         locks->acquire_async("orders:42", {},
                              [&](redlock::result<redlock::lock> r) { acquired.emplace(r); });
-        REQUIRE(loop.run_until([&] { return acquired.has_value(); }, 5s));
+        REQUIRE(loop.run_until([&] { return acquired.has_value(); }, redlock_test::scaled(5s)));
         REQUIRE(*acquired);
         // Every node answered its SET: no operation is left in flight, so shutdown() closes
         // the client's handles at once.
         REQUIRE(loop.run_until(
             [&] { return count_holding(key_of("orders:42"), acquired->value().value()) == 3; },
-            1s));
+            redlock_test::scaled(1s)));
         loop.run_for(100ms);
         locks->shutdown();
         bool inside_call = false;
@@ -254,7 +255,8 @@ TEST_SUITE("attached loop") {
             release_code = code_of(r);
         });
         inside_call = false;
-        (void)loop.run_until([&] { return acquire_calls > 0 && release_calls > 0; }, 2s);
+        (void)loop.run_until([&] { return acquire_calls > 0 && release_calls > 0; },
+                             redlock_test::scaled(2s));
 
         // The thread contract: callbacks never run inside the call that started the operation,
         // and client_stopped is one of the errors they report, so this holds after shutdown too.
@@ -265,7 +267,7 @@ TEST_SUITE("attached loop") {
         CHECK_FALSE(release_ran_inside);
         CHECK(release_code == redlock::errc::client_stopped);
         locks.reset();
-        CHECK(loop.finish(5s) == 0);
+        CHECK(loop.finish(redlock_test::scaled(5s)) == 0);
     }
 
     TEST_CASE_FIXTURE(three_nodes,
@@ -286,24 +288,26 @@ TEST_SUITE("attached loop") {
         locks->acquire_async("orders:45", {},
                              [&](redlock::result<redlock::lock> r) { outcome = std::move(r); });
 
-        REQUIRE(loop.run_until([&] { return outcome.has_value(); }, 5s));
+        REQUIRE(loop.run_until([&] { return outcome.has_value(); }, redlock_test::scaled(5s)));
         REQUIRE(outcome->has_value());
         const redlock::lock held = outcome->value();
-        CHECK(loop.run_until([&] { return locks->stats().operations == 0; }, 1s));
+        CHECK(loop.run_until([&] { return locks->stats().operations == 0; },
+                             redlock_test::scaled(1s)));
         node(2).thaw();
         const auto key = key_of("orders:45");
-        REQUIRE(loop.run_until([&] { return count_holding(key, held.value()) == 3; }, 2s));
+        REQUIRE(loop.run_until([&] { return count_holding(key, held.value()) == 3; },
+                               redlock_test::scaled(2s)));
         std::optional<redlock::result<redlock::release_report>> released;
         locks->release_async(
             held, [&](redlock::result<redlock::release_report> r) { released = std::move(r); });
-        REQUIRE(loop.run_until([&] { return released.has_value(); }, 5s));
+        REQUIRE(loop.run_until([&] { return released.has_value(); }, redlock_test::scaled(5s)));
         REQUIRE(released->has_value());
         CHECK(released->value().deleted + released->value().pending ==
               3);  // a slow node may be pending
-        CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+        CHECK(redlock_test::wait_until(redlock_test::scaled(std::chrono::seconds{2}),
                                        [&] { return count_holding(key) == 0; }));
         locks.reset();
-        CHECK(loop.finish(5s) == 0);
+        CHECK(loop.finish(redlock_test::scaled(5s)) == 0);
     }
 
     TEST_CASE_FIXTURE(three_nodes,
@@ -315,7 +319,8 @@ TEST_SUITE("attached loop") {
         auto settings = config();
         settings.request_timeout = 1000ms;
         std::optional<redlock::client> locks{attach(settings, loop)};
-        REQUIRE(loop.run_until([&] { return locks->stats().nodes_connected == 3; }, 5s));
+        REQUIRE(loop.run_until([&] { return locks->stats().nodes_connected == 3; },
+                               redlock_test::scaled(5s)));
         // A first round trip on every connection: the connect handshake is over by its end.
         bool warmed_up = false;
         locks->acquire_async("warm-up", {}, [&](redlock::result<redlock::lock> r) {
@@ -327,7 +332,7 @@ TEST_SUITE("attached loop") {
             locks->release_async(
                 *r, [&](redlock::result<redlock::release_report>) { warmed_up = true; });
         });
-        REQUIRE(loop.run_until([&] { return warmed_up; }, 5s));
+        REQUIRE(loop.run_until([&] { return warmed_up; }, redlock_test::scaled(5s)));
         constexpr std::size_t batch = 200;
         const std::size_t nodes = locks->node_count();
         std::vector<redlock::lock> held;
@@ -345,7 +350,7 @@ TEST_SUITE("attached loop") {
                                      });
             }
         });
-        REQUIRE(loop.run_until([&] { return acquire_fired == batch; }, 10s));
+        REQUIRE(loop.run_until([&] { return acquire_fired == batch; }, redlock_test::scaled(10s)));
         auto after_acquire = locks->stats();
         loop.defer([&] {
             for (const auto& l : held) {
@@ -355,7 +360,8 @@ TEST_SUITE("attached loop") {
                 });
             }
         });
-        REQUIRE(loop.run_until([&] { return release_fired == held.size(); }, 10s));
+        REQUIRE(loop.run_until([&] { return release_fired == held.size(); },
+                               redlock_test::scaled(10s)));
         auto after_release = locks->stats();
 
         CHECK(held.size() == batch);
@@ -370,6 +376,6 @@ TEST_SUITE("attached loop") {
         CHECK(deleted == batch * nodes);
         locks.reset();  // the stragglers' releases land before the client has closed
         CHECK(total_keys() == 0);
-        CHECK(loop.finish(5s) == 0);
+        CHECK(loop.finish(redlock_test::scaled(5s)) == 0);
     }
 }

@@ -85,7 +85,7 @@ protected:
         hold_busy();
         locks.acquire_async("busy", slow_failure(), done.callback("busy"));
         locks.acquire_async("free", {}, done.callback("free"));
-        REQUIRE(done.all.wait_for(10s));
+        REQUIRE(done.all.wait_for(redlock_test::scaled(10s)));
     }
 
 private:
@@ -131,7 +131,7 @@ TEST_SUITE("back-pressure") {
 
         for (const auto& name : names) locks.acquire_async(name, {}, done.callback(name));
 
-        REQUIRE(done.all.wait_for(10s));
+        REQUIRE(done.all.wait_for(redlock_test::scaled(10s)));
         for (std::size_t i = 0; i < names.size(); ++i) {
             CHECK(done.position(names[i]) == i);
             auto r = done.outcome(names[i]);
@@ -150,7 +150,7 @@ TEST_SUITE("back-pressure") {
         locks.acquire_async("busy", slow_failure(), done.callback("busy"));
         locks.acquire_async("free", waits, done.callback("free"));
 
-        REQUIRE(done.all.wait_for(10s));
+        REQUIRE(done.all.wait_for(redlock_test::scaled(10s)));
         CHECK(done.position("free") == 0);
         REQUIRE(done.outcome("free"));
         CHECK(locks.release(*done.outcome("free")));
@@ -167,7 +167,7 @@ TEST_SUITE("back-pressure") {
         const auto ticket = locks.acquire_async("free", {}, done.callback("free"));
         locks.cancel(ticket);
 
-        REQUIRE(done.all.wait_for(10s));
+        REQUIRE(done.all.wait_for(redlock_test::scaled(10s)));
         CHECK(done.position("free") == 0);  // at once, not after "busy"
         const auto cancelled = done.outcome("free");
         REQUIRE_FALSE(cancelled);
@@ -184,7 +184,7 @@ TEST_SUITE("back-pressure") {
             locks.acquire_async("free", {}, done.callback("free"));
         }  // destroyed: shutdown
 
-        REQUIRE(done.all.wait_for(10s));
+        REQUIRE(done.all.wait_for(redlock_test::scaled(10s)));
         const auto stopped = done.outcome("free");
         REQUIRE_FALSE(stopped);
         CHECK(stopped.error().code == redlock::errc::client_stopped);

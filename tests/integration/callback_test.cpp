@@ -28,7 +28,8 @@ TEST_SUITE("callbacks") {
             throw 42;
         });
 
-        CHECK(redlock_test::wait_until(2s, [&] { return calls == 2 && empty_calls_done; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(2s),
+                                       [&] { return calls == 2 && empty_calls_done; }));
         auto again = locks.acquire("orders:42");
         REQUIRE(again);
         CHECK(again->valid());

@@ -56,15 +56,16 @@ TEST_SUITE("cancel") {
         REQUIRE(held);
         REQUIRE(held_everywhere("r", held->value()));
         redlock::lock_options patient;
-        patient.max_wait = 10s;
+        patient.max_wait = redlock_test::scaled(10s);  // beyond the bounds checked below
         auto ticket = rival.acquire_async("r", patient, waiting.callback());
-        REQUIRE(redlock_test::wait_until(5s, [&] { return rival.stats().attempts >= 2; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s),
+                                         [&] { return rival.stats().attempts >= 2; }));
         auto start = std::chrono::steady_clock::now();
 
         rival.cancel(ticket);
 
-        REQUIRE(waiting.done.wait_for(5s));
-        CHECK(waiting.at - start < 2s);
+        REQUIRE(waiting.done.wait_for(redlock_test::scaled(5s)));
+        CHECK(waiting.at - start < redlock_test::scaled(2s));
         CHECK(redlock_test::holds_for(200ms, [&] { return waiting.calls == 1; }));
         {
             std::lock_guard guard{waiting.mutex};
@@ -89,7 +90,8 @@ TEST_SUITE("cancel") {
         settings.request_timeout = 1000ms;
         auto locks = make_client(settings);
         auto key = key_of("r");
-        REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s),
+                                         [&] { return locks.stats().nodes_connected == 5; }));
         for (int i : {0, 1, 2}) node(i).freeze();
         // A TTL far beyond the waits below: a key that disappears was released, not expired.
         redlock::lock_options options;
@@ -97,18 +99,19 @@ TEST_SUITE("cancel") {
         options.max_wait = 10s;
         auto ticket = locks.acquire_async("r", options, in_flight.callback());
         // The two live nodes granted; the three frozen ones have the SET queued, unanswered.
-        bool granted_by_two = redlock_test::wait_until(2s, [&] { return count_holding(key) == 2; });
+        bool granted_by_two = redlock_test::wait_until(redlock_test::scaled(2s),
+                                                       [&] { return count_holding(key) == 2; });
         auto start = std::chrono::steady_clock::now();
 
         locks.cancel(ticket);
 
-        bool completed = in_flight.done.wait_for(5s);
+        bool completed = in_flight.done.wait_for(redlock_test::scaled(5s));
         auto took = elapsed_since(start);
         auto left_on_live_nodes = count_holding(key);
         for (int i : {0, 1, 2}) node(i).thaw();
         CHECK(granted_by_two);
         REQUIRE(completed);
-        CHECK(took < 3s);
+        CHECK(took < redlock_test::scaled(3s));
         CHECK(redlock_test::holds_for(200ms, [&] { return in_flight.calls == 1; }));
         {
             std::lock_guard guard{in_flight.mutex};
@@ -117,7 +120,8 @@ TEST_SUITE("cancel") {
         }
         CHECK(left_on_live_nodes == 0);
         // Each release was queued behind its SET on the frozen node's connection.
-        CHECK(redlock_test::wait_until(3s, [&] { return count_holding(key) == 0; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(3s),
+                                       [&] { return count_holding(key) == 0; }));
         CHECK(redlock_test::holds_for(300ms, [&] { return count_holding(key) == 0; }));
     }
 
@@ -130,9 +134,10 @@ TEST_SUITE("cancel") {
         REQUIRE(held_everywhere("r", held->value()));
         std::stop_source stop;
         redlock::lock_options patient;
-        patient.max_wait = 10s;
+        patient.max_wait = redlock_test::scaled(10s);  // beyond the bounds checked below
         std::jthread stopper{[&] {
-            if (redlock_test::wait_until(5s, [&] { return rival.stats().attempts >= 2; })) {
+            if (redlock_test::wait_until(redlock_test::scaled(5s),
+                                         [&] { return rival.stats().attempts >= 2; })) {
                 stop.request_stop();
             }
         }};
@@ -144,7 +149,7 @@ TEST_SUITE("cancel") {
         stopper.join();
         REQUIRE_FALSE(outcome);
         CHECK(outcome.error().code == redlock::errc::cancelled);
-        CHECK(took < 6s);
+        CHECK(took < redlock_test::scaled(6s));  // well before max_wait
         CHECK(count_holding(key_of("r"), held->value()) == 5);
         CHECK(total_keys() == 5);
     }
@@ -170,13 +175,13 @@ TEST_SUITE("cancel") {
         auto locks = make_client();
         auto key = key_of("r");
         auto ticket = locks.acquire_async("r", {}, completed.callback());
-        REQUIRE(completed.done.wait_for(5s));
+        REQUIRE(completed.done.wait_for(redlock_test::scaled(5s)));
         std::unique_lock guard{completed.mutex};
         REQUIRE(*completed.outcome);
         auto held = **completed.outcome;
         guard.unlock();
-        REQUIRE(
-            redlock_test::wait_until(1s, [&] { return count_holding(key, held.value()) == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(1s),
+                                         [&] { return count_holding(key, held.value()) == 5; }));
         auto requests = locks.stats().requests;
 
         CHECK(ticket != 0);

@@ -126,7 +126,8 @@ TEST_SUITE("clock step") {
                       "a node whose clock steps forward past the TTL is quarantined and the "
                       "holders are told") {
         auto client = redlock_test::create_client(settings());
-        REQUIRE(redlock_test::wait_until(5s, [&] { return client.stats().nodes_connected == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s),
+                                         [&] { return client.stats().nodes_connected == 5; }));
 
         // The watcher: auto-renewed on all five, renewing every 500 ms. Its
         // renewals are what notice the step first.
@@ -166,8 +167,8 @@ TEST_SUITE("clock step") {
         REQUIRE(stepped.command({"EXISTS", key}) == "0");
 
         // The watcher's next renewal sends TIME and sees it.
-        REQUIRE(
-            redlock_test::wait_until(10s, [&] { return client.stats().node_clock_steps >= 1; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(10s),
+                                         [&] { return client.stats().node_clock_steps >= 1; }));
         CHECK(log.contains("redlock: node " + stepped_name() + ": its clock stepped"));
 
         // A rival now gets nodes 2, 3 and 4 — three of five, were node 2 counted —
@@ -189,7 +190,8 @@ TEST_SUITE("clock step") {
 
         // The watcher is told at a renewal that went through: its key was gone
         // on the stepped node, which no longer counts.
-        REQUIRE(redlock_test::wait_until(5s, [&] { return watcher_told->shrink_count() >= 1; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s),
+                                         [&] { return watcher_told->shrink_count() >= 1; }));
         const auto report = watcher_told->first_shrink();
         REQUIRE(report.nodes.size() == 1);
         CHECK(report.nodes[0].node == stepped_name());
@@ -200,7 +202,8 @@ TEST_SUITE("clock step") {
 
         // The holder's majority shrank below a majority: its renewal fails, and
         // the loss names the stepped node.
-        REQUIRE(redlock_test::wait_until(10s, [&] { return holder_told->loss().has_value(); }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(10s),
+                                         [&] { return holder_told->loss().has_value(); }));
         const auto loss = *holder_told->loss();
         CHECK(loss.code == redlock::errc::lock_lost);
         CHECK(loss.message.find(stepped_name() + ": its clock stepped") != std::string::npos);

@@ -87,7 +87,7 @@ TEST_SUITE("concurrency") {
         first.acquire_async("orders:42", {}, record(first_outcome));
         second.acquire_async("orders:42", {}, record(second_outcome));
 
-        REQUIRE(both.wait_for(10s));
+        REQUIRE(both.wait_for(redlock_test::scaled(10s)));
         REQUIRE(first_outcome);
         REQUIRE(second_outcome);
         CHECK(first_outcome->has_value() != second_outcome->has_value());
@@ -110,7 +110,7 @@ TEST_SUITE("concurrency") {
             done.count_down();
         });
 
-        REQUIRE(done.wait_for(5s));
+        REQUIRE(done.wait_for(redlock_test::scaled(5s)));
         REQUIRE(outer);
         REQUIRE(*outer);
         REQUIRE(inner);

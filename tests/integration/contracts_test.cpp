@@ -50,7 +50,8 @@ struct call_probe {
 
     /// Waits for the callback; it must have run outside the call, with client_stopped.
     void check_called_back_later() {
-        REQUIRE(redlock_test::wait_until(std::chrono::seconds{2}, [&] { return ran.load(); }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(std::chrono::seconds{2}),
+                                         [&] { return ran.load(); }));
         CHECK_FALSE(ran_inside);
         CHECK(stopped);
     }
@@ -138,7 +139,7 @@ TEST_SUITE("contracts") {
             seen->threads.push_back(std::this_thread::get_id());
         };
         auto locks = four.make_client(settings);
-        REQUIRE(redlock_test::wait_until(2s, [&] {
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s), [&] {
             std::lock_guard held{seen->mutex};
             return !seen->threads.empty();
         }));

@@ -57,9 +57,11 @@ struct eager {
     };
     std::future<std::variant<T, thrown>> result;
 
-    /// The value, or nullopt if it is not there within `limit` (or the body threw).
+    /// The value, or nullopt if it is not there within scaled(limit) (or the body threw).
     auto get(std::chrono::milliseconds limit = 5s) -> std::optional<T> {
-        if (result.wait_for(limit) != std::future_status::ready) return std::nullopt;
+        if (result.wait_for(redlock_test::scaled(limit)) != std::future_status::ready) {
+            return std::nullopt;
+        }
         auto outcome = result.get();
         if (auto* value = std::get_if<T>(&outcome)) return std::move(*value);
         FAIL_CHECK("the coroutine threw: " << std::get<thrown>(outcome).what);
@@ -151,7 +153,8 @@ TEST_SUITE("coroutines") {
         CHECK(done->after_acquire == loop);
         CHECK(done->after_extend == loop);
         CHECK(done->after_release == loop);
-        CHECK(redlock_test::wait_until(1s, [&] { return count_holding(key_of("coro:a")) == 0; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(1s),
+                                       [&] { return count_holding(key_of("coro:a")) == 0; }));
     }
 
     TEST_CASE_FIXTURE(cluster, "a contended co_await returns the error") {
@@ -182,7 +185,7 @@ TEST_SUITE("coroutines") {
         REQUIRE(got);
         REQUIRE_FALSE(*got);
         CHECK(got->error().code == redlock::errc::cancelled);
-        CHECK(std::chrono::steady_clock::now() - started < 3s);
+        CHECK(std::chrono::steady_clock::now() - started < redlock_test::scaled(3s));
         CHECK(count_holding(key_of("coro:c"), held.value()) == 5);  // the holder untouched
         CHECK(other.release(held));
     }
@@ -253,7 +256,7 @@ TEST_SUITE("coroutines") {
                       "a coroutine that throws on the loop thread leaves the client working") {
         auto locks = make_client();
         auto failed = throws_after_acquire(locks, "coro:e");
-        REQUIRE(failed.result.wait_for(5s) == std::future_status::ready);
+        REQUIRE(failed.result.wait_for(redlock_test::scaled(5s)) == std::future_status::ready);
         const auto outcome = failed.result.get();
         REQUIRE(std::holds_alternative<thrown>(outcome));
         CHECK(std::get<thrown>(outcome).what == "thrown on the loop thread");

@@ -43,7 +43,7 @@ auto nodes_with_key(const cluster& nodes) -> int {
 }
 
 auto queued_everywhere(const cluster& nodes, int count) -> bool {
-    return redlock_test::wait_until(5s, [&] {
+    return redlock_test::wait_until(redlock_test::scaled(5s), [&] {
         for (const auto& server : nodes)
             if (server.command({"ZCARD", queue}) != std::to_string(count)) return false;
         return true;
@@ -71,8 +71,9 @@ void wait_for(redlock::client& locks, pending_acquire& into,
 }
 
 auto connected(redlock::client& a, redlock::client& b) -> bool {
-    return redlock_test::wait_until(
-        5s, [&] { return a.stats().nodes_connected == 5 && b.stats().nodes_connected == 5; });
+    return redlock_test::wait_until(redlock_test::scaled(5s), [&] {
+        return a.stats().nodes_connected == 5 && b.stats().nodes_connected == 5;
+    });
 }
 
 /// What a release does, without the message: on every node the key takes the
@@ -104,7 +105,8 @@ TEST_SUITE("hand-off across clients") {
             pending_acquire waiter;
             wait_for(other, waiter, mode, 10s);
             REQUIRE(queued_everywhere(*this, 1));
-            REQUIRE(redlock_test::wait_until(5s, [&] { return other.stats().waiters == 1; }));
+            REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s),
+                                             [&] { return other.stats().waiters == 1; }));
             const auto before = other.stats();
 
             const auto released = owner.release(*held);
@@ -128,7 +130,8 @@ TEST_SUITE("hand-off across clients") {
             CHECK(granted->valid_until() <= waiter.asked + 10s);
             CHECK(queued_everywhere(*this, 0));
             // The acquisition, finished by a message rather than a reply, is retired.
-            CHECK(redlock_test::wait_until(5s, [&] { return other.stats().operations == 0; }));
+            CHECK(redlock_test::wait_until(redlock_test::scaled(5s),
+                                           [&] { return other.stats().operations == 0; }));
             REQUIRE(other.release(*granted));
             CHECK(nodes_with_key(*this) == 0);
         }
@@ -164,7 +167,7 @@ TEST_SUITE("hand-off across clients") {
         auto owner = make_client();
         std::vector<redlock::client> waiters;
         for (int i = 0; i < 3; ++i) waiters.push_back(make_client());
-        REQUIRE(redlock_test::wait_until(5s, [&] {
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s), [&] {
             for (auto& w : waiters)
                 if (w.stats().nodes_connected != 5) return false;
             return owner.stats().nodes_connected == 5;
@@ -228,6 +231,7 @@ TEST_SUITE("hand-off across clients") {
         } else {
             CHECK(outcome.error().code == redlock::errc::cancelled);
         }
-        CHECK(redlock_test::wait_until(5s, [&] { return nodes_with_key(*this) == 0; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(5s),
+                                       [&] { return nodes_with_key(*this) == 0; }));
     }
 }

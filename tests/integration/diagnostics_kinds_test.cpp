@@ -17,6 +17,7 @@
 
 using namespace std::chrono_literals;
 using redlock_test::cluster;
+using redlock_test::scaled;
 using redlock_test::wait_until;
 
 namespace {
@@ -31,7 +32,7 @@ auto permits(int k) -> redlock::lock_options {
 
 /// Waits until `value` is a live reader of "doc" on every node.
 auto reading_everywhere(const cluster& nodes, const std::string& value) -> bool {
-    return wait_until(5s, [&] {
+    return wait_until(scaled(5s), [&] {
         return redlock_test::count_reading(nodes, nodes.key_of("doc"), value) ==
                static_cast<int>(nodes.size());
     });
@@ -40,7 +41,7 @@ auto reading_everywhere(const cluster& nodes, const std::string& value) -> bool 
 /// acquire returns at quorum; waits until every node has `key` (the rest of
 /// the grants are still on their way), so that every node's view is known.
 auto on_every_node(const cluster& nodes, const std::string& key) -> bool {
-    return wait_until(2s, [&] { return nodes.count_holding(key) == 5; });
+    return wait_until(scaled(2s), [&] { return nodes.count_holding(key) == 5; });
 }
 
 }  // namespace
@@ -52,8 +53,9 @@ TEST_SUITE("diagnostics") {
         auto b = make_client();
         // Connected everywhere first: an acquisition is decided at a majority, and a
         // node a fresh client had not reached yet would never hold its reader.
-        REQUIRE(redlock_test::wait_until(
-            5s, [&] { return a.stats().nodes_connected == 5 && b.stats().nodes_connected == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s), [&] {
+            return a.stats().nodes_connected == 5 && b.stats().nodes_connected == 5;
+        }));
         auto r1 = a.acquire("doc", reader(10000ms));
         auto r2 = b.acquire("doc", reader(10000ms));
         REQUIRE(r1);
@@ -91,7 +93,8 @@ TEST_SUITE("diagnostics") {
     TEST_CASE_FIXTURE(cluster,
                       "status leaves out a reader whose hold ended, though the set lists it") {
         auto locks = make_client();
-        REQUIRE(redlock_test::wait_until(5s, [&] { return locks.stats().nodes_connected == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s),
+                                         [&] { return locks.stats().nodes_connected == 5; }));
         auto live = locks.acquire("doc", reader(5000ms));
         REQUIRE(live);
         REQUIRE(reading_everywhere(*this, live->value()));
@@ -245,7 +248,7 @@ TEST_SUITE("diagnostics") {
         };
         locks.status_async("pool", 0, note);  // refused, yet never inside the call
         locks.status_async("pool", 2, note);
-        REQUIRE(done.wait_for(5s));
+        REQUIRE(done.wait_for(redlock_test::scaled(5s)));
         CHECK_FALSE(inside);
 
         auto moved = std::move(locks);

@@ -18,8 +18,8 @@ TEST_SUITE("diagnostics") {
         fenced.fencing = true;
         auto held = locks.acquire("orders:42", fenced);
         REQUIRE(held);
-        REQUIRE(
-            redlock_test::wait_until(1s, [&] { return count_holding(key_of("orders:42")) == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(1s),
+                                         [&] { return count_holding(key_of("orders:42")) == 5; }));
         node(4).crash();
 
         auto status = locks.status("orders:42");
@@ -109,8 +109,8 @@ TEST_SUITE("diagnostics") {
         REQUIRE(held);
         // acquire returns at quorum; the other SETs travel on the owner's connections,
         // which the other process's release does not wait behind.
-        REQUIRE(
-            redlock_test::wait_until(2s, [&] { return count_holding(key_of("orders:42")) == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s),
+                                         [&] { return count_holding(key_of("orders:42")) == 5; }));
         auto adopted = other_process.adopt("orders:42", held->value());
         CHECK_FALSE(adopted.valid());  // its validity is unknown until an extend succeeds
 
@@ -121,7 +121,7 @@ TEST_SUITE("diagnostics") {
         CHECK(*extended > 4s);
         REQUIRE(report);
         CHECK(report->deleted + report->pending == 5);  // a slow node may be pending
-        CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+        CHECK(redlock_test::wait_until(redlock_test::scaled(std::chrono::seconds{2}),
                                        [&] { return count_holding(key_of("orders:42")) == 0; }));
     }
 
@@ -138,7 +138,8 @@ TEST_SUITE("diagnostics") {
         CHECK(extended.error().code == redlock::errc::not_held);
         REQUIRE(report);
         CHECK(report->deleted == 0);
-        CHECK(redlock_test::wait_until(
-            2s, [&] { return count_holding(key_of("orders:42"), held->value()) == 5; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(2s), [&] {
+            return count_holding(key_of("orders:42"), held->value()) == 5;
+        }));
     }
 }

@@ -99,7 +99,7 @@ TEST_SUITE("election") {
 
         REQUIRE(won->resign());
         CHECK_FALSE(won->valid());
-        REQUIRE(standby.ready_within(5s));
+        REQUIRE(standby.ready_within(redlock_test::scaled(5s)));
         auto next = standby.future.get();
         REQUIRE(next);
         CHECK(next->term() > won->term());
@@ -116,14 +116,14 @@ TEST_SUITE("election") {
                       "confirm that is also the first proclamation; resign is one") {
         auto c = make_client();
         REQUIRE(redlock_test::wait_until(
-            5s, [&] { return c.stats().nodes_connected == c.node_count(); }));
+            redlock_test::scaled(5s), [&] { return c.stats().nodes_connected == c.node_count(); }));
         for (const auto& server : *this) REQUIRE(server.command({"CONFIG", "RESETSTAT"}) == "OK");
         auto won = c.campaign("two-rounds", "alpha");
         REQUIRE(won);
         // Every node is sent the wait-acquire and the confirm, both EVALSHA, and no
         // proclamation of its own (EVAL). A slow node may still be working on them.
         for (const auto& server : *this) {
-            CHECK(redlock_test::wait_until(5s, [&] {
+            CHECK(redlock_test::wait_until(redlock_test::scaled(5s), [&] {
                 return redlock_test::command_calls(redlock_test::command_stats(server),
                                                    "evalsha") == 2;
             }));
@@ -142,13 +142,13 @@ TEST_SUITE("election") {
         REQUIRE(won->resign());
         CHECK(c.stats().requests - before == c.node_count());
         for (const auto& server : *this) {
-            CHECK(redlock_test::wait_until(5s, [&] {
+            CHECK(redlock_test::wait_until(redlock_test::scaled(5s), [&] {
                 return redlock_test::command_calls(redlock_test::command_stats(server),
                                                    "evalsha") == 3;
             }));
             CHECK(redlock_test::command_calls(redlock_test::command_stats(server), "eval") == 0);
             // The leader key is gone with the lock, on every node.
-            CHECK(redlock_test::wait_until(5s, [&] {
+            CHECK(redlock_test::wait_until(redlock_test::scaled(5s), [&] {
                 return server.command({"EXISTS", key_of("two-rounds") + "|leader"}) == "0" &&
                        server.command({"EXISTS", key_of("two-rounds")}) == "0";
             }));
@@ -167,7 +167,7 @@ TEST_SUITE("election") {
             waiting.push_back(std::make_unique<pending_campaign>(
                 clients[static_cast<std::size_t>(i)], "queue", std::to_string(i + 1)));
             // Each is queued on the nodes before the next arrives.
-            REQUIRE(redlock_test::wait_until(2s, [&] {
+            REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s), [&] {
                 return (*this)[0].command({"ZCARD", queue_key_of("queue")}) ==
                        std::to_string(i + 1);
             }));
@@ -175,7 +175,7 @@ TEST_SUITE("election") {
         std::uint64_t term = won->term();
         REQUIRE(won->resign());
         for (auto& w : waiting) {
-            REQUIRE(w->ready_within(5s));
+            REQUIRE(w->ready_within(redlock_test::scaled(5s)));
             auto next = w->future.get();
             REQUIRE(next);
             CHECK(next->term() > term);
@@ -200,7 +200,7 @@ TEST_SUITE("election") {
             CHECK_FALSE(standby->ready_within(200ms));
         }  // renewals stop with the client; its keys expire by their TTL
         const auto gone = std::chrono::steady_clock::now();
-        REQUIRE(standby->ready_within(5s));
+        REQUIRE(standby->ready_within(redlock_test::scaled(5s)));
         auto next = standby->future.get();
         REQUIRE(next);
         CHECK(next->term() > first_term);
@@ -256,7 +256,7 @@ TEST_SUITE("election") {
         REQUIRE(view->leader);
         CHECK(view->leader->value == "beta");
         // Its next renewal finds another holder.
-        REQUIRE(told.wait_for(5s));
+        REQUIRE(told.wait_for(redlock_test::scaled(5s)));
         CHECK(won->lost());
         CHECK(won->lost_token().stop_requested());
         CHECK_FALSE(won->valid());
@@ -275,7 +275,7 @@ TEST_SUITE("election") {
         pending_campaign standby{second, "svc", "beta"};
         CHECK_FALSE(standby.ready_within(200ms));
         second.cancel(standby.ticket);
-        REQUIRE(standby.ready_within(5s));
+        REQUIRE(standby.ready_within(redlock_test::scaled(5s)));
         auto outcome = standby.future.get();
         REQUIRE_FALSE(outcome);
         CHECK(outcome.error().code == redlock::errc::cancelled);
@@ -286,7 +286,7 @@ TEST_SUITE("election") {
         });
         CHECK(blocked.wait_for(200ms) == std::future_status::timeout);
         stop.request_stop();
-        REQUIRE(blocked.wait_for(5s) == std::future_status::ready);
+        REQUIRE(blocked.wait_for(redlock_test::scaled(5s)) == std::future_status::ready);
         auto stopped = blocked.get();
         REQUIRE_FALSE(stopped);
         CHECK(stopped.error().code == redlock::errc::cancelled);
@@ -296,7 +296,7 @@ TEST_SUITE("election") {
     TEST_CASE_FIXTURE(cluster, "a campaign co_awaited in a coroutine leads") {
         auto c = make_client();
         auto task = campaign_in_coroutine(c, "svc");
-        REQUIRE(task.result.wait_for(5s) == std::future_status::ready);
+        REQUIRE(task.result.wait_for(redlock_test::scaled(5s)) == std::future_status::ready);
         auto won = task.result.get();
         REQUIRE(won);
         CHECK(won->value() == "from a coroutine");
@@ -319,18 +319,18 @@ TEST_SUITE("election") {
         // not by the observer's reread at the leader's validity end.
         auto won = first.campaign("svc", "alpha", with_ttl(20s));
         REQUIRE(won);
-        at = log.await(*at + 1, leads("alpha"), 3s);
+        at = log.await(*at + 1, leads("alpha"), redlock_test::scaled(3s));
         REQUIRE(at);
         CHECK(log.at(*at).leader->term == won->term());
 
         REQUIRE(won->proclaim("alpha2"));
-        at = log.await(*at + 1, leads("alpha2"), 3s);
+        at = log.await(*at + 1, leads("alpha2"), redlock_test::scaled(3s));
         REQUIRE(at);
         CHECK(log.at(*at).leader->term == won->term());
 
         REQUIRE(won->resign());
         at = log.await(
-            *at + 1, [](const auto& v) { return !v.leader; }, 3s);
+            *at + 1, [](const auto& v) { return !v.leader; }, redlock_test::scaled(3s));
         REQUIRE(at);
 
         std::optional<redlock::leadership> second_won;
@@ -338,12 +338,12 @@ TEST_SUITE("election") {
             auto second = make_client();
             auto next = second.campaign("svc", "beta", with_ttl(1s));
             REQUIRE(next);
-            at = log.await(*at + 1, leads("beta"), 3s);
+            at = log.await(*at + 1, leads("beta"), redlock_test::scaled(3s));
             REQUIRE(at);
             CHECK(log.at(*at).leader->term > won->term());
         }  // the leader's client gone without a word: its key expires
         at = log.await(
-            *at + 1, [](const auto& v) { return !v.leader; }, 5s);
+            *at + 1, [](const auto& v) { return !v.leader; }, redlock_test::scaled(5s));
         CHECK(at);
 
         observing->stop();

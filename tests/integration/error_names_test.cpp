@@ -26,8 +26,9 @@ TEST_SUITE("error names") {
         auto rival = make_client();
         auto held = owner.acquire("b");
         REQUIRE(held);
-        REQUIRE(redlock_test::wait_until(
-            2s, [&] { return count_holding(key_of("b"), held->value()) == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s), [&] {
+            return count_holding(key_of("b"), held->value()) == 5;
+        }));
 
         auto refused = rival.acquire_all({"a", "b", "c"});
 
@@ -46,7 +47,7 @@ TEST_SUITE("error names") {
         auto second = owner.acquire("c");
         REQUIRE(first);
         REQUIRE(second);
-        REQUIRE(redlock_test::wait_until(2s, [&] {
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s), [&] {
             return count_holding(key_of("a"), first->value()) == 5 &&
                    count_holding(key_of("c"), second->value()) == 5;
         }));

@@ -25,8 +25,8 @@ TEST_SUITE("extend") {
         auto held = locks.acquire("orders:42");
         REQUIRE(held);
         REQUIRE(locks.extend(*held, 2000ms));  // the extend script is now loaded everywhere
-        REQUIRE(
-            redlock_test::wait_until(1s, [&] { return count_holding(key, held->value()) == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(1s),
+                                         [&] { return count_holding(key, held->value()) == 5; }));
         for (auto& server : *this) REQUIRE(server.command({"SCRIPT", "FLUSH"}) == "OK");
 
         auto extended = locks.extend(*held, 5000ms);
@@ -37,7 +37,7 @@ TEST_SUITE("extend") {
         // A majority ran the script (by EVAL): their TTL is the new one. A node whose
         // NOSCRIPT came after the verdict is not asked again, and keeps the key with
         // its old TTL until the next extension.
-        CHECK(redlock_test::wait_until(1s, [&] {
+        CHECK(redlock_test::wait_until(redlock_test::scaled(1s), [&] {
             return std::ranges::count_if(*this, [&](const redlock_test::redis_server& server) {
                        return server.pttl(key) > 2000;
                    }) >= 3;
@@ -51,12 +51,13 @@ TEST_SUITE("extend") {
         auto held = locks.acquire("orders:42", loss.options(400ms));
         REQUIRE(held);
         const auto renewed = locks.stats().renewals;
-        REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().renewals > renewed; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s),
+                                         [&] { return locks.stats().renewals > renewed; }));
         for (auto& server : *this) REQUIRE(server.command({"SCRIPT", "FLUSH"}) == "OK");
         const auto after_flush = locks.stats().renewals;
 
         // Three more renewals (one every ~134 ms) keep the 400 ms lock past its TTL.
-        CHECK(redlock_test::wait_until(3s,
+        CHECK(redlock_test::wait_until(redlock_test::scaled(3s),
                                        [&] { return locks.stats().renewals >= after_flush + 3; }));
 
         CHECK(held->valid());

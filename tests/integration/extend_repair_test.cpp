@@ -19,15 +19,16 @@ TEST_SUITE("extend repair") {
         auto held = locks.acquire("orders:42");
         REQUIRE(held);
         const auto key = key_of("orders:42");
-        REQUIRE(
-            redlock_test::wait_until(1s, [&] { return count_holding(key, held->value()) == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(1s),
+                                         [&] { return count_holding(key, held->value()) == 5; }));
         node(4).command({"DEL", key});                                 // lost by node 4
         node(3).command({"SET", key, "someone-else", "PX", "60000"});  // foreign on node 3
 
         auto extended = locks.extend(*held, 5s);
 
         REQUIRE(extended);
-        CHECK(redlock_test::wait_until(1s, [&] { return node(4).get(key) == held->value(); }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(1s),
+                                       [&] { return node(4).get(key) == held->value(); }));
         CHECK(node(4).pttl(key) > 4000);
         CHECK(node(3).get(key) == "someone-else");  // never overwritten
         CHECK(count_holding(key, held->value()) == 4);
@@ -40,8 +41,8 @@ TEST_SUITE("extend repair") {
         auto held = locks.acquire("orders:42");
         REQUIRE(held);
         const auto key = key_of("orders:42");
-        REQUIRE(
-            redlock_test::wait_until(1s, [&] { return count_holding(key, held->value()) == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(1s),
+                                         [&] { return count_holding(key, held->value()) == 5; }));
         for (int i : {0, 1, 2}) node(i).command({"DEL", key});
 
         auto extended = locks.extend(*held, 5s);

@@ -33,8 +33,8 @@ TEST_SUITE("extend") {
         short_ttl.ttl = 500ms;
         auto held = locks.acquire("orders:42", short_ttl);
         REQUIRE(held);
-        REQUIRE(
-            redlock_test::wait_until(1s, [&] { return count_holding(key, held->value()) == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(1s),
+                                         [&] { return count_holding(key, held->value()) == 5; }));
         auto start = std::chrono::steady_clock::now();
         int extends = 0;
         int invalid_before_extend = 0;
@@ -71,7 +71,8 @@ TEST_SUITE("extend") {
         REQUIRE(held);
         auto first_deadline = held->valid_until();
         // Let some of the validity run out, so that a fresh one ends later than the first.
-        REQUIRE(redlock_test::wait_until(2s, [&] { return held->remaining() < 1850ms; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s),
+                                         [&] { return held->remaining() < 1850ms; }));
         auto before_call = std::chrono::steady_clock::now();
 
         auto extended = locks.extend(*held, 2000ms);
@@ -86,7 +87,7 @@ TEST_SUITE("extend") {
         CHECK(held->valid_until() <= returned + 2000ms);
         CHECK(held->valid_until() >= before_call + *extended);
         // The TTL on the nodes was refreshed too (stragglers may still be answering).
-        CHECK(redlock_test::wait_until(1s, [&] {
+        CHECK(redlock_test::wait_until(redlock_test::scaled(1s), [&] {
             return std::ranges::all_of(*this, [&](const redlock_test::redis_server& server) {
                 return server.pttl(key) > 1850;
             });
@@ -108,7 +109,7 @@ TEST_SUITE("extend") {
             delivered.count_down();
         });
 
-        REQUIRE(delivered.wait_for(5s));
+        REQUIRE(delivered.wait_for(redlock_test::scaled(5s)));
         CHECK(redlock_test::holds_for(200ms, [&] { return calls == 1; }));
         REQUIRE(*outcome);
         CHECK(**outcome > 2000ms);
@@ -122,8 +123,8 @@ TEST_SUITE("extend") {
         auto key = key_of("orders:42");
         auto held = locks.acquire("orders:42");
         REQUIRE(held);
-        REQUIRE(
-            redlock_test::wait_until(1s, [&] { return count_holding(key, held->value()) == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(1s),
+                                         [&] { return count_holding(key, held->value()) == 5; }));
         for (auto& server : *this) {
             REQUIRE(server.command({"SET", key, "other", "PX", "60000"}) == "OK");
         }
@@ -151,7 +152,8 @@ TEST_SUITE("extend") {
     TEST_CASE_FIXTURE(cluster,
                       "an extend that cannot reach a majority fails and keeps the old deadline") {
         auto locks = make_client();
-        REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s),
+                                         [&] { return locks.stats().nodes_connected == 5; }));
         auto held = locks.acquire("orders:42");
         REQUIRE(held);
         auto deadline = held->valid_until();
@@ -189,7 +191,7 @@ TEST_SUITE("extend") {
         short_ttl.ttl = 100ms;
         auto held = locks.acquire("orders:42", short_ttl);
         REQUIRE(held);
-        REQUIRE(redlock_test::wait_until(2s, [&] { return !held->valid(); }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s), [&] { return !held->valid(); }));
         auto requests = locks.stats().requests;
 
         auto extended = locks.extend(*held, 2000ms);
@@ -231,7 +233,7 @@ TEST_SUITE("extend") {
         short_ttl.ttl = 1000ms;
         auto held = locks.acquire_all({"a", "b", "c"}, short_ttl);
         REQUIRE(held);
-        REQUIRE(redlock_test::wait_until(1s, [&] {
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(1s), [&] {
             return count_holding(key_of("a"), held->value()) == 5 &&
                    count_holding(key_of("b"), held->value()) == 5 &&
                    count_holding(key_of("c"), held->value()) == 5;
@@ -250,7 +252,7 @@ TEST_SUITE("extend") {
             }
             return true;
         };
-        CHECK(redlock_test::wait_until(1s, all_refreshed));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(1s), all_refreshed));
         for (const char* resource : {"a", "b", "c"}) {
             CHECK(count_holding(key_of(resource), held->value()) == 5);
         }

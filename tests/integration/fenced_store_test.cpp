@@ -52,7 +52,7 @@ TEST_SUITE("fenced store") {
         auto a = alice.acquire("invoice:42", fenced);
         REQUIRE(a);
         REQUIRE(a->fence());
-        REQUIRE(redlock_test::wait_until(2s, [&] { return !a->valid(); }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s), [&] { return !a->valid(); }));
         // 2. The keys expire on the nodes; Bob acquires and gets a higher token.
         redlock::lock_options patient = fenced;
         patient.max_wait = 2s;

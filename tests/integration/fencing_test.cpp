@@ -74,7 +74,7 @@ TEST_SUITE("fencing") {
             REQUIRE(locks.release(*held));
             // The second round raises the counter on every node, stragglers included: with
             // all nodes reachable, every survivor of a minority restart holds the last token.
-            REQUIRE(redlock_test::wait_until(2s, [&] {
+            REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s), [&] {
                 return std::ranges::all_of(*this, [&](const redlock_test::redis_server& server) {
                     return server.get(counter) == std::to_string(tokens.back());
                 });
@@ -89,12 +89,13 @@ TEST_SUITE("fencing") {
             REQUIRE(node(a).dbsize() == 0);
             REQUIRE(node(b).dbsize() == 0);
             // Reconnected to both, so that the next second round reaches them too.
-            REQUIRE(redlock_test::wait_until(5s, [&] {
+            REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s), [&] {
                 auto now = locks.stats();
                 return now.connects >= connects + 2 && now.nodes_connected == 5;
             }));
         };
-        REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s),
+                                         [&] { return locks.stats().nodes_connected == 5; }));
         for (int i = 0; i < 3; ++i) acquire_once();
 
         restart_empty(0, 1);
@@ -127,7 +128,8 @@ TEST_SUITE("fencing") {
 
         REQUIRE(held);
         CHECK_FALSE(held->fence().has_value());
-        CHECK(redlock_test::wait_until(1s, [&] { return count_holding(key_of("ledger")) == 5; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(1s),
+                                       [&] { return count_holding(key_of("ledger")) == 5; }));
         CHECK(total_keys() == 5);
         for (const auto& server : *this) CHECK_FALSE(server.exists(fence_key_of("ledger")));
     }
@@ -144,7 +146,7 @@ TEST_SUITE("fencing") {
         REQUIRE(held);
         REQUIRE(held->fence());
         auto token = std::to_string(*held->fence());
-        CHECK(redlock_test::wait_until(1s, [&] {
+        CHECK(redlock_test::wait_until(redlock_test::scaled(1s), [&] {
             for (std::size_t i = 0; i < 4; ++i) {
                 if (node(i).get(counter) != token) return false;
             }

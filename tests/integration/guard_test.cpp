@@ -28,7 +28,8 @@ TEST_SUITE("guard") {
         auto key = key_of("orders:42");
         auto held = locks.acquire("orders:42", long_ttl());
         REQUIRE(held);
-        REQUIRE(redlock_test::wait_until(1s, [&] { return count_holding(key) == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(1s),
+                                         [&] { return count_holding(key) == 5; }));
 
         {
             redlock::guard scoped{locks, *held};
@@ -36,7 +37,8 @@ TEST_SUITE("guard") {
         }
 
         // The destructor only queues the release: wait for the servers to see it.
-        CHECK(redlock_test::wait_until(2s, [&] { return count_holding(key) == 0; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(2s),
+                                       [&] { return count_holding(key) == 0; }));
     }
 
     TEST_CASE_FIXTURE(cluster, "guard::release returns the report and leaves the guard empty") {
@@ -51,7 +53,7 @@ TEST_SUITE("guard") {
         CHECK(report->deleted + report->pending == 5);  // a slow node may be pending
         CHECK(report->majority());
         CHECK_FALSE(scoped.valid());
-        CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+        CHECK(redlock_test::wait_until(redlock_test::scaled(std::chrono::seconds{2}),
                                        [&] { return count_holding(key_of("orders:42")) == 0; }));
     }
 
@@ -60,7 +62,8 @@ TEST_SUITE("guard") {
         auto key = key_of("orders:42");
         auto held = locks.acquire("orders:42", long_ttl());
         REQUIRE(held);
-        REQUIRE(redlock_test::wait_until(1s, [&] { return count_holding(key) == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(1s),
+                                         [&] { return count_holding(key) == 5; }));
         std::optional<redlock::guard> source{std::in_place, locks, *held};
 
         redlock::guard target{std::move(*source)};
@@ -81,15 +84,16 @@ TEST_SUITE("guard") {
         auto second = locks.acquire("orders:2", long_ttl());
         REQUIRE(first);
         REQUIRE(second);
-        REQUIRE(
-            redlock_test::wait_until(1s, [&] { return count_holding(key_of("orders:2")) == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(1s),
+                                         [&] { return count_holding(key_of("orders:2")) == 5; }));
         redlock::guard keeper{locks, *first};
         redlock::guard other{locks, *second};
 
         keeper = std::move(other);
 
         CHECK(keeper.get().value() == second->value());
-        CHECK(redlock_test::wait_until(2s, [&] { return count_holding(key_of("orders:1")) == 0; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(2s),
+                                       [&] { return count_holding(key_of("orders:1")) == 0; }));
         CHECK(count_holding(key_of("orders:2"), second->value()) == 5);
     }
 

@@ -39,7 +39,7 @@ auto nodes_with_key(const cluster& nodes, const std::string& resource) -> int {
 
 /// Waits until `count` waiters are queued for `resource` on every node.
 auto queued_everywhere(const cluster& nodes, const std::string& resource, int count) -> bool {
-    return redlock_test::wait_until(5s, [&] {
+    return redlock_test::wait_until(redlock_test::scaled(5s), [&] {
         for (const auto& server : nodes) {
             if (server.command({"ZCARD", "redlock-queue:{" + resource + "}"}) !=
                 std::to_string(count))
@@ -73,8 +73,8 @@ TEST_SUITE("hand-off") {
         for (const auto mode : {redlock::wait_mode::targeted, redlock::wait_mode::fair}) {
             CAPTURE(static_cast<int>(mode));
             auto locks = make_client();
-            REQUIRE(
-                redlock_test::wait_until(5s, [&] { return locks.stats().nodes_connected == 5; }));
+            REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s),
+                                             [&] { return locks.stats().nodes_connected == 5; }));
             auto held = locks.acquire("ledger", {.ttl = 30s});
             REQUIRE(held);
             pending_acquire waiter;
@@ -105,7 +105,7 @@ TEST_SUITE("hand-off") {
         auto other = make_client();
         // Both connected everywhere, so that each queues on every node at its first
         // attempt, and a holder whose TTL cannot run out while the test waits.
-        REQUIRE(redlock_test::wait_until(5s, [&] {
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s), [&] {
             return owner.stats().nodes_connected == 5 && other.stats().nodes_connected == 5;
         }));
         auto held = owner.acquire("ledger", {.ttl = 30s});
@@ -133,7 +133,8 @@ TEST_SUITE("hand-off") {
 
     TEST_CASE_FIXTURE(cluster, "a successor cancelled during the hand-off leaves no key behind") {
         auto locks = make_client();
-        REQUIRE(redlock_test::wait_until(5s, [&] { return locks.stats().nodes_connected == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s),
+                                         [&] { return locks.stats().nodes_connected == 5; }));
         auto held = locks.acquire("ledger", {.ttl = 30s});
         REQUIRE(held);
         pending_acquire waiter;
@@ -159,14 +160,16 @@ TEST_SUITE("hand-off") {
             CHECK(outcome.error().code == redlock::errc::cancelled);
         }
         // Either way, once the waiter has its answer nothing of it remains.
-        CHECK(redlock_test::wait_until(5s, [&] { return nodes_with_key(*this, "ledger") == 0; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(5s),
+                                       [&] { return nodes_with_key(*this, "ledger") == 0; }));
         CHECK(queued_everywhere(*this, "ledger", 0));
     }
 
     TEST_CASE_FIXTURE(cluster,
                       "dead queue entries ahead of the successor do not stop the hand-off") {
         auto locks = make_client();
-        REQUIRE(redlock_test::wait_until(5s, [&] { return locks.stats().nodes_connected == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s),
+                                         [&] { return locks.stats().nodes_connected == 5; }));
         auto held = locks.acquire("ledger", {.ttl = 30s});
         REQUIRE(held);
         // A crashed waiter's entry: first in line by score, with no liveness entry.
@@ -191,7 +194,7 @@ TEST_SUITE("hand-off") {
         // node's liveness entry says; another client's waiter behind it waits on.
         auto owner = make_client();
         auto other = make_client();
-        REQUIRE(redlock_test::wait_until(5s, [&] {
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s), [&] {
             return owner.stats().nodes_connected == 5 && other.stats().nodes_connected == 5;
         }));
         auto held = owner.acquire("ledger", {.ttl = 30s});

@@ -27,7 +27,7 @@ void reset_stats(const redlock_test::redis_server& server) {
 
 /// Waits until every node has answered the handshakes of `connects` connections in all.
 auto connected(const redlock::client& locks, std::uint64_t connects) -> bool {
-    return redlock_test::wait_until(3s, [&] {
+    return redlock_test::wait_until(redlock_test::scaled(3s), [&] {
         const auto s = locks.stats();
         return s.connects >= connects && s.nodes_connected == locks.node_count();
     });
@@ -92,8 +92,8 @@ TEST_SUITE("handshake") {
         auto report = locks.release(*held);
         REQUIRE(report);
         CHECK(report->majority());
-        CHECK(
-            redlock_test::wait_until(2s, [&] { return count_holding(key_of("orders:42")) == 0; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(2s),
+                                       [&] { return count_holding(key_of("orders:42")) == 0; }));
         // Every script call found its script: none fell back to EVAL.
         for (const auto& server : *this) CHECK(command_calls(command_stats(server), "eval") == 0);
     }

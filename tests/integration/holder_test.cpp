@@ -42,8 +42,9 @@ TEST_SUITE("holder") {
         CHECK(held->holder() == expected);
         CHECK(held->value() == held->value().substr(0, 32) + "|" + expected);
         CHECK(redlock::holder_of(held->value()) == expected);
-        CHECK(redlock_test::wait_until(
-            2s, [&] { return count_holding(key_of("h:default"), held->value()) == 5; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(2s), [&] {
+            return count_holding(key_of("h:default"), held->value()) == 5;
+        }));
     }
 
     TEST_CASE_FIXTURE(cluster, "an empty holder leaves the bare 32-digit token") {
@@ -59,8 +60,9 @@ TEST_SUITE("holder") {
         const auto held = locks.acquire("h:exact", with_holder("build-7:4411 (nightly-report)"));
         REQUIRE(held);
         // acquire returns at a majority: the other grants are on their way.
-        REQUIRE(redlock_test::wait_until(
-            2s, [&] { return count_holding(key_of("h:exact"), held->value()) == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s), [&] {
+            return count_holding(key_of("h:exact"), held->value()) == 5;
+        }));
         const std::string token = held->value().substr(0, 32);
         for (const std::string& forged :
              {token, token + "|build-7:4411", token + "|someone else"}) {
@@ -75,15 +77,17 @@ TEST_SUITE("holder") {
         // release returns once a majority deleted; the rest may still be pending.
         CHECK(report->majority());
         CHECK(report->deleted + report->pending == 5);
-        CHECK(redlock_test::wait_until(2s, [&] { return count_holding(key_of("h:exact")) == 0; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(2s),
+                                       [&] { return count_holding(key_of("h:exact")) == 0; }));
     }
 
     TEST_CASE_FIXTURE(cluster, "status and a rival's contended error name the holder") {
         auto locks = make_client();
         const auto held = locks.acquire("h:named", with_holder("build-7:4411 (nightly-report)"));
         REQUIRE(held);
-        REQUIRE(redlock_test::wait_until(
-            2s, [&] { return count_holding(key_of("h:named"), held->value()) == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s), [&] {
+            return count_holding(key_of("h:named"), held->value()) == 5;
+        }));
 
         const auto seen = locks.status("h:named");
         REQUIRE(seen);

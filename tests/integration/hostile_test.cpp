@@ -36,27 +36,24 @@ namespace resp = redlock_test::resp;
 
 namespace {
 
-#if defined(__SANITIZE_THREAD__)
-constexpr int slowdown = 5;  // everything runs 5-15 times slower under ThreadSanitizer
-#elif defined(__SANITIZE_ADDRESS__)
-constexpr int slowdown = 2;
-#else
-constexpr int slowdown = 1;
-#endif
-
-/// The clients' request timeout: 50 ms, as in the README, but longer under sanitizers, where
-/// a healthy round trip through a busy loop can take that long by itself.
-constexpr auto request_timeout = 50ms * slowdown;
+/// The clients' request timeout: 50 ms, as in the README, times the tests' slowdown factor
+/// (support/slowdown.hpp), as in every fixture_config(): under sanitizers a healthy round
+/// trip through a busy loop can take that long by itself.
+auto request_timeout() -> std::chrono::milliseconds {
+    return redlock_test::scaled(50ms);
+}
 
 /// Every blocking call in this file must come back within this, whatever the hostile nodes
-/// do: the client's deadlines are 50 ms per request (times `slowdown`) and 200 ms per
-/// connect, and a failed acquisition makes three attempts 50–100 ms apart.
-constexpr auto call_bound = 2000ms * slowdown;
+/// do: the client's deadlines are 50 ms per request and 200 ms per connect (both scaled
+/// alike), and a failed acquisition makes three attempts 50–100 ms apart.
+auto call_bound() -> std::chrono::milliseconds {
+    return redlock_test::scaled(2000ms);
+}
 
-/// A cluster's config() with the request timeout above.
+/// A cluster's config(), whose request timeout is request_timeout().
 auto settings_of(const cluster& nodes) -> redlock::client_config {
     auto settings = nodes.config();
-    settings.request_timeout = request_timeout;
+    settings.request_timeout = request_timeout();
     return settings;
 }
 
@@ -331,7 +328,7 @@ struct mixed_cluster {
 
     /// Waits until the client has met every hostile node (see hostile_kind).
     [[nodiscard]] auto met_every_hostile_node() const -> bool {
-        return redlock_test::wait_until(5s, [&] {
+        return redlock_test::wait_until(redlock_test::scaled(5s), [&] {
             return std::all_of(hostile.begin(), hostile.end(), [&](const auto& f) {
                 const std::string name = f->address().to_string();
                 if (kind.handshake_breaks) return logs.contains("node " + name + ": ");
@@ -379,24 +376,25 @@ void expect_minority_tolerated(const hostile_kind& kind, int healthy_count = 3,
     auto [held, acquire_took] = timed([&] { return locks.acquire("orders:42"); });
 
     REQUIRE_MESSAGE(held, why(held));
-    CHECK(acquire_took < call_bound);
+    CHECK(acquire_took < call_bound());
     CHECK(held->valid());
-    CHECK(redlock_test::wait_until(
-        1s, [&] { return nodes.healthy.count_holding(key, held->value()) == healthy_count; }));
+    CHECK(redlock_test::wait_until(redlock_test::scaled(1s), [&] {
+        return nodes.healthy.count_holding(key, held->value()) == healthy_count;
+    }));
 
     auto [extended, extend_took] = timed([&] { return locks.extend(*held, 2000ms); });
     CHECK_MESSAGE(extended, why(extended));
-    CHECK(extend_took < call_bound);
+    CHECK(extend_took < call_bound());
 
     auto [report, release_took] = timed([&] { return locks.release(*held); });
     REQUIRE_MESSAGE(report, why(report));
-    CHECK(release_took < call_bound);
+    CHECK(release_took < call_bound());
     // A hostile node, or a slow healthy one, may still be pending when the release is decided.
     CHECK(report->deleted <= static_cast<std::size_t>(healthy_count));
     CHECK(report->deleted + report->pending >= static_cast<std::size_t>(healthy_count));
     CHECK(report->majority());
     nodes.check_hostile_reports(report->nodes, "release report");
-    CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+    CHECK(redlock_test::wait_until(redlock_test::scaled(std::chrono::seconds{2}),
                                    [&] { return nodes.healthy.count_holding(key) == 0; }));
 
     // The scripted path: one script per node for round 1, another for the fencing round.
@@ -404,11 +402,11 @@ void expect_minority_tolerated(const hostile_kind& kind, int healthy_count = 3,
     fenced.fencing = true;
     auto [fenced_held, fenced_took] = timed([&] { return locks.acquire("orders:43", fenced); });
     REQUIRE_MESSAGE(fenced_held, why(fenced_held));
-    CHECK(fenced_took < call_bound);
+    CHECK(fenced_took < call_bound());
     CHECK(fenced_held->fence().has_value());
     auto [fenced_report, fenced_release_took] = timed([&] { return locks.release(*fenced_held); });
     REQUIRE_MESSAGE(fenced_report, why(fenced_report));
-    CHECK(fenced_release_took < call_bound);
+    CHECK(fenced_release_took < call_bound());
     CHECK(fenced_report->majority());
 
     // The read-only views put whatever the hostile nodes answer into their reports. (Whether
@@ -416,24 +414,24 @@ void expect_minority_tolerated(const hostile_kind& kind, int healthy_count = 3,
     // streams megabytes can hold the loop past the 50 ms request timeout.)
     auto [status, status_took] = timed([&] { return locks.status("orders:42"); });
     REQUIRE_MESSAGE(status, why(status));
-    CHECK(status_took < call_bound);
+    CHECK(status_took < call_bound());
     CHECK(status->nodes.size() == nodes.settings.nodes.size());
     auto [health, check_took] = timed([&] { return locks.check(); });
     REQUIRE_MESSAGE(health, why(health));
-    CHECK(check_took < call_bound);
+    CHECK(check_took < call_bound());
     CHECK(health->nodes.size() == nodes.settings.nodes.size());
 
     if (!kind.warning.empty()) {
-        CHECK_MESSAGE(
-            redlock_test::wait_until(1s, [&] { return nodes.logs.contains(kind.warning); }),
-            nodes.logs.dump());
+        CHECK_MESSAGE(redlock_test::wait_until(redlock_test::scaled(1s),
+                                               [&] { return nodes.logs.contains(kind.warning); }),
+                      nodes.logs.dump());
     }
     auto [stopped, stop_took] = timed([&] {
         nodes.locks.reset();
         return true;
     });
     CHECK(stopped);
-    CHECK(stop_took < call_bound);
+    CHECK(stop_took < call_bound());
 }
 
 /// A majority of hostile nodes (three of five): the acquisition fails with `expected`
@@ -448,7 +446,7 @@ void expect_majority_refused(const hostile_kind& kind, redlock::errc expected,
     auto [held, took] = timed([&] { return nodes.locks->acquire("orders:42", options); });
 
     REQUIRE_FALSE(held);
-    CHECK(took < call_bound);
+    CHECK(took < call_bound());
     CHECK_MESSAGE(held.error().code == expected, why(held));
     CHECK(held.error().attempts == 3);
     nodes.check_hostile_reports(held.error().nodes, "acquire error");
@@ -462,7 +460,7 @@ void expect_majority_refused(const hostile_kind& kind, redlock::errc expected,
         return true;
     });
     CHECK(stopped);
-    CHECK(stop_took < call_bound);
+    CHECK(stop_took < call_bound());
 }
 
 auto fencing() -> redlock::lock_options {
@@ -551,14 +549,15 @@ TEST_SUITE("hostile servers") {
         auto [report, took] = timed([&] { return nodes.locks->release(*held); });
 
         REQUIRE_MESSAGE(report, why(report));
-        CHECK(took < call_bound);
+        CHECK(took < call_bound());
         CHECK(report->deleted <= 2);  // the others may be pending when decided
         CHECK(report->deleted + report->pending >= 2);
         CHECK_FALSE(report->majority());
         nodes.check_hostile_reports(report->nodes, "release report");
         // One EVALSHA, then one EVAL on NOSCRIPT, per hostile node; then nothing more.
         for (const auto& f : nodes.hostile) {
-            CHECK(redlock_test::wait_until(1s, [&] { return f->received("EVAL") == 1; }));
+            CHECK(redlock_test::wait_until(redlock_test::scaled(1s),
+                                           [&] { return f->received("EVAL") == 1; }));
             CHECK(f->received("EVALSHA") == 1);
         }
         CHECK(redlock_test::holds_for(200ms,
@@ -632,10 +631,12 @@ TEST_SUITE("hostile servers") {
 
         // The request timed out at once; the connection still owes its reply, and is
         // recycled once it has owed it for max(2 s, 20 × request_timeout).
-        const auto stale_after = std::max<std::chrono::milliseconds>(2s, 20 * request_timeout);
-        bool recycled = redlock_test::wait_until(
-            stale_after + 3s, [&] { return nodes.logs.contains("no reply for"); });
-        bool reconnected = redlock_test::wait_until(2s, [&] { return fake.connections() >= 2; });
+        const auto stale_after = std::max<std::chrono::milliseconds>(2s, 20 * request_timeout());
+        bool recycled = redlock_test::wait_until(stale_after + redlock_test::scaled(3s), [&] {
+            return nodes.logs.contains("no reply for");
+        });
+        bool reconnected = redlock_test::wait_until(redlock_test::scaled(2s),
+                                                    [&] { return fake.connections() >= 2; });
 
         CHECK_MESSAGE(recycled, nodes.logs.dump());
         CHECK(reconnected);
@@ -664,12 +665,13 @@ TEST_SUITE("hostile servers") {
         auto settings = settings_of(healthy);
         settings.nodes.push_back(endless.address());
         auto locks = healthy.make_client(settings);
-        REQUIRE(redlock_test::wait_until(5s, [&] { return endless.received("INFO") >= 1; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s),
+                                         [&] { return endless.received("INFO") >= 1; }));
         auto held = locks.acquire("orders:42");
         REQUIRE_MESSAGE(held, why(held));
 
         // Either the client reads the whole stream, or it hangs up on it first.
-        REQUIRE(redlock_test::wait_until(10s, [&] {
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(10s), [&] {
             return endless.bytes_sent() >= streamed || endless.closed_by_client() >= 1;
         }));
 
@@ -692,14 +694,14 @@ TEST_SUITE("hostile servers") {
 
         auto [held, took] = timed([&] { return locks.acquire("orders:42"); });
         REQUIRE_MESSAGE(held, why(held));
-        CHECK(took < call_bound);
+        CHECK(took < call_bound());
         auto [extended, extend_took] = timed([&] { return locks.extend(*held, 2000ms); });
         CHECK_MESSAGE(extended, why(extended));
-        CHECK(extend_took < call_bound);
+        CHECK(extend_took < call_bound());
         auto [report, release_took] = timed([&] { return locks.release(*held); });
 
         REQUIRE_MESSAGE(report, why(report));
-        CHECK(release_took < call_bound);
+        CHECK(release_took < call_bound());
         CHECK(report->deleted <= 3);  // the others may be pending when decided
         CHECK(report->deleted + report->pending >= 3);
         for (int i : {3, 4}) {
@@ -722,7 +724,7 @@ TEST_SUITE("hostile servers") {
         auto [held, took] = timed([&] { return locks.acquire("orders:42"); });
 
         REQUIRE_FALSE(held);
-        CHECK(took < call_bound);
+        CHECK(took < call_bound());
         CHECK_MESSAGE(held.error().code == redlock::errc::contended, why(held));
         for (int i : {0, 2, 4}) {
             const auto r = report_of(held.error().nodes, nodes[i].address().to_string());
@@ -746,7 +748,7 @@ TEST_SUITE("hostile servers") {
         auto [held, took] = timed([&] { return locks.acquire("orders:42", fencing()); });
 
         REQUIRE_FALSE(held);
-        CHECK(took < call_bound);
+        CHECK(took < call_bound());
         CHECK_MESSAGE(held.error().code == redlock::errc::quorum_unreachable, why(held));
         for (int i : {0, 1, 2}) {
             const auto r = report_of(held.error().nodes, nodes[i].address().to_string());

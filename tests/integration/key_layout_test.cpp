@@ -24,6 +24,7 @@
 using namespace std::chrono_literals;
 using redlock::detail::key_slot;
 using redlock_test::cluster;
+using redlock_test::scaled;
 using redlock_test::wait_until;
 
 namespace {
@@ -76,7 +77,7 @@ auto settled_layout(const cluster& nodes, const std::set<std::string>& allowed,
                     const std::set<std::string>& required, std::uint16_t slot,
                     std::size_t at_least = 3) -> std::string {
     std::string last;
-    (void)wait_until(5s, [&] {
+    (void)wait_until(scaled(5s), [&] {
         last = layout_problem(nodes, allowed, required, slot, at_least);
         return last.empty();
     });
@@ -113,7 +114,7 @@ auto live_kinds(const redlock_test::redis_server& server, const std::string& liv
 auto every_node_waits(const cluster& nodes, const std::string& live,
                       const std::multiset<std::string>& expected, std::size_t at_least = 3)
     -> bool {
-    return wait_until(5s, [&] {
+    return wait_until(scaled(5s), [&] {
         std::size_t agreeing = 0;
         for (const auto& server : nodes) agreeing += live_kinds(server, live) == expected ? 1 : 0;
         return agreeing >= at_least;
@@ -214,7 +215,7 @@ TEST_SUITE("key layout") {
         // granted. Granted on a majority (below, 2 of 3: after a wait, as after any grant).
         CHECK(settled_layout(nodes, all, {lock, readers}, slot, 2) == "");
         REQUIRE(c.release(*read));
-        CHECK(wait_until(5s, [&] { return nodes.total_keys() == 0; }));
+        CHECK(wait_until(scaled(5s), [&] { return nodes.total_keys() == 0; }));
     }
 
     TEST_CASE("a semaphore's permits, its count and its waiter: every key in one slot") {

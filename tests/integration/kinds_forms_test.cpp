@@ -15,6 +15,7 @@
 
 using namespace std::chrono_literals;
 using redlock_test::cluster;
+using redlock_test::scaled;
 using redlock_test::wait_until;
 
 TEST_CASE(
@@ -63,12 +64,12 @@ TEST_CASE("a guard releases a reader and a permit when it goes out of scope") {
     }
     // The guards' releases run in the background: a writer and a new permit get
     // in once they have landed, long before the 20 s TTL.
-    CHECK(wait_until(5s, [&] {
+    CHECK(wait_until(scaled(5s), [&] {
         auto w = c.acquire("doc", redlock_test::writer_options());
         if (w) (void)c.release(*w);
         return static_cast<bool>(w);
     }));
-    CHECK(wait_until(5s, [&] {
+    CHECK(wait_until(scaled(5s), [&] {
         auto p = c.acquire("pool", redlock_test::permit_options(1));
         if (p) (void)c.release(*p);
         return static_cast<bool>(p);
@@ -85,13 +86,13 @@ TEST_CASE("a stop request cancels a reader waiting for a writer") {
         return c.acquire("doc", redlock_test::waiting(redlock_test::reader_options(), 15000ms),
                          stop.get_token());
     });
-    REQUIRE(wait_until(5s, [&] { return c.stats().waiters == 1; }));
+    REQUIRE(wait_until(scaled(5s), [&] { return c.stats().waiters == 1; }));
     const auto asked = std::chrono::steady_clock::now();
     stop.request_stop();
     auto r = waiting.get();
     REQUIRE_FALSE(r);
     CHECK(r.error().code == redlock::errc::cancelled);
-    CHECK(std::chrono::steady_clock::now() - asked < 2000ms);
+    CHECK(std::chrono::steady_clock::now() - asked < scaled(2000ms));  // not its max_wait
     REQUIRE(c.release(*w));
-    CHECK(wait_until(5s, [&] { return nodes.total_keys() == 0; }));
+    CHECK(wait_until(scaled(5s), [&] { return nodes.total_keys() == 0; }));
 }

@@ -19,6 +19,7 @@
 
 using namespace std::chrono_literals;
 using redlock_test::cluster;
+using redlock_test::scaled;
 using redlock_test::wait_until;
 
 namespace {
@@ -28,12 +29,12 @@ constexpr const char* listing_token = "0123456789abcdef0123456789abcdef";
 /// Connected everywhere: an acquisition is decided at a majority, and a node a fresh
 /// client had not reached yet would never hold its key.
 auto listing_ready(redlock::client& c) -> bool {
-    return wait_until(5s, [&] { return c.stats().nodes_connected == 5; });
+    return wait_until(scaled(5s), [&] { return c.stats().nodes_connected == 5; });
 }
 
 /// acquire returns at quorum: waits until every node holds `key`.
 auto listing_everywhere(const cluster& nodes, const std::string& key) -> bool {
-    return wait_until(2s, [&] { return nodes.count_holding(key) == 5; });
+    return wait_until(scaled(2s), [&] { return nodes.count_holding(key) == 5; });
 }
 
 auto listing_find(const std::vector<redlock::listed_lock>& in, const std::string& resource,
@@ -79,7 +80,7 @@ TEST_SUITE("list") {
         REQUIRE(listing_everywhere(*this, key_of("doc")));
         REQUIRE(
             listing_everywhere(*this, key_of("pool") + "|permit|" + std::to_string(*p->permit())));
-        REQUIRE(wait_until(2s, [&] {
+        REQUIRE(wait_until(scaled(2s), [&] {
             return redlock_test::count_reading(*this, key_of("doc"), r2->value()) == 5;
         }));
 
@@ -134,7 +135,7 @@ TEST_SUITE("list") {
 
         // Released: gone from the listing.
         REQUIRE(locks.release(*deploy));
-        REQUIRE(wait_until(2s, [&] { return count_holding(key_of("deploy")) == 0; }));
+        REQUIRE(wait_until(scaled(2s), [&] { return count_holding(key_of("deploy")) == 0; }));
         const auto after = locks.list();
         REQUIRE(after);
         CHECK(listing_find(after->locks, "deploy", deploy->value()) == nullptr);
@@ -255,7 +256,7 @@ TEST_SUITE("list") {
             called = true;
         });
         CHECK_FALSE(called.load());  // on the loop, later
-        REQUIRE(wait_until(2s, [&] { return called.load(); }));
+        REQUIRE(wait_until(scaled(2s), [&] { return called.load(); }));
         CHECK(code == static_cast<int>(redlock::errc::invalid_argument));
         redlock::list_options huge;
         huge.batch = 10001;

@@ -39,8 +39,9 @@ TEST_SUITE("lock-delay") {
         const auto held = locks.acquire("d:ttl", delayed(1000ms, 3000ms));
         REQUIRE(held);
         CHECK(held->remaining() <= 1000ms);
-        REQUIRE(redlock_test::wait_until(
-            2s, [&] { return count_holding(key_of("d:ttl"), held->value()) == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s), [&] {
+            return count_holding(key_of("d:ttl"), held->value()) == 5;
+        }));
         for (const auto& s : *this) {
             const long long left = s.pttl(key_of("d:ttl"));
             CHECK(left > 3000);
@@ -73,7 +74,7 @@ TEST_SUITE("lock-delay") {
         const auto held = locks.acquire("d:abandoned", delayed(500ms, 1500ms));
         REQUIRE(held);
         // The holder stops renewing (it crashed, or was cut off): nothing releases it.
-        REQUIRE(redlock_test::wait_until(5s, [&] { return !held->valid(); }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s), [&] { return !held->valid(); }));
         auto rival = make_client();
         const auto refused = rival.acquire("d:abandoned", one_attempt());
         REQUIRE_FALSE(refused);
@@ -100,10 +101,11 @@ TEST_SUITE("lock-delay") {
         const auto p = locks.acquire("d:sem", permit);
         REQUIRE(p);
         CHECK(p->remaining() <= 1000ms);
-        REQUIRE(redlock_test::wait_until(2s, [&] {
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s), [&] {
             return node(4).pttl(key_of("d:sem") + "|permit|" + std::to_string(*p->permit())) > 3000;
         }));
-        CHECK(redlock_test::wait_until(2s, [&] { return node(0).pttl(key_of("d:rw")) > 3000; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(2s),
+                                       [&] { return node(0).pttl(key_of("d:rw")) > 3000; }));
         const auto extended = locks.extend(*r, 1000ms);
         REQUIRE(extended);
         CHECK(*extended <= 1000ms);

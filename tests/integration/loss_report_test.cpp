@@ -38,12 +38,13 @@ auto report_of(const std::vector<redlock::node_report>& nodes, cluster& servers,
 auto renewed_everywhere(const cluster& nodes, redlock::client& locks, loss_record& loss,
                         const std::string& resource, std::chrono::milliseconds ttl)
     -> redlock::lock {
-    REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
+    REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s),
+                                     [&] { return locks.stats().nodes_connected == 5; }));
     auto held = locks.acquire(resource, loss.options(ttl));
     REQUIRE(held);
     const std::string key = nodes.key_of(resource);
-    REQUIRE(
-        redlock_test::wait_until(1s, [&] { return nodes.count_holding(key, held->value()) == 5; }));
+    REQUIRE(redlock_test::wait_until(redlock_test::scaled(1s),
+                                     [&] { return nodes.count_holding(key, held->value()) == 5; }));
     return std::move(*held);
 }
 
@@ -62,10 +63,10 @@ TEST_SUITE("renewal") {
 
         // The next renewal (a third of the TTL away) is refused by a majority; it
         // extended the key on the two others, for a TTL more.
-        REQUIRE(loss.arrived.wait_for(3s));
+        REQUIRE(loss.arrived.wait_for(redlock_test::scaled(3s)));
         const auto still_there = count_holding(key, held.value());
-        const auto gone =
-            redlock_test::wait_until(3s, [&] { return count_holding(key, held.value()) == 0; });
+        const auto gone = redlock_test::wait_until(
+            redlock_test::scaled(3s), [&] { return count_holding(key, held.value()) == 0; });
         const auto let_go_after = std::chrono::steady_clock::now();
 
         const std::lock_guard hold{loss.mutex};
@@ -101,7 +102,7 @@ TEST_SUITE("renewal") {
         const std::string key = key_of("orders:8");
         for (std::size_t i : {0U, 1U, 2U}) node(i).freeze();
 
-        const bool arrived = loss.arrived.wait_for(6s);
+        const bool arrived = loss.arrived.wait_for(redlock_test::scaled(6s));
         // count_holding skips frozen servers: this is nodes 3 and 4.
         const bool gone = arrived && redlock_test::wait_until(
                                          1s, [&] { return count_holding(key, held.value()) == 0; });

@@ -40,12 +40,13 @@ auto config_of(const cluster_member* shards, const sentinel_member* managed)
         config.sentinel_masters.push_back(std::move(m));
     }
     // A first map or a first master address costs a round trip or two more than a node.
-    config.request_timeout = 200ms;
+    config.request_timeout = redlock_test::scaled(200ms);
     return config;
 }
 
 /// Long enough that no change below is reported by the observer's timer at the
-/// leader's validity, nor by its re-registration (every 10 s): only by message.
+/// leader's validity, nor by its re-registration (every 10 s): only by message. The
+/// bounds below stay short of that, however slow the build (scaled_within).
 auto long_term() -> redlock::campaign_options {
     redlock::campaign_options o;
     o.ttl = 30s;
@@ -76,12 +77,13 @@ TEST_CASE(
 
         auto won = first.campaign(name, "alpha", long_term());
         REQUIRE(won);
-        const auto led = views.await(0, leads("alpha"), 3s);
+        const auto led = views.await(0, leads("alpha"), redlock_test::scaled_within(3s, 8s));
         REQUIRE(led);
         CHECK(views.at(*led).leader->term == won->term());
 
         REQUIRE(won->proclaim("beta"));
-        const auto proclaimed = views.await(*led, leads("beta"), 3s);
+        const auto proclaimed =
+            views.await(*led, leads("beta"), redlock_test::scaled_within(3s, 8s));
         REQUIRE(proclaimed);
         CHECK(views.at(*proclaimed).leader->term == won->term());
 
@@ -91,15 +93,17 @@ TEST_CASE(
             [&next](redlock::result<redlock::leadership> r) { next.set_value(std::move(r)); });
         REQUIRE(won->resign());
         auto future = next.get_future();
-        REQUIRE(future.wait_for(5s) == std::future_status::ready);
+        REQUIRE(future.wait_for(redlock_test::scaled(5s)) == std::future_status::ready);
         auto standby = future.get();
         REQUIRE(standby);
         CHECK(standby->term() > won->term());
-        const auto succeeded = views.await(*proclaimed, leads("gamma"), 3s);
+        const auto succeeded =
+            views.await(*proclaimed, leads("gamma"), redlock_test::scaled_within(3s, 8s));
         REQUIRE(succeeded);
         CHECK(views.at(*succeeded).leader->term == standby->term());
         REQUIRE(standby->resign());
         CHECK(views.await(
-            *succeeded, [](const redlock::election_view& v) { return !v.leader; }, 3s));
+            *succeeded, [](const redlock::election_view& v) { return !v.leader; },
+            redlock_test::scaled_within(3s, 8s)));
     }
 }

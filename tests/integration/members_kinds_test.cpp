@@ -21,6 +21,7 @@ using namespace std::chrono_literals;
 using redlock_test::deployment_kind;
 using redlock_test::lock_key_of;
 using redlock_test::member_deployment;
+using redlock_test::scaled;
 using redlock_test::wait_until;
 
 namespace {
@@ -29,7 +30,7 @@ namespace {
 /// member's grant may still be on its way.
 auto held_everywhere(const member_deployment& d, const std::string& key, const std::string& value)
     -> bool {
-    return wait_until(3s, [&] { return d.holding(key, value) == 3; });
+    return wait_until(scaled(3s), [&] { return d.holding(key, value) == 3; });
 }
 
 auto waiting_acquire(redlock::client& c, const std::string& resource, redlock::lock_options o)
@@ -74,7 +75,7 @@ void exclusive_with_fencing(const member_deployment& d, redlock::client& alice,
         knowing += d.get(m, fence_key) == std::to_string(*third->fence()) ? 1 : 0;
     CHECK(knowing >= 2);
     REQUIRE(carol.release(*third));
-    CHECK(wait_until(2s, [&] { return d.with_key(lock_key_of(r)) == 0; }));
+    CHECK(wait_until(scaled(2s), [&] { return d.with_key(lock_key_of(r)) == 0; }));
     // A reader with fencing gets the current token, the last writer's.
     redlock::lock_options fenced_reader = redlock_test::reader_options(5000ms);
     fenced_reader.fencing = true;
@@ -96,7 +97,7 @@ void one_slot_set(const member_deployment& d, redlock::client& alice, redlock::c
     CHECK(*extended > 5s);
     REQUIRE(alice.release(*both));
     for (const auto& r : set)
-        CHECK(wait_until(2s, [&] { return d.with_key(lock_key_of(r)) == 0; }));
+        CHECK(wait_until(scaled(2s), [&] { return d.with_key(lock_key_of(r)) == 0; }));
 }
 
 void readers_and_writer(const member_deployment& d, redlock::client& alice, redlock::client& bob,
@@ -118,7 +119,7 @@ void readers_and_writer(const member_deployment& d, redlock::client& alice, redl
     // One reader is still in: the writer waits.
     CHECK(writer.wait_for(300ms) == std::future_status::timeout);
     REQUIRE(bob.release(*rb));
-    REQUIRE(writer.wait_for(15s) == std::future_status::ready);
+    REQUIRE(writer.wait_for(redlock_test::scaled(15s)) == std::future_status::ready);
     auto wrote = writer.get();
     REQUIRE(wrote);
     CHECK(wrote->kind() == redlock::lock_kind::exclusive);
@@ -150,7 +151,7 @@ void semaphore_of_two(const member_deployment& d, redlock::client& alice, redloc
         waiting_acquire(carol, r, redlock_test::waiting(redlock_test::permit_options(2), 15s));
     CHECK(waiting.wait_for(300ms) == std::future_status::timeout);
     REQUIRE(alice.release(*p1));
-    REQUIRE(waiting.wait_for(15s) == std::future_status::ready);
+    REQUIRE(waiting.wait_for(redlock_test::scaled(15s)) == std::future_status::ready);
     auto got = waiting.get();
     REQUIRE(got);
     CHECK(got->permit() == p1->permit());
@@ -178,7 +179,7 @@ void reentrant(const member_deployment& d, redlock::client& alice, redlock::clie
     REQUIRE(last);
     CHECK(last->holds_left == 0);
     CHECK(last->majority());
-    CHECK(wait_until(2s, [&] { return d.with_key(lock_key_of(r)) == 0; }));
+    CHECK(wait_until(scaled(2s), [&] { return d.with_key(lock_key_of(r)) == 0; }));
 }
 
 void lock_kinds(deployment_kind kind) {
@@ -208,7 +209,7 @@ void extend_repairs(const member_deployment& d, redlock::client& alice, const re
     auto extended = alice.extend(held, 10s);
     REQUIRE(extended);
     CHECK(*extended > 5s);
-    CHECK(wait_until(2s, [&] { return d.get(member, key) == held.value(); }));
+    CHECK(wait_until(scaled(2s), [&] { return d.get(member, key) == held.value(); }));
     CHECK(std::stoll(d.command(member, key, {"PTTL", key}).value_or("-2")) > 5000);
 }
 
@@ -235,7 +236,7 @@ void extend_status_check(deployment_kind kind) {
     REQUIRE(held_everywhere(d, report_key, "~readers"));
     REQUIRE(d.command(c, report_key, {"DEL", report_key, report_key + "|readers"}) == "2");
     REQUIRE(bob.extend(*reader, 10s));
-    CHECK(wait_until(2s, [&] {
+    CHECK(wait_until(scaled(2s), [&] {
         return redlock_test::reader_ms_left(d.server_for(c, report_key), report_key,
                                             reader->value()) > 5000;
     }));
@@ -251,7 +252,7 @@ void extend_status_check(deployment_kind kind) {
     REQUIRE(held_everywhere(d, permit_key, leased->value()));
     REQUIRE(d.command(c, permit_key, {"DEL", permit_key}) == "1");
     REQUIRE(bob.extend(*leased, 10s));
-    CHECK(wait_until(2s, [&] { return d.get(c, permit_key) == leased->value(); }));
+    CHECK(wait_until(scaled(2s), [&] { return d.get(c, permit_key) == leased->value(); }));
     REQUIRE(bob.release(*leased));
 
     // status: every member's view, and the holder a majority agree on.

@@ -43,7 +43,7 @@ auto members_config(std::vector<redlock::cluster_member> clusters,
     config.clusters = std::move(clusters);
     config.sentinel_masters = std::move(sentinels);
     // A first map or a first master address costs a round trip or two more than a node.
-    config.request_timeout = 200ms;
+    config.request_timeout = redlock_test::scaled(200ms);
     config.lock.ttl = 3000ms;
     return config;
 }
@@ -80,7 +80,7 @@ TEST_CASE("members of every kind, mixed: a lock needs a majority of all of them"
     redlock::client_config config = standalone.config();
     config.clusters = {of(shards)};
     config.sentinel_masters = {of(managed)};
-    config.request_timeout = 200ms;
+    config.request_timeout = redlock_test::scaled(200ms);
     auto client = redlock_test::create_client(config);
     REQUIRE(redlock_test::warm_up(client));
     CHECK(client.node_count() == 4);
@@ -89,7 +89,7 @@ TEST_CASE("members of every kind, mixed: a lock needs a majority of all of them"
         auto held = client.acquire(r, {.ttl = 5s});
         REQUIRE(held);
         // Every member got it: the standalone nodes, the slot's master, Sentinel's master.
-        CHECK(redlock_test::wait_until(2s, [&] {
+        CHECK(redlock_test::wait_until(redlock_test::scaled(2s), [&] {
             return standalone.count_holding(lock_key(r), held->value()) == 2 &&
                    shards.get(lock_key(r)) == held->value() &&
                    managed.server(managed.master_index()).get(lock_key(r)) == held->value();
@@ -215,7 +215,7 @@ TEST_CASE("a Sentinel failover: the new master is in quarantine, then counts") {
     managed.failover();
     CHECK(managed.master_index() != old_master);
     // Until the client has followed the switch and the quarantine is over, nothing counts.
-    CHECK(redlock_test::wait_until(10s, [&] {
+    CHECK(redlock_test::wait_until(redlock_test::scaled(10s), [&] {
         auto l = client.acquire("after-switch", {.ttl = 2000ms});
         return l &&
                managed.server(managed.master_index()).get(lock_key("after-switch")) == l->value();
@@ -274,11 +274,13 @@ TEST_CASE("a straggler sent on by MOVED to a hung master is let go once the lock
     auto held = client.acquire(r, {.ttl = 30s});
     REQUIRE(held);
     // Decided on the standalone nodes; the cluster's request waits on the frozen master.
-    CHECK(redlock_test::wait_until(5s, [&] { return client.stats().operations == 0; }));
+    CHECK(redlock_test::wait_until(redlock_test::scaled(5s),
+                                   [&] { return client.stats().operations == 0; }));
     shards.node(1).thaw();
     // The late grant lands on the thawed master, and nobody hears of it; the release takes
     // the key off everywhere.
-    CHECK(redlock_test::wait_until(5s, [&] { return shards.exists(lock_key(r)); }));
+    CHECK(redlock_test::wait_until(redlock_test::scaled(5s),
+                                   [&] { return shards.exists(lock_key(r)); }));
     slow_a.set_latency(0ms);
     slow_b.set_latency(0ms);
     REQUIRE(client.release(*held));
@@ -374,25 +376,25 @@ TEST_CASE("a waiter on cluster and Sentinel members is woken by the release, not
                                        got = std::move(l);
                                    });
         // Queued on the member before the release.
-        REQUIRE(redlock_test::wait_until(3s, [&] {
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(3s), [&] {
             return cluster ? shards.exists("redlock-queue:" + redlock::detail::tagged_resource(r))
                            : managed.server(managed.master_index())
                                  .exists("redlock-queue:" + redlock::detail::tagged_resource(r));
         }));
         // Asleep until its next re-check: no attempt for a while (its first, made
         // before its subscription was confirmed, is followed by a short pause).
-        REQUIRE(redlock_test::wait_until(5s, [&] {
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s), [&] {
             const auto before = waiter.stats().attempts;
             return before >= 2 && redlock_test::holds_for(
                                       800ms, [&] { return waiter.stats().attempts == before; });
         }));
         REQUIRE(holder.release(*held));
         const auto released = std::chrono::steady_clock::now();
-        REQUIRE(redlock_test::wait_until(4s, [&] {
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(4s), [&] {
             std::lock_guard g{m};
             return got.has_value();
         }));
-        CHECK(std::chrono::steady_clock::now() - released < 2s);
+        CHECK(std::chrono::steady_clock::now() - released < redlock_test::scaled_within(2s, 4s));
         std::lock_guard g{m};
         REQUIRE(*got);
         CHECK(waiter.release(**got));

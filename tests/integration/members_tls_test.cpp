@@ -36,8 +36,8 @@ auto tls_config(const redlock_test::tls_certs& certs) -> redlock::client_config 
                                       .key_file = certs.client_key(),
                                       .server_name = {},
                                       .verify = true};
-    config.request_timeout = 300ms;
-    config.connect_timeout = 1000ms;
+    config.request_timeout = redlock_test::scaled(300ms);
+    config.connect_timeout = redlock_test::scaled(1000ms);
     return config;
 }
 
@@ -74,7 +74,7 @@ TEST_CASE("a cluster member over TLS: every master reached and verified, locks o
             r = "tls:" + std::to_string(i);
         CAPTURE(r);
         redlock::result<redlock::lock> held = redlock::failure{redlock::error{}};
-        REQUIRE(redlock_test::wait_until(5s, [&] {
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s), [&] {
             held = client.acquire(r, {.ttl = 5s});
             return held.has_value();
         }));
@@ -102,7 +102,7 @@ TEST_CASE("a Sentinel member over TLS with a password: the master named is reach
     config.sentinel_masters = {member};
     auto client = redlock_test::create_client(config);
     redlock::result<redlock::lock> held = redlock::failure{redlock::error{}};
-    REQUIRE(redlock_test::wait_until(5s, [&] {
+    REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s), [&] {
         held = client.acquire("tls-sentinel", {.ttl = 5s});
         return held.has_value();
     }));

@@ -10,7 +10,8 @@
 //   poller retries after retry.delay + jitter = 50..100 ms. Either way ~100 ms plus a round.
 // - mixed: the standalone member's notification wakes a queued waiter at once (a few ms); a
 //   poller still takes 50..100 ms.
-// The bound checked is a generous 1.5 s (a loaded machine); the observed latency is printed.
+// The bound checked is a generous 1.5 s (a loaded machine; times the tests' slowdown factor,
+// support/slowdown.hpp); the observed latency is printed.
 
 #include "support/cluster.hpp"
 #include "support/loss_record.hpp"
@@ -34,6 +35,7 @@ using namespace std::chrono_literals;
 using redlock_test::deployment_kind;
 using redlock_test::lock_key_of;
 using redlock_test::member_deployment;
+using redlock_test::scaled;
 using redlock_test::wait_until;
 using steady = std::chrono::steady_clock;
 
@@ -84,19 +86,19 @@ void one_wait(const member_deployment& d, redlock::client& alice, redlock::clien
     const auto attempts = bob.stats().attempts;
     auto waiter = start_waiting(bob, r, mode);
     // A second attempt has started: the first was refused, and Bob is waiting.
-    REQUIRE(wait_until(5s, [&] { return bob.stats().attempts >= attempts + 2; }));
+    REQUIRE(wait_until(scaled(5s), [&] { return bob.stats().attempts >= attempts + 2; }));
     CHECK(waiter->future.wait_for(0ms) == std::future_status::timeout);
 
     const auto released_at = steady::now();
     REQUIRE(alice.release(*held));
-    REQUIRE(waiter->future.wait_for(15s) == std::future_status::ready);
+    REQUIRE(waiter->future.wait_for(redlock_test::scaled(15s)) == std::future_status::ready);
     auto granted = waiter->future.get();
     REQUIRE(granted);
     const auto latency =
         std::chrono::duration_cast<std::chrono::milliseconds>(waiter->at - released_at);
     MESSAGE(d.name() << ", " << mode_name(mode) << ": granted " << latency.count()
                      << " ms after the release began");
-    CHECK(latency < 1500ms);
+    CHECK(latency < redlock_test::scaled_within(1500ms, 8s));  // Alice's TTL: 10 s
     // A majority: woken by the first member's notification, the waiter may ask another
     // member before the release has landed there, and that one refuses.
     CHECK(d.holding(lock_key_of(r), granted->value()) >= 2);
@@ -112,7 +114,7 @@ void hand_off(const member_deployment& d, redlock::client& alice, redlock::wait_
     REQUIRE(held);
     auto waiter = start_waiting(alice, r, mode);
     // Queued in every member, so that every member's release passes it the lock.
-    REQUIRE(wait_until(5s, [&] {
+    REQUIRE(wait_until(scaled(5s), [&] {
         for (std::size_t m = 0; m < d.size(); ++m) {
             if (d.command(m, queue, {"ZCARD", queue}) != "1") return false;
         }
@@ -120,14 +122,14 @@ void hand_off(const member_deployment& d, redlock::client& alice, redlock::wait_
     }));
     const auto before = alice.stats();
     REQUIRE(alice.release(*held));
-    REQUIRE(waiter->future.wait_for(10s) == std::future_status::ready);
+    REQUIRE(waiter->future.wait_for(redlock_test::scaled(10s)) == std::future_status::ready);
     auto granted = waiter->future.get();
     REQUIRE(granted);
     CHECK(alice.stats().handoffs - before.handoffs == 1);
     CHECK(granted->valid());
     CHECK(d.holding(lock_key_of(r), granted->value()) >= 2);
     REQUIRE(alice.release(*granted));
-    CHECK(wait_until(2s, [&] { return d.with_key(lock_key_of(r)) == 0; }));
+    CHECK(wait_until(scaled(2s), [&] { return d.with_key(lock_key_of(r)) == 0; }));
 }
 
 void waiting_and_hand_off(deployment_kind kind) {
@@ -184,7 +186,7 @@ void contenders(deployment_kind kind) {
     CHECK(failures == 0);
     CHECK(grants == static_cast<int>(clients.size() * resources.size()) * rounds);
     for (const auto& r : resources)
-        CHECK(wait_until(2s, [&] { return d.with_key(lock_key_of(r)) == 0; }));
+        CHECK(wait_until(scaled(2s), [&] { return d.with_key(lock_key_of(r)) == 0; }));
 }
 
 void renewal_and_loss(deployment_kind kind) {
@@ -197,7 +199,7 @@ void renewal_and_loss(deployment_kind kind) {
     const std::string key = lock_key_of(r);
     auto held = alice.acquire(r, loss.options(600ms));
     REQUIRE(held);
-    REQUIRE(wait_until(3s, [&] { return d.holding(key, held->value()) == 3; }));
+    REQUIRE(wait_until(scaled(3s), [&] { return d.holding(key, held->value()) == 3; }));
     const auto renewals = alice.stats().renewals;
 
     // Three TTLs: without renewals the keys would have expired twice over.
@@ -211,9 +213,9 @@ void renewal_and_loss(deployment_kind kind) {
     // still held it): delete again until a renewal sees both gone.
     const auto deleted_at = steady::now();
     bool lost = false;
-    while (!lost && steady::now() - deleted_at < 5s) {
+    while (!lost && steady::now() - deleted_at < redlock_test::scaled(5s)) {
         for (std::size_t m : {0, 1}) (void)d.command(m, key, {"DEL", key});
-        lost = loss.arrived.wait_for(150ms);
+        lost = loss.arrived.wait_for(redlock_test::scaled(150ms));
     }
     REQUIRE(lost);
     {
@@ -225,14 +227,14 @@ void renewal_and_loss(deployment_kind kind) {
                 return n.status == redlock::node_status::refused;
             });
         CHECK(refused >= 2);
-        CHECK(loss.at - deleted_at < 1500ms);
+        CHECK(loss.at - deleted_at < redlock_test::scaled(1500ms));
         CHECK(loss.lost_flag);
         CHECK_FALSE(loss.still_valid);
     }
     CHECK(held->lost());
     CHECK(alice.stats().locks_lost == 1);
     // The member that still had it is let go of at once, not a TTL later.
-    CHECK(wait_until(2s, [&] { return d.with_key(key) == 0; }));
+    CHECK(wait_until(scaled(2s), [&] { return d.with_key(key) == 0; }));
     CHECK(redlock_test::holds_for(300ms, [&] { return loss.calls == 1; }));
 }
 

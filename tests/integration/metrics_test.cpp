@@ -67,13 +67,15 @@ TEST_SUITE("metrics") {
         auto settings = config();
         settings.lock.ttl = 3000ms;
         auto locks = make_client(settings);
-        REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s),
+                                         [&] { return locks.stats().nodes_connected == 5; }));
         const std::string down = "127.0.0.1:" + std::to_string(node(4).port());
         const std::string slow = "127.0.0.1:" + std::to_string(node(3).port());
         const std::string healthy = "127.0.0.1:" + std::to_string(node(0).port());
         node(4).crash();   // unreachable from now on
         node(3).freeze();  // answers nothing: its requests time out
-        REQUIRE(redlock_test::wait_until(2s, [&] { return !locks.metrics().nodes[4].up; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s),
+                                         [&] { return !locks.metrics().nodes[4].up; }));
 
         constexpr int acquires = 10;
         constexpr int extends = 4;
@@ -98,7 +100,8 @@ TEST_SUITE("metrics") {
             wait.max_wait = 5s;
             waited = locks.acquire("metrics:contended", wait);
         }};
-        REQUIRE(redlock_test::wait_until(2s, [&] { return locks.metrics().waiters == 1; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s),
+                                         [&] { return locks.metrics().waiters == 1; }));
         std::this_thread::sleep_for(100ms);
         REQUIRE(locks.release(*holder));
         waiter.join();

@@ -27,7 +27,7 @@ TEST_SUITE("multi-resource") {
         CHECK(held->valid());
         CHECK(held->resource() == "a");
         CHECK(held->resources() == std::vector<std::string>{"a", "b", "c"});
-        CHECK(redlock_test::wait_until(1s, [&] {
+        CHECK(redlock_test::wait_until(redlock_test::scaled(1s), [&] {
             return count_holding(key_of("a"), held->value()) == 5 &&
                    count_holding(key_of("b"), held->value()) == 5 &&
                    count_holding(key_of("c"), held->value()) == 5;
@@ -45,7 +45,8 @@ TEST_SUITE("multi-resource") {
         REQUIRE(released);
         CHECK(released->deleted + released->pending == 5);  // a slow node may be pending
         CHECK_FALSE(held->valid());
-        CHECK(redlock_test::wait_until(std::chrono::seconds{2}, [&] { return total_keys() == 0; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(std::chrono::seconds{2}),
+                                       [&] { return total_keys() == 0; }));
     }
 
     TEST_CASE_FIXTURE(cluster,
@@ -55,7 +56,7 @@ TEST_SUITE("multi-resource") {
         auto rival = make_client();
         auto held = owner.acquire_all({"a", "b"});
         REQUIRE(held);
-        REQUIRE(redlock_test::wait_until(1s, [&] {
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(1s), [&] {
             return count_holding(key_of("a"), held->value()) == 5 &&
                    count_holding(key_of("b"), held->value()) == 5;
         }));

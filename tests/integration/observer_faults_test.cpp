@@ -35,12 +35,14 @@ public:
             changed_.notify_all();
         };
     }
-    /// Waits until the last view told satisfies `p`; when it was told, or nullopt.
+    /// Waits (scaled(limit) at most) until the last view told satisfies `p`; when it was
+    /// told, or nullopt.
     template <class P>
     auto await_last(P p, std::chrono::milliseconds limit)
         -> std::optional<std::chrono::steady_clock::time_point> {
         std::unique_lock hold{mutex_};
-        if (!changed_.wait_for(hold, limit, [&] { return !views_.empty() && p(views_.back()); }))
+        if (!changed_.wait_for(hold, redlock_test::scaled(limit),
+                               [&] { return !views_.empty() && p(views_.back()); }))
             return std::nullopt;
         return at_.back();
     }
@@ -69,7 +71,8 @@ TEST_SUITE("election") {
             led_through.emplace_back(server.port());
             leader_nodes.push_back(led_through.back().address());
         }
-        auto watcher = make_client(redlock_test::fixture_config(watcher_nodes));
+        const auto watcher_settings = redlock_test::fixture_config(watcher_nodes);
+        auto watcher = make_client(watcher_settings);
         auto leader_client = make_client(redlock_test::fixture_config(leader_nodes));
         told_views told;
         auto observing = watcher.observe("svc", told.callback());
@@ -94,9 +97,12 @@ TEST_SUITE("election") {
         for (auto& p : led_through) p.blackhole();
         for (std::size_t i = 0; i < 3; ++i) seen_through[i].blackhole();
         // The lock expires everywhere; the observer reads at the validity it was told (+10 ms),
-        // and that read times out (request_timeout 50 ms) on the three nodes.
-        REQUIRE(redlock_test::wait_until(5s, [&] { return count_holding(key_of("svc")) == 0; }));
-        std::this_thread::sleep_until(*led_at + *validity + 10ms + 50ms + 300ms);
+        // and that read times out (request_timeout) on the three nodes.
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s),
+                                         [&] { return count_holding(key_of("svc")) == 0; }));
+        std::this_thread::sleep_until(*led_at + *validity + 10ms +
+                                      watcher_settings.request_timeout +
+                                      redlock_test::scaled(300ms));
         for (auto& p : seen_through) p.heal();
         // Nothing else happens in the election: only a read of its own tells the observer.
         CHECK(told.await_last([](const auto& v) { return !v.leader; }, 5s));

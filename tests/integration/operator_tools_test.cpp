@@ -50,8 +50,9 @@ TEST_SUITE("operator tools") {
         };
         const auto held = locks.acquire("op:stuck", options);
         REQUIRE(held);
-        REQUIRE(redlock_test::wait_until(
-            2s, [&] { return count_holding(key_of("op:stuck"), held->value()) == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s), [&] {
+            return count_holding(key_of("op:stuck"), held->value()) == 5;
+        }));
 
         auto ops = make_client();
         const auto report = ops.force_release("op:stuck", "deploy hung for 2 h", breaker("alice"));
@@ -67,8 +68,8 @@ TEST_SUITE("operator tools") {
         CHECK(ops.acquire("op:stuck", named("next")));
 
         // The holder's next renewal finds the lock gone, and says why.
-        REQUIRE(redlock_test::wait_until(5s, [&] { return held->lost(); }));
-        REQUIRE(redlock_test::wait_until(5s, [&] {
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s), [&] { return held->lost(); }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s), [&] {
             const std::lock_guard g{m};
             return lost_message.has_value();
         }));
@@ -152,7 +153,7 @@ TEST_SUITE("operator tools") {
         REQUIRE(held);
         for (std::size_t i : {0U, 1U, 2U}) node(i).freeze();
         auto settings = config();
-        settings.request_timeout = 200ms;
+        settings.request_timeout = redlock_test::scaled(200ms);
         auto ops = make_client(settings);
         const auto report = ops.force_release("op:minority", "try");
         for (std::size_t i : {0U, 1U, 2U}) node(i).thaw();

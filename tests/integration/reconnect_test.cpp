@@ -18,7 +18,8 @@ auto round_uses(redlock::client& locks, const redlock_test::redis_server& server
     auto held = locks.acquire("orders:42");
     if (!held) return false;
     // The call returns on a majority; this node's SET may still be on its way.
-    bool used = redlock_test::wait_until(200ms, [&] { return server.get(key) == held->value(); });
+    bool used = redlock_test::wait_until(redlock_test::scaled(200ms),
+                                         [&] { return server.get(key) == held->value(); });
     (void)locks.release(*held);
     return used;
 }
@@ -40,8 +41,10 @@ TEST_SUITE("reconnect") {
         node(0).restart();
 
         // Restarted empty: no scripts, so its first release also needs the EVAL fallback.
-        CHECK(redlock_test::wait_until(5s, [&] { return round_uses(locks, node(0), key); }));
-        CHECK(redlock_test::wait_until(1s, [&] { return count_holding(key) == 0; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(5s),
+                                       [&] { return round_uses(locks, node(0), key); }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(1s),
+                                       [&] { return count_holding(key) == 0; }));
     }
 
     TEST_CASE_FIXTURE(cluster,
@@ -55,8 +58,10 @@ TEST_SUITE("reconnect") {
 
         node(0).restart();
 
-        CHECK(redlock_test::wait_until(5s, [&] { return round_uses(locks, node(0), key); }));
-        CHECK(redlock_test::wait_until(5s, [&] { return locks.stats().nodes_connected == 5; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(5s),
+                                       [&] { return round_uses(locks, node(0), key); }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(5s),
+                                       [&] { return locks.stats().nodes_connected == 5; }));
     }
 
     TEST_CASE_FIXTURE(cluster, "a node restarted while a lock is held does not stop its release") {
@@ -64,7 +69,8 @@ TEST_SUITE("reconnect") {
         auto key = key_of("orders:42");
         auto held = locks.acquire("orders:42");
         REQUIRE(held);
-        REQUIRE(redlock_test::wait_until(1s, [&] { return count_holding(key) == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(1s),
+                                         [&] { return count_holding(key) == 5; }));
 
         node(1).restart();
         auto report = locks.release(*held);
@@ -76,7 +82,7 @@ TEST_SUITE("reconnect") {
         // connection die yet), or already failed.
         CHECK(report->deleted <= 4);
         CHECK(report->deleted + report->pending >= 4);
-        CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+        CHECK(redlock_test::wait_until(redlock_test::scaled(std::chrono::seconds{2}),
                                        [&] { return count_holding(key) == 0; }));
     }
 }

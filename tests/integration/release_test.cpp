@@ -25,7 +25,7 @@ TEST_SUITE("release") {
         CHECK(report->quorum == 3);
         CHECK(report->majority());
         CHECK(report->nodes.size() == 5);
-        CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+        CHECK(redlock_test::wait_until(redlock_test::scaled(std::chrono::seconds{2}),
                                        [&] { return count_holding(key_of("orders:42")) == 0; }));
         CHECK_FALSE(held->valid());
         CHECK(held->remaining() == 0ms);
@@ -42,7 +42,7 @@ TEST_SUITE("release") {
         auto current = second.acquire("orders:42");
         REQUIRE(current);
         REQUIRE(redlock_test::wait_until(
-            1s, [&] { return count_holding(key, current->value()) == 5; }));
+            redlock_test::scaled(1s), [&] { return count_holding(key, current->value()) == 5; }));
 
         auto report = first.release(*stale);
 
@@ -61,15 +61,15 @@ TEST_SUITE("release") {
         REQUIRE(locks.release(*warm_up));  // the release script is now loaded everywhere
         auto held = locks.acquire("orders:42");
         REQUIRE(held);
-        REQUIRE(
-            redlock_test::wait_until(1s, [&] { return count_holding(key_of("orders:42")) == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(1s),
+                                         [&] { return count_holding(key_of("orders:42")) == 5; }));
         for (auto& server : *this) REQUIRE(server.command({"SCRIPT", "FLUSH"}) == "OK");
 
         auto report = locks.release(*held);
 
         REQUIRE(report);
         CHECK(report->deleted + report->pending == 5);  // a slow node may be pending
-        CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+        CHECK(redlock_test::wait_until(redlock_test::scaled(std::chrono::seconds{2}),
                                        [&] { return count_holding(key_of("orders:42")) == 0; }));
     }
 
@@ -77,8 +77,8 @@ TEST_SUITE("release") {
         auto locks = make_client();
         auto held = locks.acquire("orders:42");
         REQUIRE(held);
-        REQUIRE(
-            redlock_test::wait_until(1s, [&] { return count_holding(key_of("orders:42")) == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(1s),
+                                         [&] { return count_holding(key_of("orders:42")) == 5; }));
         node(4).crash();
 
         auto report = locks.release(*held);
@@ -86,7 +86,7 @@ TEST_SUITE("release") {
         REQUIRE(report);
         CHECK(report->deleted + report->pending == 4);  // a slow node may be pending
         CHECK(report->majority());
-        CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+        CHECK(redlock_test::wait_until(redlock_test::scaled(std::chrono::seconds{2}),
                                        [&] { return count_holding(key_of("orders:42")) == 0; }));
     }
 
@@ -111,10 +111,11 @@ TEST_SUITE("release") {
             done.count_down();
         });
 
-        REQUIRE(done.wait_for(5s));
+        REQUIRE(done.wait_for(redlock_test::scaled(5s)));
         REQUIRE(outcome);
         REQUIRE(*outcome);
         CHECK((*outcome)->deleted + (*outcome)->pending == 5);  // a slow node may be pending
-        CHECK(redlock_test::wait_until(std::chrono::seconds{2}, [&] { return total_keys() == 0; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(std::chrono::seconds{2}),
+                                       [&] { return total_keys() == 0; }));
     }
 }

@@ -27,21 +27,22 @@ struct alice_holds_through_node_0 : cluster {
         settings.restart_quarantine = 1500ms;
         settings.logger = log.logger();
         bob.emplace(make_client(settings));
-        REQUIRE(redlock_test::wait_until(2s, [&] { return bob->stats().nodes_connected == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s),
+                                         [&] { return bob->stats().nodes_connected == 5; }));
         // Replies come in order: once this is answered, Bob's handshake (which
         // reads each node's run_id) has been answered too.
         REQUIRE(bob->status("warm-up"));
         alice.emplace(make_client());
         held = alice->acquire("orders:42", {.ttl = 10s});
         REQUIRE(held);
-        REQUIRE(
-            redlock_test::wait_until(1s, [&] { return count_holding(key_of("orders:42")) == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(1s),
+                                         [&] { return count_holding(key_of("orders:42")) == 5; }));
         node(3).command({"DEL", key_of("orders:42")});
         node(4).command({"DEL", key_of("orders:42")});
         const auto connects = bob->stats().connects;
         node(0).crash();
         node(0).restart();
-        REQUIRE(redlock_test::wait_until(3s, [&] {
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(3s), [&] {
             const auto s = bob->stats();
             return s.connects > connects && s.nodes_connected == 5 && s.node_restarts == 1;
         }));
@@ -73,7 +74,7 @@ TEST_SUITE("restart safety") {
 
     TEST_CASE_FIXTURE(alice_holds_through_node_0,
                       "once the quarantine is over the node's grants count again") {
-        REQUIRE(redlock_test::wait_until(5s, [&] {
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s), [&] {
             // Bob polls until the window passes (his failed attempts leave nothing behind).
             return static_cast<bool>(bob->acquire("orders:42", {.attempts = 1}));
         }));
@@ -96,11 +97,12 @@ TEST_SUITE("restart safety") {
         settings.logger = [](redlock::log_level, std::string_view) {};
         auto locks = redlock::client::create(settings);
         REQUIRE(locks);
-        REQUIRE(redlock_test::wait_until(2s, [&] { return locks->stats().nodes_connected == 3; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s),
+                                         [&] { return locks->stats().nodes_connected == 3; }));
         REQUIRE(locks->status("warm-up"));  // the handshakes (run_ids) have been answered
         nodes[0]->crash();
         nodes[0]->restart();
-        REQUIRE(redlock_test::wait_until(3s, [&] {
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(3s), [&] {
             const auto s = locks->stats();
             return s.node_restarts == 1 && s.nodes_connected == 3;
         }));

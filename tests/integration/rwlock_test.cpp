@@ -18,6 +18,7 @@
 
 using namespace std::chrono_literals;
 using redlock_test::cluster;
+using redlock_test::scaled;
 using redlock_test::wait_until;
 using steady = std::chrono::steady_clock;
 
@@ -61,7 +62,7 @@ TEST_CASE("readers share a resource, a writer is refused while any reader holds,
     REQUIRE_FALSE(r3);  // a writer excludes readers
     CHECK(r3.error().code == redlock::errc::contended);
     REQUIRE(a.release(*w2));
-    CHECK(wait_until(5s, [&] { return nodes.total_keys() == 0; }));
+    CHECK(wait_until(scaled(5s), [&] { return nodes.total_keys() == 0; }));
 }
 
 TEST_CASE("a reader's extend and release touch only its own hold") {
@@ -76,7 +77,7 @@ TEST_CASE("a reader's extend and release touch only its own hold") {
     CHECK(*extended > 4000ms);
     // The reader set's marker lives as long as the longest reader (on every
     // node once the extends still in flight after the majority have landed).
-    CHECK(wait_until(5s, [&] {
+    CHECK(wait_until(scaled(5s), [&] {
         for (auto& server : nodes) {
             if (std::stoll(server.command({"PTTL", nodes.key_of("doc")}).value_or("-2")) <= 3000)
                 return false;
@@ -106,7 +107,7 @@ TEST_CASE("a crashed reader blocks a writer only until its own TTL ends") {
     const auto start = steady::now();
     auto w = c.acquire("doc", waiting(writer(), 5000ms));
     REQUIRE(w);
-    CHECK(steady::now() - start < 3000ms);
+    CHECK(steady::now() - start < redlock_test::scaled_within(3000ms, 4500ms));
 }
 
 TEST_CASE(
@@ -121,7 +122,7 @@ TEST_CASE(
     auto writer_done =
         std::async(std::launch::async, [&] { return c.acquire("doc", waiting(writer(), 8000ms)); });
     // Queued on a majority once its first attempt was refused there.
-    REQUIRE(wait_until(5s, [&] {
+    REQUIRE(wait_until(scaled(5s), [&] {
         int queued = 0;
         for (auto& server : nodes) {
             queued += std::stoi(server.command({"ZCARD", "redlock-queue:{doc}"}).value_or("0"));
@@ -137,7 +138,7 @@ TEST_CASE(
     auto w = writer_done.get();
     REQUIRE(w);
     // Woken by the release, not by its sleep running out (the reader's TTL was 10 s).
-    CHECK(steady::now() - released_at < 2000ms);
+    CHECK(steady::now() - released_at < redlock_test::scaled_within(2000ms, 6000ms));
     REQUIRE(c.release(*w));
 }
 
@@ -157,7 +158,7 @@ TEST_CASE("a writer's release wakes every reader queued before the next writer")
             return c.acquire("doc", waiting(reader(5000ms), 10000ms));
         }));
     }
-    REQUIRE(wait_until(5s, [&] { return c.stats().waiters == 3; }));
+    REQUIRE(wait_until(scaled(5s), [&] { return c.stats().waiters == 3; }));
     const auto released_at = steady::now();
     REQUIRE(c.release(*w));
     std::vector<redlock::lock> held;
@@ -167,10 +168,10 @@ TEST_CASE("a writer's release wakes every reader queued before the next writer")
         held.push_back(*got);
     }
     // All three together, long before the writer's 20 s TTL.
-    CHECK(steady::now() - released_at < 3000ms);
+    CHECK(steady::now() - released_at < redlock_test::scaled_within(3000ms, 8000ms));
     for (const auto& l : held) CHECK(l.valid());
     for (const auto& l : held) REQUIRE(c.release(l));
-    CHECK(wait_until(5s, [&] { return nodes.total_keys() == 0; }));
+    CHECK(wait_until(scaled(5s), [&] { return nodes.total_keys() == 0; }));
 }
 
 TEST_CASE("a reader with fencing reads the current token: that of the last writer, or higher") {
@@ -247,11 +248,11 @@ TEST_CASE(
     int w2 = -1;
     int r3 = -1;
     auto a = std::async(std::launch::async, contender, true, &r1);
-    REQUIRE(wait_until(5s, [&] { return c.stats().waiters == 1; }));
+    REQUIRE(wait_until(scaled(5s), [&] { return c.stats().waiters == 1; }));
     auto b = std::async(std::launch::async, contender, false, &w2);
-    REQUIRE(wait_until(5s, [&] { return c.stats().waiters == 2; }));
+    REQUIRE(wait_until(scaled(5s), [&] { return c.stats().waiters == 2; }));
     auto d = std::async(std::launch::async, contender, true, &r3);
-    REQUIRE(wait_until(5s, [&] { return c.stats().waiters == 3; }));
+    REQUIRE(wait_until(scaled(5s), [&] { return c.stats().waiters == 3; }));
 
     REQUIRE(c.release(*first));
     CHECK(a.get());

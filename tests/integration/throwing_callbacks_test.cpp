@@ -37,12 +37,14 @@ TEST_SUITE("callbacks") {
         auto settings = config();
         settings.logger = [&](redlock::log_level, std::string_view) { throw_on_purpose(logged); };
         auto locks = make_client(settings);
-        REQUIRE(redlock_test::wait_until(5s, [&] { return locks.stats().nodes_connected == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s),
+                                         [&] { return locks.stats().nodes_connected == 5; }));
         // A dead node and a restarted one: each connection logs from the loop thread
         // (unreachable, reconnect attempts, a new run_id).
         node(4).crash();
         node(3).restart();
-        REQUIRE(redlock_test::wait_until(10s, [&] { return logged.load() >= 4; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(10s),
+                                         [&] { return logged.load() >= 4; }));
         for (int i = 0; i < 5; ++i) {
             auto held = locks.acquire("throwing:logger");
             REQUIRE(held);
@@ -52,7 +54,8 @@ TEST_SUITE("callbacks") {
 
     TEST_CASE_FIXTURE(cluster, "an on_lost that throws is ignored, and the client goes on") {
         auto locks = make_client();
-        REQUIRE(redlock_test::wait_until(5s, [&] { return locks.stats().nodes_connected == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s),
+                                         [&] { return locks.stats().nodes_connected == 5; }));
         std::atomic<int> lost_calls{0};
         redlock::lock_options renewed;
         renewed.ttl = 1500ms;
@@ -65,7 +68,8 @@ TEST_SUITE("callbacks") {
         const std::string key = key_of("throwing:on_lost");
         for (std::size_t i : {0U, 1U, 2U})
             (void)node(i).command({"SET", key, "someone-else", "PX", "20000"});
-        REQUIRE(redlock_test::wait_until(5s, [&] { return lost_calls.load() == 1; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s),
+                                         [&] { return lost_calls.load() == 1; }));
         CHECK(held->lost());
         auto other = locks.acquire("throwing:after");
         REQUIRE(other);
@@ -77,7 +81,8 @@ TEST_SUITE("callbacks") {
         auto settings = config();
         settings.request_timeout = 1000ms;
         auto locks = make_client(settings);
-        REQUIRE(redlock_test::wait_until(5s, [&] { return locks.stats().nodes_connected == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s),
+                                         [&] { return locks.stats().nodes_connected == 5; }));
         std::atomic<int> lost_calls{0};
         redlock::session_options options{.ttl = 1000ms};
         options.on_lost = [&](const redlock::session_loss&) { throw_on_purpose(lost_calls); };
@@ -88,11 +93,12 @@ TEST_SUITE("callbacks") {
         auto held = locks.acquire("throwing:session", in_session);
         REQUIRE(held);
         for (std::size_t i = 0; i < 3; ++i) node(i).freeze();
-        const bool told = redlock_test::wait_until(10s, [&] { return lost_calls.load() == 1; });
+        const bool told = redlock_test::wait_until(redlock_test::scaled(10s),
+                                                   [&] { return lost_calls.load() == 1; });
         for (std::size_t i = 0; i < 3; ++i) node(i).thaw();
         REQUIRE(told);
         CHECK(s->lost());
-        REQUIRE(redlock_test::wait_until(5s, [&] {
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s), [&] {
             auto other = locks.acquire("throwing:after-session");
             return other && locks.release(*other).has_value();
         }));
@@ -105,12 +111,15 @@ TEST_SUITE("callbacks") {
         auto observing = watcher.observe(
             "throwing:svc", [&](const redlock::election_view&) { throw_on_purpose(changes); });
         REQUIRE(observing);
-        REQUIRE(redlock_test::wait_until(5s, [&] { return changes.load() >= 1; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s),
+                                         [&] { return changes.load() >= 1; }));
         auto won = leader.campaign("throwing:svc", "alpha");
         REQUIRE(won);
-        REQUIRE(redlock_test::wait_until(5s, [&] { return changes.load() >= 2; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s),
+                                         [&] { return changes.load() >= 2; }));
         REQUIRE(won->proclaim("alpha2"));
         // Told again after two throws: the observer still runs.
-        CHECK(redlock_test::wait_until(5s, [&] { return changes.load() >= 3; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(5s),
+                                       [&] { return changes.load() >= 3; }));
     }
 }

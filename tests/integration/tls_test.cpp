@@ -17,7 +17,6 @@
 #include <deque>
 #include <future>
 #include <string>
-#include <thread>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -34,16 +33,18 @@ auto config_for(std::vector<redlock::node_address> nodes, const tls_certs& certs
     -> redlock::client_config {
     redlock::client_config settings = redlock_test::fixture_config(std::move(nodes));
     settings.tls = certs.options();
-    settings.connect_timeout = 300ms;  // a TLS handshake on a loaded 2-core CI machine
-    settings.request_timeout = 100ms;
+    // A TLS handshake on a loaded 2-core CI machine.
+    settings.connect_timeout = redlock_test::scaled(300ms);
+    settings.request_timeout = redlock_test::scaled(100ms);
     return settings;
 }
 
 /// The lock key holds `value` on `server` (read by the fixture, over TLS for a TLS server).
 auto holds(const redlock_test::redis_server& server, const std::string& resource,
            const std::string& value) -> bool {
-    return redlock_test::wait_until(
-        2s, [&] { return server.get("redlock:{" + resource + "}") == value; });
+    return redlock_test::wait_until(redlock_test::scaled(2s), [&] {
+        return server.get("redlock:{" + resource + "}") == value;
+    });
 }
 
 /// Acquiring through the single node `node` fails, and the message names the
@@ -216,7 +217,8 @@ TEST_SUITE("tls") {
         REQUIRE_MESSAGE(held.has_value(), (held ? std::string{} : held.error().message));
         const std::string expected =
             "node " + servers[1].tls_address().to_string() + ": unreachable: TLS handshake timeout";
-        CHECK_MESSAGE(redlock_test::wait_until(3s, [&] { return log.contains(expected); }),
+        CHECK_MESSAGE(redlock_test::wait_until(redlock_test::scaled(3s),
+                                               [&] { return log.contains(expected); }),
                       log.dump());
         CHECK(locks.release(*held));
 
@@ -261,18 +263,17 @@ TEST_SUITE("tls") {
         wait.max_wait = 5s;
         auto granted =
             std::async(std::launch::async, [&] { return waiter.acquire("ledger", wait); });
-        // Its subscriber connections are open, one per node, over TLS.
-        REQUIRE(redlock_test::wait_until(3s, [&] {
+        // Its subscriber connections are open, one per node, over TLS, and subscribed.
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(3s), [&] {
             const auto s = waiter.stats();
-            return s.waiters == 1 && s.subscriber_connections == 3;
+            return s.waiters == 1 && s.subscriber_connections == 3 && s.subscribers_ready == 3;
         }));
-        std::this_thread::sleep_for(200ms);
         const auto released_at = std::chrono::steady_clock::now();
         REQUIRE(owner.release(*held));
         auto lock = granted.get();
         REQUIRE_MESSAGE(lock.has_value(), (lock ? std::string{} : lock.error().message));
         // Woken, not polling: a poller at retry.delay would make a dozen attempts.
-        CHECK(std::chrono::steady_clock::now() - released_at < 1s);
+        CHECK(std::chrono::steady_clock::now() - released_at < redlock_test::scaled_within(1s, 4s));
         CHECK(waiter.stats().attempts <= 6);
     }
 

@@ -58,7 +58,7 @@ auto refuses_as_stopped(redlock::client& locks) -> bool {
     locks.acquire_async("", {}, [answer](redlock::result<redlock::lock> r) {
         answer->set_value(r ? 0 : r.error().code.value());
     });
-    return code.wait_for(2s) == std::future_status::ready &&
+    return code.wait_for(redlock_test::scaled(2s)) == std::future_status::ready &&
            code.get() == static_cast<int>(redlock::errc::client_stopped);
 }
 
@@ -72,7 +72,8 @@ auto drop_during_shutdown_owned_loop(const cluster& nodes) -> int {
     fault_proxy proxy{nodes[0].port()};
     auto locks = nodes.make_client(slow_node0_settings(nodes, proxy));
     const auto key = nodes.key_of("r");
-    if (!redlock_test::wait_until(5s, [&] { return locks.stats().nodes_connected == 5; }))
+    if (!redlock_test::wait_until(redlock_test::scaled(5s),
+                                  [&] { return locks.stats().nodes_connected == 5; }))
         return fail("the five nodes did not connect");
     auto held = locks.acquire("r");
     if (!held) return fail("acquire: " + held.error().message);
@@ -81,14 +82,16 @@ auto drop_during_shutdown_owned_loop(const cluster& nodes) -> int {
     locks.release_async(
         *held, [&](const redlock::result<redlock::release_report>&) { released.count_down(); });
     // Deleted at once on the direct nodes; node 0's request waits in the proxy.
-    if (!redlock_test::wait_until(2s, [&] { return nodes.count_holding(key) == 1; }))
+    if (!redlock_test::wait_until(redlock_test::scaled(2s),
+                                  [&] { return nodes.count_holding(key) == 1; }))
         return fail("the direct nodes did not delete");
     std::thread stopper{[&] { locks.shutdown(); }};
-    const bool stopping = redlock_test::wait_until(3s, [&] { return refuses_as_stopped(locks); });
+    const bool stopping = redlock_test::wait_until(redlock_test::scaled(3s),
+                                                   [&] { return refuses_as_stopped(locks); });
     proxy.drop_connections(fault_proxy::drop_mode::reset);
     stopper.join();  // today the child aborts before this returns
     if (!stopping) return fail("shutdown did not begin (acquisitions were not refused)");
-    if (!released.wait_for(2s)) return fail("the release never completed");
+    if (!released.wait_for(redlock_test::scaled(2s))) return fail("the release never completed");
     return 0;
 }
 
@@ -114,21 +117,22 @@ auto drop_during_shutdown_attached_loop(const cluster& nodes) -> int {
     if (!made) return fail("create: " + made.error().message);
     auto& locks = *made;
     const auto key = nodes.key_of("r");
-    if (!run_until(5s, [&] { return locks.stats().nodes_connected == 3; }))
+    if (!run_until(redlock_test::scaled(5s), [&] { return locks.stats().nodes_connected == 3; }))
         return fail("nodes 0-2 did not connect");
     locks.acquire_async("r", {}, [&](redlock::result<redlock::lock> r) { held = std::move(r); });
-    if (!run_until(5s, [&] { return held.has_value(); })) return fail("acquire did not complete");
+    if (!run_until(redlock_test::scaled(5s), [&] { return held.has_value(); }))
+        return fail("acquire did not complete");
     if (!*held) return fail("acquire: " + held->error().message);
     if (nodes.count_holding(key) != 3) return fail("the lock is not on nodes 0-2");
     proxy.set_latency(1500ms);
     locks.release_async(**held,
                         [&](const redlock::result<redlock::release_report>&) { ++completions; });
-    if (!run_until(2s, [&] { return nodes.count_holding(key) == 1; }))
+    if (!run_until(redlock_test::scaled(2s), [&] { return nodes.count_holding(key) == 1; }))
         return fail("nodes 1 and 2 did not delete");
     locks.shutdown();  // on the loop thread: begins now, and waits for node 0's delete
     proxy.drop_connections(fault_proxy::drop_mode::reset);
     // Today the child aborts in here.
-    if (!run_until(10s, [&] { return uv_run(&loop, UV_RUN_NOWAIT) == 0; }))
+    if (!run_until(redlock_test::scaled(10s), [&] { return uv_run(&loop, UV_RUN_NOWAIT) == 0; }))
         return fail("the client left handles open on the loop");
     if (completions != 1) return fail("the release completed " + std::to_string(completions) + "x");
     if (uv_loop_close(&loop) != 0) return fail("uv_loop_close: handles left");
@@ -167,16 +171,18 @@ auto with_stock_hosts_nodes_named_localhost(const cluster& nodes) -> int {
     auto held = locks.acquire("r");
     if (!held)
         return fail("acquire (localhost resolves to" + listed + "): " + held.error().message);
-    if (!redlock_test::wait_until(2s, [&] { return nodes.count_holding(key) == everyone; }))
+    if (!redlock_test::wait_until(redlock_test::scaled(2s),
+                                  [&] { return nodes.count_holding(key) == everyone; }))
         return fail("not every node holds the lock");
-    if (!redlock_test::wait_until(2s,
+    if (!redlock_test::wait_until(redlock_test::scaled(2s),
                                   [&] { return locks.stats().nodes_connected == nodes.size(); }))
         return fail("not every node is connected");
     auto report = locks.release(*held);
     if (!report) return fail("release: " + report.error().message);
     // A release returns once a majority deleted (item 6); the others follow.
     if (!report->majority()) return fail("no majority deleted");
-    if (!redlock_test::wait_until(2s, [&] { return nodes.count_holding(key) == 0; }))
+    if (!redlock_test::wait_until(redlock_test::scaled(2s),
+                                  [&] { return nodes.count_holding(key) == 0; }))
         return fail("a node still holds the lock after the release");
     return 0;
 }
@@ -277,8 +283,10 @@ TEST_SUITE("transport faults") {
         node(4).thaw();
 
         CHECK_MESSAGE(quiet, logs.dump());
-        CHECK(redlock_test::wait_until(5s, [&] { return locks.stats().nodes_connected == 5; }));
-        CHECK_MESSAGE(redlock_test::wait_until(2s, [&] { return connected_lines() >= 1; }),
+        CHECK(redlock_test::wait_until(redlock_test::scaled(5s),
+                                       [&] { return locks.stats().nodes_connected == 5; }));
+        CHECK_MESSAGE(redlock_test::wait_until(redlock_test::scaled(2s),
+                                               [&] { return connected_lines() >= 1; }),
                       logs.dump());
         CHECK_MESSAGE(redlock_test::holds_for(300ms, [&] { return connected_lines() == 1; }),
                       logs.dump());
@@ -290,10 +298,12 @@ TEST_SUITE("transport faults") {
                       "item 6: a release decided by three deletes does not wait for two frozen "
                       "nodes, reports them pending, and counts their late deletes") {
         auto settings = config();
-        settings.request_timeout = 1000ms;
+        // Scaled, and so the bound below: on every build, well short of the whole timeout.
+        settings.request_timeout = redlock_test::scaled(1000ms);
         settings.lock.ttl = 30s;  // keys that disappear were deleted, not expired
         auto locks = make_client(settings);
-        REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s),
+                                         [&] { return locks.stats().nodes_connected == 5; }));
         auto held = locks.acquire("r");
         REQUIRE(held);
         REQUIRE(held_everywhere("r", held->value()));
@@ -320,9 +330,10 @@ TEST_SUITE("transport faults") {
         node(0).thaw();
         node(1).thaw();
         // The frozen nodes run the deletes they had buffered; their replies are counted.
-        CHECK(
-            redlock_test::wait_until(5s, [&] { return locks.stats().release_late_deleted == 2; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(5s),
+                                       [&] { return locks.stats().release_late_deleted == 2; }));
         CHECK(locks.stats().release_late_failed == 0);
-        CHECK(redlock_test::wait_until(2s, [&] { return count_holding(key_of("r")) == 0; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(2s),
+                                       [&] { return count_holding(key_of("r")) == 0; }));
     }
 }

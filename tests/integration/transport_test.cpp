@@ -76,8 +76,8 @@ TEST_SUITE("transport") {
         auto held = locks.acquire("orders:42");
         REQUIRE(held);
         // The call returns on a majority; the Unix socket node's SET may still be on its way.
-        bool reached_local =
-            redlock_test::wait_until(1s, [&] { return local.get(key) == held->value(); });
+        bool reached_local = redlock_test::wait_until(
+            redlock_test::scaled(1s), [&] { return local.get(key) == held->value(); });
         auto report = locks.release(*held);
 
         CHECK(reached_local);
@@ -92,7 +92,8 @@ TEST_SUITE("transport") {
             return r.node == socket_name && (r.status == redlock::node_status::ok ||
                                              r.status == redlock::node_status::pending);
         }));
-        CHECK(redlock_test::wait_until(1s, [&] { return !local.exists(key); }));
+        CHECK(
+            redlock_test::wait_until(redlock_test::scaled(1s), [&] { return !local.exists(key); }));
         CHECK(tcp.count_holding(key) == 0);
     }
 
@@ -105,8 +106,10 @@ TEST_SUITE("transport") {
         auto held = locks.acquire("orders:42");
 
         REQUIRE(held);
-        CHECK(redlock_test::wait_until(1s, [&] { return count_holding(key, held->value()) == 3; }));
-        CHECK(redlock_test::wait_until(1s, [&] { return locks.stats().nodes_connected == 3; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(1s),
+                                       [&] { return count_holding(key, held->value()) == 3; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(1s),
+                                       [&] { return locks.stats().nodes_connected == 3; }));
     }
 
     TEST_CASE_FIXTURE(three_nodes,
@@ -122,7 +125,8 @@ TEST_SUITE("transport") {
         settings.reconnect = {.min_delay = 1000ms, .max_delay = 1000ms};
         settings.logger = logs.logger();
         auto locks = make_client(settings);
-        REQUIRE_MESSAGE(redlock_test::wait_until(5s, [&] { return logs.contains("resolve"); }),
+        REQUIRE_MESSAGE(redlock_test::wait_until(redlock_test::scaled(5s),
+                                                 [&] { return logs.contains("resolve"); }),
                         logs.dump());
         redlock::lock_options once;
         once.attempts = 1;
@@ -154,7 +158,8 @@ TEST_SUITE("transport") {
 
         REQUIRE(held);
         CHECK(held->valid());
-        CHECK(redlock_test::wait_until(1s, [&] { return count_holding(key, held->value()) == 3; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(1s),
+                                       [&] { return count_holding(key, held->value()) == 3; }));
     }
 
     TEST_CASE_FIXTURE(password_cluster,
@@ -166,14 +171,14 @@ TEST_SUITE("transport") {
 
         auto held = locks.acquire("orders:42");
         REQUIRE(held);
-        bool everywhere =
-            redlock_test::wait_until(1s, [&] { return count_holding(key, held->value()) == 3; });
+        bool everywhere = redlock_test::wait_until(
+            redlock_test::scaled(1s), [&] { return count_holding(key, held->value()) == 3; });
         auto report = locks.release(*held);
 
         CHECK(everywhere);
         REQUIRE(report);
         CHECK(report->deleted + report->pending == 3);  // a slow node may be pending
-        CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+        CHECK(redlock_test::wait_until(redlock_test::scaled(std::chrono::seconds{2}),
                                        [&] { return count_holding(key) == 0; }));
     }
 
@@ -186,9 +191,9 @@ TEST_SUITE("transport") {
         settings.password = redlock::secret{wrong};
         settings.logger = logs.logger();
         auto locks = make_client(settings);
-        REQUIRE_MESSAGE(
-            redlock_test::wait_until(5s, [&] { return logs.count("AUTH failed") >= 3; }),
-            logs.dump());
+        REQUIRE_MESSAGE(redlock_test::wait_until(redlock_test::scaled(5s),
+                                                 [&] { return logs.count("AUTH failed") >= 3; }),
+                        logs.dump());
         redlock::lock_options once;
         once.attempts = 1;
 
@@ -217,14 +222,14 @@ TEST_SUITE("transport") {
 
         auto held = locks.acquire("orders:42");
         REQUIRE(held);
-        bool everywhere =
-            redlock_test::wait_until(1s, [&] { return count_holding(key, held->value()) == 3; });
+        bool everywhere = redlock_test::wait_until(
+            redlock_test::scaled(1s), [&] { return count_holding(key, held->value()) == 3; });
         auto report = locks.release(*held);
 
         CHECK(everywhere);
         REQUIRE(report);
         CHECK(report->deleted + report->pending == 3);  // a slow node may be pending
-        CHECK(redlock_test::wait_until(std::chrono::seconds{2},
+        CHECK(redlock_test::wait_until(redlock_test::scaled(std::chrono::seconds{2}),
                                        [&] { return count_holding(key) == 0; }));
         for (const auto& server : *this) {
             auto clients = server.command({"CLIENT", "LIST"}).value_or("");
@@ -246,8 +251,8 @@ TEST_SUITE("transport") {
         auto locks = make_client(settings);
 
         auto held = locks.acquire("orders:42");
-        bool timed_out =
-            redlock_test::wait_until(2s, [&] { return logs.contains("connect timeout"); });
+        bool timed_out = redlock_test::wait_until(redlock_test::scaled(2s),
+                                                  [&] { return logs.contains("connect timeout"); });
 
         REQUIRE(held);
         CHECK(held->valid());
@@ -257,7 +262,7 @@ TEST_SUITE("transport") {
         CHECK_MESSAGE(mentions(warning.text, blackhole.address().to_string()), warning.text);
         auto after = std::chrono::duration_cast<std::chrono::milliseconds>(warning.at - created);
         CHECK(after >= 80ms);  // not before the timeout (uv_now is truncated to milliseconds)
-        CHECK(after <= 2s);
+        CHECK(after <= redlock_test::scaled(2s));
         CHECK(locks.stats().nodes_connected == 4);
     }
 
@@ -269,7 +274,8 @@ TEST_SUITE("transport") {
         auto locks = make_client(settings);
 
         // Logged on the loop thread, once it runs (contracts_test checks which thread).
-        REQUIRE_MESSAGE(redlock_test::wait_until(2s, [&] { return logs.contains("even"); }),
+        REQUIRE_MESSAGE(redlock_test::wait_until(redlock_test::scaled(2s),
+                                                 [&] { return logs.contains("even"); }),
                         logs.dump());
         auto warning = logs.first("even");
         REQUIRE_MESSAGE(warning, logs.dump());
@@ -294,9 +300,11 @@ TEST_SUITE("transport") {
         auto settings = config();
         settings.reconnect = {.min_delay = 20ms, .max_delay = 200ms};
         auto locks = make_client(settings);
-        REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 3; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s),
+                                         [&] { return locks.stats().nodes_connected == 3; }));
         node(0).crash();
-        REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 2; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s),
+                                         [&] { return locks.stats().nodes_connected == 2; }));
         auto connects_before = locks.stats().connects;
         // The outage itself, not a synchronisation: uncapped doubling from 20 ms would have
         // reached a delay of seconds by its end.
@@ -305,8 +313,10 @@ TEST_SUITE("transport") {
         node(0).restart();
         auto restarted = std::chrono::steady_clock::now();
 
-        CHECK(redlock_test::wait_until(1s, [&] { return locks.stats().nodes_connected == 3; }));
-        CHECK(elapsed_since(restarted) <= 1s);
+        CHECK(redlock_test::wait_until(redlock_test::scaled(5s),
+                                       [&] { return locks.stats().nodes_connected == 3; }));
+        // Uncapped, the back-off would have grown to 2.5 s by now.
+        CHECK(elapsed_since(restarted) <= redlock_test::scaled_within(1s, 2s));
         CHECK(locks.stats().connects > connects_before);
     }
 }

@@ -83,7 +83,7 @@ TEST_SUITE("waiting") {
                 // acquire returns at a majority: let the slower nodes run the script too.
                 // The waiting script is what granted it (a plain SET would prove nothing).
                 for (const auto& server : *this) {
-                    REQUIRE(redlock_test::wait_until(3s, [&] {
+                    REQUIRE(redlock_test::wait_until(redlock_test::scaled(3s), [&] {
                         return redlock_test::command_calls(redlock_test::command_stats(server),
                                                            "evalsha") >= 1;
                     }));
@@ -102,7 +102,7 @@ TEST_SUITE("waiting") {
                 // release returns at a majority too: the next round's counts start once every
                 // node ran it (the key gone), as its clean-up of a waiter counts HDEL and ZREM.
                 for (const auto& server : *this) {
-                    REQUIRE(redlock_test::wait_until(3s, [&] {
+                    REQUIRE(redlock_test::wait_until(redlock_test::scaled(3s), [&] {
                         return server.command({"EXISTS", "redlock:{fresh}"}) == "0";
                     }));
                 }
@@ -118,7 +118,8 @@ TEST_SUITE("waiting") {
         settings.retry.delay = 200ms;  // what a poller would wait between attempts
         settings.retry.jitter = 100ms;
         auto locks = make_client(settings);
-        REQUIRE(redlock_test::wait_until(2s, [&] { return locks.stats().nodes_connected == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s),
+                                         [&] { return locks.stats().nodes_connected == 5; }));
         std::mutex mutex;
         std::vector<grant> grants;
         std::atomic<int> inside{0};
@@ -168,9 +169,10 @@ TEST_SUITE("waiting") {
         CHECK(median_ms < 50.0);  // a poller would wait 200-300 ms
         CHECK(static_cast<double>(commands) / 48.0 < 20.0);
         // Nothing is left behind: no queue entry, and the subscriptions go once nobody waits.
-        CHECK(redlock_test::wait_until(2s, [&] { return queue_keys_left(*this) == 0; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(2s),
+                                       [&] { return queue_keys_left(*this) == 0; }));
         CHECK(locks.stats().waiters == 0);
-        CHECK(redlock_test::wait_until(5s,
+        CHECK(redlock_test::wait_until(redlock_test::scaled(5s),
                                        [&] { return locks.stats().subscriber_connections == 0; }));
     }
 
@@ -192,12 +194,12 @@ TEST_SUITE("waiting") {
             });
         }
 
-        REQUIRE(redlock_test::wait_until(3s, [&] { return done == 4; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(3s), [&] { return done == 4; }));
         for (auto code : codes) CHECK(code == redlock::errc::contended);
         CHECK(queue_keys_left(*this) == 0);
         CHECK(waiters.stats().waiters == 0);
         CHECK(redlock_test::wait_until(
-            5s, [&] { return waiters.stats().subscriber_connections == 0; }));
+            redlock_test::scaled(5s), [&] { return waiters.stats().subscriber_connections == 0; }));
     }
 
     TEST_CASE_FIXTURE(cluster, "a waiter learns the holder's TTL and does not poll meanwhile") {
@@ -216,7 +218,8 @@ TEST_SUITE("waiting") {
         const auto took = steady::now() - start;
         REQUIRE(granted);
         CHECK(took >= 600ms);  // it waited for the holder's keys to expire...
-        CHECK(took < 1800ms);  // ...and came right after (generous bound)
+        // ...and came right after (generous bound, short of max_wait)
+        CHECK(took < 800ms + redlock_test::scaled_within(1000ms, 3500ms));
         // A poller at retry.delay (50 ms here) would make about 16 attempts in 800 ms. The
         // waiter makes a few: one, a short re-check or two until its fresh client's
         // subscriptions are confirmed, and one when the holder's keys expire.
@@ -233,7 +236,7 @@ TEST_SUITE("waiting") {
         std::vector<redlock::client> clients;
         for (int i = 0; i < 4; ++i) clients.push_back(make_client());
         const auto queued = [&](long long n) {
-            return redlock_test::wait_until(3s, [&] {
+            return redlock_test::wait_until(redlock_test::scaled(3s), [&] {
                 int nodes_with_n = 0;
                 for (const auto& server : *this) {
                     if (server.command({"ZCARD", "redlock-queue:{ledger}"}) == std::to_string(n))
@@ -307,20 +310,21 @@ TEST_SUITE("waiting") {
             granted_at = steady::now();
             got = r.has_value();
         });
-        REQUIRE(redlock_test::wait_until(2s, [&] { return waiter.stats().waiters == 1; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(2s),
+                                         [&] { return waiter.stats().waiters == 1; }));
         const long long commands_before = commands_executed(*this);
         const auto killed_at = steady::now();
 
         ::kill(holder, SIGKILL);
         ::waitpid(holder, nullptr, 0);
 
-        REQUIRE(redlock_test::wait_until(5s, [&] { return got.load(); }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s), [&] { return got.load(); }));
         const auto took = granted_at - killed_at;
         const long long spent = commands_executed(*this) - commands_before;
         MESSAGE("granted " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
                            << " ms after the kill; " << spent << " commands meanwhile");
-        CHECK(took < 1000ms + 500ms);  // the holder's TTL plus a small bound
-        CHECK(spent < 60);             // a few re-checks, not a poll loop
+        CHECK(took < 1000ms + redlock_test::scaled(500ms));  // the holder's TTL plus a small bound
+        CHECK(spent < 60);                                   // a few re-checks, not a poll loop
         std::remove(config_file.c_str());
     }
 }

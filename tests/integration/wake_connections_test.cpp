@@ -20,12 +20,13 @@ TEST_SUITE("wake connections") {
 
         locks.open_wake_connections();
 
-        CHECK(redlock_test::wait_until(5s, [&] { return locks.stats().subscribers_ready == 5; }));
+        CHECK(redlock_test::wait_until(redlock_test::scaled(5s),
+                                       [&] { return locks.stats().subscribers_ready == 5; }));
         CHECK(locks.stats().subscriber_connections == 5);
         locks.open_wake_connections();  // open already: nothing more
         CHECK(locks.stats().subscriber_connections == 5);
         // Nobody waited: they close after the idle grace period (2 s).
-        CHECK(redlock_test::wait_until(5s,
+        CHECK(redlock_test::wait_until(redlock_test::scaled(5s),
                                        [&] { return locks.stats().subscriber_connections == 0; }));
         CHECK(locks.stats().subscribers_ready == 0);
     }
@@ -36,8 +37,8 @@ TEST_SUITE("wake connections") {
         auto owner = make_client();
         auto waiter = make_client();
         waiter.open_wake_connections();
-        REQUIRE(
-            redlock_test::wait_until(5s, [&] { return waiter.stats().subscribers_ready == 5; }));
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s),
+                                         [&] { return waiter.stats().subscribers_ready == 5; }));
         redlock::lock_options short_ttl;
         short_ttl.ttl = 800ms;
         auto held = owner.acquire("ledger", short_ttl);  // never released: its TTL ends it

@@ -1,6 +1,7 @@
 #include "support/cluster.hpp"
 
 #include "sansio/hash_slot.hpp"
+#include "support/slowdown.hpp"
 #include "support/wait.hpp"
 
 #include <chrono>
@@ -34,8 +35,10 @@ cluster::cluster(int n, const server_options& options) {
 auto fixture_config(std::vector<redlock::node_address> nodes) -> redlock::client_config {
     redlock::client_config settings;
     settings.nodes = std::move(nodes);
-    settings.connect_timeout = 200ms;
-    settings.request_timeout = 50ms;
+    // Deadlines a healthy loopback node meets with room to spare on an idle plain build,
+    // stretched by the tests' slowdown factor (support/slowdown.hpp); the TTL is not.
+    settings.connect_timeout = scaled(200ms);
+    settings.request_timeout = scaled(50ms);
     settings.lock.ttl = 2000ms;
     settings.retry = {.attempts = 3, .delay = 50ms, .jitter = 50ms};
     settings.reconnect = {.min_delay = 20ms, .max_delay = 200ms};
@@ -95,9 +98,8 @@ auto cluster::count_holding(const std::string& full_key, const std::string& valu
 
 auto cluster::held_everywhere(std::string_view resource, const std::string& value) const -> bool {
     const std::string key = key_of(resource);
-    return redlock_test::wait_until(std::chrono::seconds{5}, [&] {
-        return count_holding(key, value) == static_cast<int>(servers_.size());
-    });
+    return redlock_test::wait_until(
+        scaled(5s), [&] { return count_holding(key, value) == static_cast<int>(servers_.size()); });
 }
 
 auto cluster::total_keys() const -> long long {
@@ -110,7 +112,7 @@ auto cluster::total_keys() const -> long long {
 
 auto warm_up(redlock::client& client) -> bool {
     using namespace std::chrono_literals;
-    return wait_until(10s, [&] {
+    return wait_until(scaled(10s), [&] {
         auto l = client.acquire("warm-up", {.ttl = 1000ms});
         return l && client.release(*l);
     });

@@ -13,9 +13,9 @@
 namespace redlock_test {
 
 /// The test clients' settings for `nodes`: connect_timeout 200 ms, request_timeout
-/// 50 ms, lock.ttl 2000 ms, retry {3 attempts, 50 ms delay, 50 ms jitter}, reconnect
-/// {20 ms, 200 ms}; a logger that swallows everything (even node counts and dead nodes
-/// are on purpose).
+/// 50 ms (both times slowdown(), support/slowdown.hpp), lock.ttl 2000 ms, retry {3 attempts, 50 ms
+/// delay, 50 ms jitter}, reconnect {20 ms, 200 ms}; a logger that swallows everything (even node
+/// counts and dead nodes are on purpose).
 [[nodiscard]] auto fixture_config(std::vector<redlock::node_address> nodes)
     -> redlock::client_config;
 /// redlock::client::create(settings); throws std::runtime_error with the error message.
@@ -61,7 +61,7 @@ public:
     /// ... and with exactly `value`.
     [[nodiscard]] auto count_holding(const std::string& full_key, const std::string& value) const
         -> int;
-    /// Waits (at most 5 s) until every server holds `value` at the lock key of `resource`.
+    /// Waits (at most scaled(5 s)) until every server holds `value` at the lock key of `resource`.
     /// A lock is handed out once a majority granted it; the last SETs may still be on their
     /// way, and a rival asking before they land can be granted (and release) a node between.
     [[nodiscard]] auto held_everywhere(std::string_view resource, const std::string& value) const
@@ -73,7 +73,7 @@ private:
     std::vector<redis_server> servers_;
 };
 
-/// Waits (10 s at most) until `client` can lock and unlock: its members have found their
+/// Waits (scaled(10 s) at most) until `client` can lock and unlock: its members have found their
 /// masters (a cluster's slot map, the master a Sentinel names).
 [[nodiscard]] auto warm_up(redlock::client& client) -> bool;
 

@@ -3,6 +3,8 @@
 // What an election's observer was told (client::observe), awaited from the
 // test thread.
 
+#include "support/slowdown.hpp"
+
 #include <redlock/client.hpp>
 
 #include <chrono>
@@ -27,8 +29,10 @@ public:
         };
     }
     /// Waits until a view told from index `from` on satisfies `p`; its index, or nullopt.
+    /// `limit` is taken as given (pass scaled(...), support/slowdown.hpp).
     template <class P>
-    auto await(std::size_t from, P p, std::chrono::milliseconds limit = std::chrono::seconds{5})
+    auto await(std::size_t from, P p,
+               std::chrono::milliseconds limit = scaled(std::chrono::seconds{5}))
         -> std::optional<std::size_t> {
         std::unique_lock hold{mutex_};
         std::optional<std::size_t> found;

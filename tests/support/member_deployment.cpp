@@ -2,6 +2,7 @@
 
 #include "sansio/hash_slot.hpp"
 #include "support/cluster.hpp"
+#include "support/slowdown.hpp"
 
 #include <chrono>
 #include <stdexcept>
@@ -48,8 +49,8 @@ auto member_deployment::config() const -> redlock::client_config {
         m.master_name = sentinel_->master_name();
         config.sentinel_masters.push_back(std::move(m));
     }
-    config.connect_timeout = 500ms;
-    config.request_timeout = 200ms;
+    config.connect_timeout = scaled(500ms);
+    config.request_timeout = scaled(200ms);
     config.lock.ttl = 3000ms;
     config.lock.waiter_ttl = 200ms;
     return config;

@@ -39,10 +39,10 @@ public:
     [[nodiscard]] static constexpr auto size() noexcept -> std::size_t { return 3; }
 
     /// fixture_config() naming the three members, with the settings routed members need: a
-    /// request timeout of 200 ms (a first slot map or master address costs a round trip or
-    /// two more), a lock TTL of 3 s, and a waiter TTL of 200 ms, so that a waiter that no
-    /// release notification reaches (README: cluster and Sentinel members re-check) looks
-    /// again every 100 ms.
+    /// connect timeout of 500 ms and a request timeout of 200 ms, both times slowdown() (a
+    /// first slot map or master address costs a round trip or two more), a lock TTL of 3 s, and a
+    /// waiter TTL of 200 ms, so that a waiter that no release notification reaches (README: cluster
+    /// and Sentinel members re-check) looks again every 100 ms.
     [[nodiscard]] auto config() const -> redlock::client_config;
 
     /// True for a cluster or Sentinel member (its check() shows topology lines).

@@ -1,5 +1,10 @@
 #pragma once
 
+// Every bound here is taken as given: pass scaled(bound) (support/slowdown.hpp, included) for
+// what an idle plain build needs, so that sanitizer builds and loaded machines get room too.
+
+#include "support/slowdown.hpp"
+
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
