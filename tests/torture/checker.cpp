@@ -84,11 +84,31 @@ auto sweep(const std::string& resource, const hold_list& list, int limit, check_
 
 }  // namespace
 
-auto check_holds(const std::vector<hold_record>& holds) -> check_report {
+auto impossible_values(const hold_record& h, permit_names names) -> std::string {
+    std::string what;
+    auto add = [&what](const std::string& text) { what += (what.empty() ? "" : "; ") + text; };
+    if (h.kind == hold_kind::permit) {
+        if (h.permits < 1) add("a semaphore of " + std::to_string(h.permits) + " permits");
+        if (h.permit >= h.permits && h.permits >= 1) {
+            add("permit " + std::to_string(h.permit) + " of " + std::to_string(h.permits) +
+                ": past K");
+        }
+        if (h.permit < -1 || (h.permit == -1 && names == permit_names::required))
+            add("permit " + std::to_string(h.permit) + ": below 0");
+        if (h.fenced) add("a permit with a fencing token (" + std::to_string(h.fence) + ")");
+    } else if (h.kind == hold_kind::writer && h.fenced && h.fence == 0) {
+        add("a fenced writer with token 0 (a writer's token is at least 1)");
+    }
+    return what;
+}
+
+auto check_holds(const std::vector<hold_record>& holds, permit_names names) -> check_report {
     check_report report;
     report.holds = holds.size();
     std::map<std::string, hold_list> by_resource;
     for (const auto& h : holds) {
+        if (auto what = impossible_values(h, names); !what.empty())
+            report.impossibles.push_back({h, std::move(what)});
         ++report.holds_per_resource[h.resource];
         if (!h.valid_at_start || h.believed_end_ns() <= h.start_ns) {
             ++report.never_valid;
@@ -115,7 +135,7 @@ auto check_holds(const std::vector<hold_record>& holds) -> check_report {
             }
             if (h->permit >= 0) by_permit[h->permit].push_back(h);
             permits.push_back(h);
-            k = k == 0 ? h->permits : std::min(k, h->permits);
+            if (h->permits >= 1) k = k == 0 ? h->permits : std::min(k, h->permits);
         }
         find_overlaps(locks, false, report);
         find_inversions(locks, report);
@@ -148,6 +168,11 @@ auto describe_problems(const check_report& report, std::int64_t origin_ns, std::
         text += "\nMORE THAN " + std::to_string(e.permits) + " PERMITS of '" + e.resource +
                 "' at " + ms(e.at_ns) + " ms:";
         for (const auto& h : e.holders) text += "\n  " + h.describe(origin_ns);
+    }
+    for (std::size_t i = 0; i < report.impossibles.size() && i < limit; ++i) {
+        const auto& b = report.impossibles[i];
+        text += "\nIMPOSSIBLE HOLD (a safety finding): " + b.what + ":\n  " +
+                b.hold.describe(origin_ns) + "\n  record: " + b.hold.format();
     }
     return text;
 }

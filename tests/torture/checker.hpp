@@ -38,6 +38,30 @@ struct excess {
     std::vector<hold_record> holders;  ///< every holder believed valid at that instant
 };
 
+/// A hold whose record names a value no correct library can give: a safety finding of its
+/// own, whatever the other holders did (impossible_values).
+struct impossible_hold {
+    hold_record hold;
+    std::string what;  ///< "permit 3 of 2: past K", ...
+};
+
+/// What is impossible in `h`, "; "-separated; empty when nothing is:
+/// - a permit: K below 1, a permit index past K - 1 or (with `permit_names::required`)
+///   below 0, or a fencing token;
+/// - a fenced writer with token 0: a writer's token is one more than the highest counter
+///   its grants read, so at least 1. (A fenced reader's 0 is possible: it reads the counter
+///   as it is, 0 before any writer; a reader's token below an earlier writer's is an
+///   inversion.)
+/// A semaphore's holder that is granted a permit no majority granted (issue 36: yeses for
+/// different permits counted together) is told a permit index, garbage or not: a garbage
+/// one past K is caught here even when no other holder overlaps it.
+enum class permit_names {
+    required,  ///< every permit's holder names its index (the library tells it)
+    optional,  ///< -1: not named (a CLI that does not set REDLOCK_PERMIT); counted only
+};
+[[nodiscard]] auto impossible_values(const hold_record& h,
+                                     permit_names names = permit_names::required) -> std::string;
+
 struct check_report {
     std::size_t holds = 0;        ///< records checked
     std::size_t never_valid = 0;  ///< acquired, but valid() was already false right after
@@ -52,9 +76,11 @@ struct check_report {
     std::vector<overlap> overlaps;
     std::vector<inversion> inversions;
     std::vector<excess> excesses;
+    /// Holds naming an impossible value (impossible_values), valid at start or not.
+    std::vector<impossible_hold> impossibles;
 
     [[nodiscard]] auto ok() const noexcept -> bool {
-        return overlaps.empty() && inversions.empty() && excesses.empty();
+        return overlaps.empty() && inversions.empty() && excesses.empty() && impossibles.empty();
     }
 };
 
@@ -75,11 +101,18 @@ struct check_report {
 /// Holds that were never valid (the validity had already ended when acquire()
 /// returned) are counted and otherwise left out: the holder never believed it held the
 /// lock, and its start no longer orders it among the others.
-[[nodiscard]] auto check_holds(const std::vector<hold_record>& holds) -> check_report;
+///
+/// Every hold, valid or not, is also checked for impossible values (impossible_values):
+/// each one found is a safety finding (report.impossibles). Such a hold still takes part
+/// in the checks above as what it says it is: a permit past K counts toward K (a holder
+/// that believes it holds a permit), and K is the smallest K of 1 or more named.
+[[nodiscard]] auto check_holds(const std::vector<hold_record>& holds,
+                               permit_names names = permit_names::required) -> check_report;
 
 /// The first `limit` problems of each sort, one paragraph each ("OVERLAP of 12.5 ms:",
-/// "TOKEN INVERSION:", "MORE THAN 2 PERMITS at 1234.5 ms:", then the holds), times in ms
-/// since `origin_ns`; empty when the report is ok().
+/// "TOKEN INVERSION:", "MORE THAN 2 PERMITS at 1234.5 ms:", "IMPOSSIBLE HOLD (a safety
+/// finding): permit 3 of 2: past K", then the holds; an impossible one's record line whole
+/// too), times in ms since `origin_ns`; empty when the report is ok().
 [[nodiscard]] auto describe_problems(const check_report& report, std::int64_t origin_ns,
                                      std::size_t limit) -> std::string;
 

@@ -5,6 +5,10 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
 #include <vector>
 
 using redlock_torture::check_holds;
@@ -244,14 +248,23 @@ TEST_SUITE("torture checker: lock kinds") {
     }
 
     TEST_CASE("holders of permits not known are counted, not taken to share one") {
+        // Where permits may go unnamed (a CLI that does not set REDLOCK_PERMIT).
+        constexpr auto optional = redlock_torture::permit_names::optional;
         auto report = check_holds(
-            {permit(0, "sem", 2, -1, 0, 500, 900), permit(1, "sem", 2, -1, 100, 600, 900)});
+            {permit(0, "sem", 2, -1, 0, 500, 900), permit(1, "sem", 2, -1, 100, 600, 900)},
+            optional);
         CHECK(report.ok());
-        report = check_holds({permit(0, "sem", 2, -1, 0, 500, 900),
-                              permit(1, "sem", 2, -1, 100, 600, 900),
-                              permit(2, "sem", 2, -1, 200, 300, 900)});
+        report = check_holds(
+            {permit(0, "sem", 2, -1, 0, 500, 900), permit(1, "sem", 2, -1, 100, 600, 900),
+             permit(2, "sem", 2, -1, 200, 300, 900)},
+            optional);
         CHECK(report.overlaps.empty());
         CHECK(report.excesses.size() == 1);
+        CHECK(report.impossibles.empty());
+        // A torture worker always names it (the library tells every permit's holder which).
+        report = check_holds({permit(0, "sem", 2, -1, 0, 500, 900)});
+        REQUIRE(report.impossibles.size() == 1);
+        CHECK(report.impossibles[0].what == "permit -1: below 0");
     }
 
     TEST_CASE("a permit never valid is not counted toward K") {
@@ -279,9 +292,13 @@ TEST_SUITE("torture checker: lock kinds") {
         };
         CHECK_FALSE(with("kind=permit", "kind=other"));
         CHECK_FALSE(with(" permits=2", ""));                       // a permit without its K
-        CHECK_FALSE(with("permit=1", "permit=2"));                 // a permit past K
+        CHECK_FALSE(with("permit=1", "permit=x"));                 // not a number
         CHECK_FALSE(with("kind=permit", "kind=writer"));           // a writer naming a permit
         CHECK_FALSE(with(" kind=permit permits=2 permit=1", ""));  // no kind at all
+        // A permit past K is read as it is: what it says is for the checker to judge.
+        const auto past = with("permit=1", "permit=2");
+        REQUIRE(past);
+        CHECK(past->permit == 2);
     }
 }
 
@@ -355,7 +372,73 @@ TEST_SUITE("torture checker: writers without a token") {
         CHECK_FALSE(with(r.format(), " fence=0", " fence=3"));  // a token it does not have
         CHECK_FALSE(with(r.format(), " fenced=0", ""));         // fenced or not, unsaid
         CHECK_FALSE(with(r.format(), " thread=1", ""));
-        CHECK_FALSE(with(permit(2, "sem", 2, 1, 10, 20, 30).format(), "fenced=0", "fenced=1"));
+        // A permit with a token is read, and is impossible (a semaphore has no token).
+        const auto tokened =
+            with(permit(2, "sem", 2, 1, 10, 20, 30).format(), "fenced=0", "fenced=1");
+        REQUIRE(tokened);
+        CHECK(redlock_torture::impossible_values(*tokened) == "a permit with a fencing token (0)");
         CHECK(redlock_torture::parse_hold(hold(3, "x", 9, 10, 20, 30).format()));
+    }
+}
+
+TEST_SUITE("torture checker: impossible values are safety findings") {
+    TEST_CASE("a hold with permit=3 of permits=2 is read and reported as a safety finding") {
+        // Issue 36: a waiting attempt that lost counted late yeses for different permits
+        // together and was granted "permit 3" of a semaphore of 2, beside two real holders.
+        // It was once reported as "unreadable record lines 2", its overlaps unchecked.
+        const auto bad = permit(2, "sem", 2, 3, 200, 300, 900);
+        const auto file = std::filesystem::temp_directory_path() /
+                          ("torture-checker-" + std::to_string(::getpid()) + ".records");
+        std::ofstream{file} << permit(0, "sem", 2, 0, 0, 500, 900).format() << "\n"
+                            << permit(1, "sem", 2, 1, 100, 600, 900).format() << "\n"
+                            << bad.format() << "\nhold worker=9 resource=sem\n";
+        const auto read = redlock_torture::read_worker_file(file);
+        std::filesystem::remove(file);
+        REQUIRE(read.holds.size() == 3);
+        // Only the line that truly cannot be read is unreadable, and it is kept whole.
+        REQUIRE(read.unreadable.size() == 1);
+        CHECK(read.unreadable[0] == "hold worker=9 resource=sem");
+
+        const auto report = check_holds(read.holds);
+        CHECK_FALSE(report.ok());
+        REQUIRE(report.impossibles.size() == 1);
+        CHECK(report.impossibles[0].what == "permit 3 of 2: past K");
+        CHECK(report.impossibles[0].hold.worker == 2);
+        // Its holder believed it held a permit: counted toward K, so the third holder at
+        // 200 ms is an excess too.
+        REQUIRE(report.excesses.size() == 1);
+        CHECK(report.excesses[0].holders.size() == 3);
+        // Named as what it is, with the record whole.
+        const auto text = redlock_torture::describe_problems(report, 0, 10);
+        CHECK(text.find("IMPOSSIBLE HOLD (a safety finding): permit 3 of 2: past K") !=
+              std::string::npos);
+        CHECK(text.find("record: " + bad.format()) != std::string::npos);
+        // Alone, with no one to overlap, it is still a finding.
+        CHECK_FALSE(check_holds({bad}).ok());
+    }
+
+    TEST_CASE("a permit below 0, a semaphore of no permits, a fenced writer's 0") {
+        auto impossible = [](const hold_record& h) {
+            return redlock_torture::impossible_values(h);
+        };
+        CHECK(impossible(permit(0, "sem", 2, -2, 0, 10, 900)) == "permit -2: below 0");
+        CHECK(impossible(permit(0, "sem", 0, 0, 0, 10, 900)) == "a semaphore of 0 permits");
+        CHECK(impossible(hold(0, "a", 0, 0, 10, 900)) ==
+              "a fenced writer with token 0 (a writer's token is at least 1)");
+        // A reader's 0 is the counter before any writer; an unfenced writer names no token.
+        CHECK(impossible(reader(0, "rw", 0, 0, 10, 900)).empty());
+        CHECK(impossible(unfenced(0, "a", 0, 10, 900)).empty());
+        CHECK(impossible(permit(0, "sem", 2, 1, 0, 10, 900)).empty());
+        // Never valid or not, it is reported: the library said it.
+        auto stale = hold(0, "a", 0, 100, 150, 90);
+        stale.valid_at_start = false;
+        const auto report = check_holds({stale});
+        CHECK(report.never_valid == 1);
+        CHECK(report.impossibles.size() == 1);
+        // A fenced writer's 0 survives formatting and parsing, to be judged.
+        const auto back = redlock_torture::parse_hold(hold(0, "a", 0, 0, 10, 900).format());
+        REQUIRE(back);
+        CHECK(back->fenced);
+        CHECK(back->fence == 0);
     }
 }

@@ -12,6 +12,7 @@ auto invocation_argv(const binaries& bin, const fs::path& config, const fs::path
                                   config.string(),  "run",
                                   "--resource",     permit ? resource + "-pool" : resource};
     if (plan.kind == hold_kind::reader) argv.emplace_back("--shared");
+    if (plan.fair) argv.emplace_back("--fair");
     if (permit) {
         argv.insert(argv.end(), {"--permits", std::to_string(cli_stress_permits)});
     } else {

@@ -36,6 +36,7 @@ struct invocation_plan {
     int wait_ms = 0;      ///< --wait-ms
     int ttl_ms = 0;       ///< --ttl-ms
     hold_kind kind = hold_kind::writer;
+    bool fair = false;  ///< --fair: the fair wait mode (else the config's)
 };
 
 /// `redlock run` for `plan`, on `resource` (a permit: on `resource` + "-pool"), running

@@ -22,10 +22,14 @@ auto number(const std::string& text) -> std::optional<std::int64_t> {
 
 }  // namespace
 
-auto read_sections(const std::filesystem::path& file, std::map<int, section_record>& into)
-    -> std::size_t {
+auto read_sections(const std::filesystem::path& file, std::map<int, section_record>& into,
+                   std::vector<std::string>* unreadable) -> std::size_t {
     std::ifstream in{file};
-    std::size_t unreadable = 0;
+    std::size_t count = 0;
+    auto cannot_read = [&](const std::string& line) {
+        ++count;
+        if (unreadable != nullptr) unreadable->push_back(file.filename().string() + ": " + line);
+    };
     for (std::string line; std::getline(in, line);) {
         std::istringstream words{line};
         std::string tag, invocation, kind_text, fence, ns, extra;
@@ -34,20 +38,20 @@ auto read_sections(const std::filesystem::path& file, std::map<int, section_reco
         const auto at = number(ns);
         const auto kind = kind_from_name(kind_text);
         if (!id || !at || !kind || (tag != "begin" && tag != "end") || (words >> extra)) {
-            ++unreadable;
+            cannot_read(line);
             continue;
         }
         section_record& s = into[static_cast<int>(*id)];
-        // Begin and end disagree.
-        if (s.invocation >= 0 && (s.fence != fence || s.kind != *kind)) ++unreadable;
+        // Begin and end disagree; or a second begin or end.
+        std::int64_t& slot = tag == "begin" ? s.begin_ns : s.end_ns;
+        if ((s.invocation >= 0 && (s.fence != fence || s.kind != *kind)) || slot >= 0)
+            cannot_read(line);
         s.invocation = static_cast<int>(*id);
         s.kind = *kind;
         s.fence = fence;
-        std::int64_t& slot = tag == "begin" ? s.begin_ns : s.end_ns;
-        if (slot >= 0) ++unreadable;
         slot = *at;
     }
-    return unreadable;
+    return count;
 }
 
 auto check_sections(const std::vector<section_record>& sections, int permits)
@@ -68,16 +72,20 @@ auto check_sections(const std::vector<section_record>& sections, int permits)
         if (s.kind == hold_kind::permit && s.fence != "-") {
             const auto permit = number(s.fence);
             if (!permit || *permit < 0 || *permit >= permits) {
+                // Its holder believed it held a permit all the same: counted toward K.
                 problems.push_back({"no such permit", {s}});
-                continue;
+            } else {
+                h.permit = static_cast<int>(*permit);
             }
-            h.permit = static_cast<int>(*permit);
         } else if (s.kind != hold_kind::permit) {
             const auto fence = number(s.fence);
             if (!fence || *fence < 0) {
                 problems.push_back({"no fence", {s}});
                 continue;
             }
+            // A writer's token is one more than the highest counter its grants read; a
+            // reader's 0 is the counter before any writer.
+            if (*fence == 0 && s.kind == hold_kind::writer) problems.push_back({"fence 0", {s}});
             h.fence = static_cast<std::uint64_t>(*fence);
         }
         h.start_ns = h.called_ns = s.begin_ns;
@@ -86,7 +94,8 @@ auto check_sections(const std::vector<section_record>& sections, int permits)
         by_id[s.invocation] = &s;
         holds.push_back(std::move(h));
     }
-    const auto report = check_holds(holds);
+    // The values check_holds() would call impossible were checked above, section by section.
+    const auto report = check_holds(holds, permit_names::optional);
     auto section = [&by_id](const hold_record& h) { return *by_id.at(h.worker); };
     for (const auto& o : report.overlaps)
         problems.push_back({"overlap", {section(o.earlier), section(o.later)}});
@@ -107,8 +116,9 @@ auto describe(const section_record& s, std::int64_t origin_ns) -> std::string {
         std::snprintf(text, sizeof text, "%.3f", static_cast<double>(ns - origin_ns) / 1e6);
         return std::string{text};
     };
-    return "invocation " + std::to_string(s.invocation) + " " + kind_name(s.kind) + " fence " +
-           s.fence + " [" + ms(s.begin_ns) + ", " + ms(s.end_ns) + "] ms";
+    return "invocation " + std::to_string(s.invocation) + " " + kind_name(s.kind) +
+           (s.kind == hold_kind::permit ? " " : " fence ") + s.fence + " [" + ms(s.begin_ns) +
+           ", " + ms(s.end_ns) + "] ms";
 }
 
 auto find_leftovers(const std::vector<redlock_test::redis_server>& nodes) -> leftovers {

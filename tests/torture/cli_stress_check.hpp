@@ -29,12 +29,19 @@ struct section_record {
 };
 
 /// Adds the records of `file` to `into`, by invocation. Returns the number of lines it
-/// could not read (or that repeat a begin or an end: one invocation runs one section).
-auto read_sections(const std::filesystem::path& file, std::map<int, section_record>& into)
-    -> std::size_t;
+/// could not read (or that repeat a begin or an end: one invocation runs one section, or
+/// that disagree with its other line); each such line goes whole to `unreadable`, if given,
+/// after the file's name and a colon. The token is read as it is, whatever it says: a
+/// permit past K is a finding of check_sections, not an unreadable line.
+auto read_sections(const std::filesystem::path& file, std::map<int, section_record>& into,
+                   std::vector<std::string>* unreadable = nullptr) -> std::size_t;
 
+/// Every problem is a safety finding: two holders at once that must exclude each other,
+/// tokens out of order, or a section whose lock named a value no correct lock has.
 struct section_problem {
-    /// "overlap", "fence not increasing", "no fence", "more than K permits", "no such permit"
+    /// "overlap", "fence not increasing", "more than K permits"; and impossible values:
+    /// "no fence" (a writer's or reader's token not a number), "fence 0" (a writer's token
+    /// is at least 1), "no such permit" (a permit named past K - 1, below 0 or not a number)
     std::string what;
     std::vector<section_record> sections;  ///< the earlier first; every holder for an excess
 };
@@ -43,12 +50,14 @@ struct section_problem {
 /// (a section is far shorter than the TTL): writers and readers (on one resource) as
 /// check_holds() checks them, and permits (of another resource) against `permits`, the
 /// semaphore's K, and against each other when they name their permit (two holders of one
-/// permit overlap). A writer's or reader's fence must be a number; a permit named must be
-/// one of the K.
+/// permit overlap; "-": not named, counted only). A writer's or reader's fence must be a
+/// number, a writer's at least 1; a permit named must be one of the K. A permit named past
+/// K (issue 36: a permit no majority granted) is reported and still counted toward K.
 [[nodiscard]] auto check_sections(const std::vector<section_record>& sections, int permits)
     -> std::vector<section_problem>;
 
-/// "invocation 12 reader fence 40 [1234.567, 1250.001] ms", times relative to `origin_ns`.
+/// "invocation 12 reader fence 40 [1234.567, 1250.001] ms" ("permit 3" for a permit), times
+/// relative to `origin_ns`.
 [[nodiscard]] auto describe(const section_record& s, std::int64_t origin_ns) -> std::string;
 
 /// Lock keys ("redlock:*": the holds of every kind, and a semaphore's count) and waiter

@@ -83,6 +83,30 @@ TEST_SUITE("cli stress checks") {
         CHECK(check_sections({writer(0, "1", 0, 30), permit(1, 10, 20)}, 1).empty());
     }
 
+    TEST_CASE("a permit=3 of permits=2 is a safety finding, and its holder still counts") {
+        // Issue 36 as cli_stress saw it: "no such permit: invocation 67 permit 3".
+        const auto problems = check_sections(
+            {permit(0, 0, 30, "0"), permit(1, 5, 35, "1"), permit(2, 10, 20, "3")}, 2);
+        CHECK(whats(problems) == std::vector<std::string>{"no such permit", "more than 2 permits"});
+        REQUIRE(problems[0].sections.size() == 1);
+        CHECK(problems[0].sections[0].invocation == 2);
+        CHECK(redlock_torture::describe(problems[0].sections[0], 0) ==
+              "invocation 2 permit 3 [10.000, 20.000] ms");
+        CHECK(problems[1].sections.size() == 3);
+        // Below 0, or not a number: no such permit either.
+        CHECK(whats(check_sections({permit(0, 0, 30, "-1")}, 2)) ==
+              std::vector<std::string>{"no such permit"});
+        CHECK(whats(check_sections({permit(0, 0, 30, "x")}, 2)) ==
+              std::vector<std::string>{"no such permit"});
+    }
+
+    TEST_CASE("a writer's fence 0 is a safety finding, a reader's is not") {
+        CHECK(whats(check_sections({writer(0, "0", 0, 10)}, 2)) ==
+              std::vector<std::string>{"fence 0"});
+        // A reader before any writer reads the counter as it is: 0.
+        CHECK(check_sections({reader(0, "0", 0, 10), writer(1, "1", 10, 20)}, 2).empty());
+    }
+
     TEST_CASE("fences: writers strictly increase, readers keep up, both must have one") {
         CHECK(whats(check_sections({writer(0, "5", 0, 10), writer(1, "5", 20, 30)}, 2)) ==
               std::vector<std::string>{"fence not increasing"});
@@ -107,8 +131,13 @@ TEST_SUITE("cli stress checks") {
                                "end 2 permit - 160\nbegin 3 boss 1 170\nbegin 4 writer 8 180\n"
                                "end 4 reader 8 190\n";
         std::map<int, section_record> sections;
-        CHECK(redlock_torture::read_sections(file, sections) == 2);  // "boss"; 4's kinds differ
+        std::vector<std::string> lines;
+        CHECK(redlock_torture::read_sections(file, sections, &lines) == 2);  // "boss"; 4's kinds
         std::filesystem::remove(file);
+        // Each printed whole, after its file's name.
+        const auto name = file.filename().string();
+        CHECK(lines == std::vector<std::string>{name + ": begin 3 boss 1 170",
+                                                name + ": end 4 reader 8 190"});
         REQUIRE(sections.count(1) == 1);
         CHECK(sections[1].kind == hold_kind::reader);
         CHECK(sections[1].fence == "7");
@@ -118,11 +147,25 @@ TEST_SUITE("cli stress checks") {
         CHECK(sections.count(3) == 0);
     }
 
+    TEST_CASE("a section naming an impossible permit is read, for the checks to judge") {
+        const auto file = std::filesystem::temp_directory_path() /
+                          ("cli-stress-permit-" + std::to_string(::getpid()) + ".sections");
+        std::ofstream{file} << "begin 67 permit 3 100\nend 67 permit 3 150\n";
+        std::map<int, section_record> sections;
+        std::vector<std::string> lines;
+        CHECK(redlock_torture::read_sections(file, sections, &lines) == 0);
+        std::filesystem::remove(file);
+        CHECK(lines.empty());
+        REQUIRE(sections.count(67) == 1);
+        CHECK(whats(check_sections({sections[67]}, 2)) ==
+              std::vector<std::string>{"no such permit"});
+    }
+
     TEST_CASE("each kind's command line asks redlock run for it") {
         const redlock_torture::binaries bin{"/bin/redlock", "/bin/section"};
         auto argv = [&](hold_kind kind) {
             return redlock_torture::invocation_argv(bin, "c.json", "s", "res",
-                                                    {7, 20, 3000, 1500, kind});
+                                                    {7, 20, 3000, 1500, kind, false});
         };
         auto has = [](const std::vector<std::string>& v, const std::string& word) {
             return std::find(v.begin(), v.end(), word) != v.end();

@@ -89,10 +89,11 @@ auto parse_hold(std::string_view line) -> std::optional<hold_record> {
     if (!parsed) return std::nullopt;
     r.kind = *parsed;
     // A permit names its semaphore's K and the permit held; the other kinds name neither.
+    // Any number is read: a permit past K or below 0 is what the library said, and the
+    // checker reports it (impossible_values), never as a line it could not read.
     if (r.kind == hold_kind::permit) {
         if (!field_number(*fields, "permits", r.permits) ||
-            !field_number(*fields, "permit", r.permit) || r.permits < 1 || r.permit < 0 ||
-            r.permit >= r.permits)
+            !field_number(*fields, "permit", r.permit))
             return std::nullopt;
     } else if (fields->contains("permits") || fields->contains("permit")) {
         return std::nullopt;
@@ -111,9 +112,9 @@ auto parse_hold(std::string_view line) -> std::optional<hold_record> {
         field_number(*fields, "extends", r.extends) &&
         field_number(*fields, "deleted", r.deleted) &&
         field_number(*fields, "release_ok", r.release_ok);
-    // A permit has no token; an unfenced hold names none.
-    if (!ok || (r.kind == hold_kind::permit && r.fenced) || (!r.fenced && r.fence != 0))
-        return std::nullopt;
+    // An unfenced hold names no token (the worker writes 0). A permit with a token, or a
+    // fenced writer with token 0, is read, and reported by the checker.
+    if (!ok || (!r.fenced && r.fence != 0)) return std::nullopt;
     return r;
 }
 
@@ -142,7 +143,7 @@ auto read_worker_file(const std::filesystem::path& file) -> worker_file {
         } else if (auto summary = parse_summary(line)) {
             contents.summary = std::move(*summary);
         } else {
-            ++contents.unreadable_lines;
+            contents.unreadable.push_back(std::move(line));
         }
     }
     return contents;

@@ -80,14 +80,17 @@ struct worker_summary {
     [[nodiscard]] auto format() const -> std::string;
 };
 
-/// "hold k=v ..." or "summary k=v ...": parsed; nullopt for anything else.
+/// "hold k=v ..." or "summary k=v ...": parsed; nullopt for anything else. A hold is read
+/// whatever its values (a permit past K, a fenced writer with token 0): the checker tells
+/// the impossible ones (impossible_values); nullopt means a field is missing, is not a
+/// number, or contradicts the format (a permit's fields on a writer, a token unfenced).
 [[nodiscard]] auto parse_hold(std::string_view line) -> std::optional<hold_record>;
 [[nodiscard]] auto parse_summary(std::string_view line) -> std::optional<worker_summary>;
 
 struct worker_file {
     std::vector<hold_record> holds;
     std::optional<worker_summary> summary;
-    std::size_t unreadable_lines = 0;
+    std::vector<std::string> unreadable;  ///< the lines that could not be read, whole
 };
 
 [[nodiscard]] auto read_worker_file(const std::filesystem::path& file) -> worker_file;

@@ -29,21 +29,26 @@ auto worker_argv(const std::string& worker, int id, std::uint64_t seed, const fs
                  const fs::path& config, const workload& load) -> std::vector<std::string> {
     std::string resources;
     for (const auto& r : load.resources) resources += (resources.empty() ? "" : ",") + r;
-    return {worker,
-            "--config",
-            config.string(),
-            "--id",
-            std::to_string(id),
-            "--out",
-            record_file(dir, id).string(),
-            "--seed",
-            std::to_string(seed),
-            "--resources",
-            resources,
-            "--kinds",
-            load.uses,
-            "--threads",
-            std::to_string(load.threads)};
+    std::vector<std::string> argv{worker,
+                                  "--config",
+                                  config.string(),
+                                  "--id",
+                                  std::to_string(id),
+                                  "--out",
+                                  record_file(dir, id).string(),
+                                  "--seed",
+                                  std::to_string(seed),
+                                  "--resources",
+                                  resources,
+                                  "--kinds",
+                                  load.uses,
+                                  "--threads",
+                                  std::to_string(load.threads)};
+    if (load.clients != 1) argv.insert(argv.end(), {"--clients", std::to_string(load.clients)});
+    if (load.permit_hold_ms >= 0)
+        argv.insert(argv.end(), {"--permit-hold-ms", std::to_string(load.permit_hold_ms)});
+    if (!load.wait_modes.empty()) argv.insert(argv.end(), {"--wait-modes", load.wait_modes});
+    return argv;
 }
 
 auto note_early_deaths(std::vector<child_process>& pool, std::vector<std::string>& problems)
@@ -87,7 +92,10 @@ auto read_records(const fs::path& dir, int workers, std::vector<std::string>& pr
     run_records records;
     for (int i = 0; i < workers; ++i) {
         auto file = read_worker_file(record_file(dir, i));
-        records.unreadable += file.unreadable_lines;
+        records.unreadable += file.unreadable.size();
+        for (auto& line : file.unreadable)
+            records.unreadable_lines.push_back(record_file(dir, i).filename().string() + ": " +
+                                               std::move(line));
         records.holds.insert(records.holds.end(), file.holds.begin(), file.holds.end());
         if (!file.summary) {
             problems.push_back("worker " + std::to_string(i) + " wrote no summary to " +
@@ -97,6 +105,17 @@ auto read_records(const fs::path& dir, int workers, std::vector<std::string>& pr
         for (const auto& [key, n] : file.summary->counts) records.totals[key] += n;
     }
     return records;
+}
+
+auto describe_unreadable(const run_records& records, std::size_t limit) -> std::string {
+    std::string text;
+    for (std::size_t i = 0; i < records.unreadable_lines.size() && i < limit; ++i)
+        text += "\nUNREADABLE RECORD LINE " + records.unreadable_lines[i];
+    if (records.unreadable_lines.size() > limit) {
+        text += "\n(" + std::to_string(records.unreadable_lines.size() - limit) +
+                " more unreadable lines)";
+    }
+    return text;
 }
 
 auto summarize_leftovers(const std::vector<leftover>& keys, const leftover_limits& limits,
@@ -163,8 +182,9 @@ void print_figures(std::uint64_t seed, const run_records& records, const check_r
     say("  checks: holds checked " + std::to_string(report.holds) + ", overlaps " +
         std::to_string(report.overlaps.size()) + ", token inversions " +
         std::to_string(report.inversions.size()) + ", more than " + std::to_string(load.permits) +
-        " permits at once " + std::to_string(report.excesses.size()) + ", keys left " +
-        std::to_string(keys.left) +
+        " permits at once " + std::to_string(report.excesses.size()) +
+        ", impossible holds (a permit past K or below 0, a writer's token 0) " +
+        std::to_string(report.impossibles.size()) + ", keys left " + std::to_string(keys.left) +
         " (bookkeeping keys expiring in time: " + std::to_string(keys.expiring) +
         "; fence counters kept: " + std::to_string(keys.fence_counters) +
         "), unreadable record lines " + std::to_string(records.unreadable));

@@ -31,6 +31,11 @@ struct workload {
     std::string uses;  ///< "x,rw,2": a plain lock, a read-write lock, a semaphore of 2
     int permits = 2;   ///< the semaphore's K
     int threads = 2;   ///< per worker, sharing its client
+    int clients = 1;   ///< per worker; thread t uses client t % clients
+    /// --permit-hold-ms: permits held 0 to this many ms; -1: as long as other holds.
+    int permit_hold_ms = -1;
+    /// --wait-modes: each acquisition waits in one of these, at random; empty: the default.
+    std::string wait_modes;
 };
 
 /// The worker's command line: `worker` (a path) with its config, id, output and seed.
@@ -55,11 +60,18 @@ struct run_records {
     std::vector<hold_record> holds;
     std::map<std::string, std::uint64_t> totals;  ///< the summaries' counts, summed
     std::size_t unreadable = 0;
+    /// Each line that could not be read, whole, after its file's name and a colon.
+    std::vector<std::string> unreadable_lines;
     [[nodiscard]] auto total(const std::string& key) const -> std::uint64_t;
 };
 /// Reads worker-0 .. worker-(workers-1); a worker without a summary is a problem.
 [[nodiscard]] auto read_records(const std::filesystem::path& dir, int workers,
                                 std::vector<std::string>& problems) -> run_records;
+
+/// "UNREADABLE RECORD LINE worker-3.records: <the line>" for each of the first `limit`
+/// unreadable lines, one a line (each after a newline); empty when there are none.
+[[nodiscard]] auto describe_unreadable(const run_records& records, std::size_t limit)
+    -> std::string;
 
 /// The keys left once every worker has released (key_shapes.hpp's rules).
 struct leftover_summary {

@@ -3,7 +3,8 @@
 // written to the output file as a hold_record (see record.hpp) as soon as it ends.
 //
 //   redlock_torture_worker --config FILE --id N --out FILE --seed S --resources a,b,c
-//                          [--kinds x,rw,2] [--threads T] [--sigpipe ignore|default]
+//                          [--kinds x,rw,2] [--threads T] [--clients C] [--permit-hold-ms M]
+//                          [--wait-modes targeted,broadcast,fair] [--sigpipe ignore|default]
 //
 // --kinds says how each resource (in the same order) is used: "x" a plain lock (every
 // holder exclusive, the default), "rw" a read-write lock (two readers to one writer), a
@@ -17,12 +18,26 @@
 // name the thread; one summary is written for the process, with the client's counters
 // (hand-offs among them) once every thread has stopped.
 //
+// --clients C (default 1): C clients of the same configuration in the process, thread t
+// using client t % C. Threads of one client send on the same connections, so their grants
+// reach every node in one order; threads of different clients race, and the nodes see
+// them in different orders (a semaphore's permits then split between them, node by node).
+//
+// --permit-hold-ms M: a permit is held 0 to M ms, never extended by hand (without it, as
+// long as any other hold: up to 2.5 TTLs). Short holds free permits often, so that the
+// waiters are woken, race and lose attempts often (issue 36: a lost waiting attempt that
+// heard late answers was granted a permit no majority held).
+//
+// --wait-modes m1,m2: each acquisition waits in one of these modes, drawn at random
+// (targeted, fair, broadcast, poll); without it, in the client's default mode. Broadcast
+// wakes every waiter at a release: a herd, whose attempts race on every node at once.
+//
 // SIGPIPE keeps its default disposition by default, as in an application that does not
 // know better: the library must not let a write to a closed connection kill the process
 // (its owned loop thread blocks SIGPIPE; sigpipe_test.cpp). `--sigpipe ignore` ignores
 // it, as the redlock CLI does (cli/main.cpp).
 //
-// Exit status: 0 after a clean stop; 2 for bad usage; 3 when the client cannot be made.
+// Exit status: 0 after a clean stop; 2 for bad usage; 3 when a client cannot be made.
 
 #include "record.hpp"
 
@@ -65,6 +80,9 @@ struct arguments {
     std::vector<std::string> resources;
     std::vector<resource_use> uses;  ///< one per resource
     int threads = 1;
+    int clients = 1;
+    int permit_hold_ms = -1;                     ///< -1: permits held as long as any other hold
+    std::vector<redlock::wait_mode> wait_modes;  ///< empty: the client's default
     bool ignore_sigpipe = false;
 };
 
@@ -93,8 +111,24 @@ auto parse_use(const std::string& text, resource_use& use) -> bool {
     return true;
 }
 
+auto parse_wait_mode(const std::string& text, redlock::wait_mode& mode) -> bool {
+    static constexpr std::pair<std::string_view, redlock::wait_mode> modes[] = {
+        {"targeted", redlock::wait_mode::targeted},
+        {"fair", redlock::wait_mode::fair},
+        {"broadcast", redlock::wait_mode::broadcast},
+        {"poll", redlock::wait_mode::poll}};
+    for (const auto& [name, value] : modes) {
+        if (text == name) {
+            mode = value;
+            return true;
+        }
+    }
+    return false;
+}
+
 auto parse(int argc, char** argv, arguments& args) -> bool {
     std::vector<std::string> kinds;
+    std::vector<std::string> modes;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string_view flag = argv[i];
         const char* value = argv[i + 1];
@@ -110,6 +144,12 @@ auto parse(int argc, char** argv, arguments& args) -> bool {
             args.resources = split(value, ',');
         } else if (flag == "--threads") {
             args.threads = std::atoi(value);
+        } else if (flag == "--clients") {
+            args.clients = std::atoi(value);
+        } else if (flag == "--permit-hold-ms") {
+            args.permit_hold_ms = std::atoi(value);
+        } else if (flag == "--wait-modes") {
+            modes = split(value, ',');
         } else if (flag == "--kinds") {
             kinds = split(value, ',');
         } else if (flag == "--sigpipe" &&
@@ -120,8 +160,12 @@ auto parse(int argc, char** argv, arguments& args) -> bool {
         }
     }
     if (argc % 2 == 0 || args.config.empty() || args.out.empty() || args.resources.empty() ||
-        args.threads < 1 || args.threads > 64)
+        args.threads < 1 || args.threads > 64 || args.clients < 1 || args.clients > args.threads ||
+        args.permit_hold_ms < -1)
         return false;
+    for (const auto& m : modes) {
+        if (!parse_wait_mode(m, args.wait_modes.emplace_back())) return false;
+    }
     if (kinds.empty()) kinds.assign(args.resources.size(), "x");
     if (kinds.size() != args.resources.size()) return false;
     args.uses.resize(kinds.size());
@@ -170,9 +214,9 @@ void nap(std::chrono::nanoseconds d, const std::stop_token& stop) {
     }
 }
 
-/// What the threads share: the client, the arguments, the output file and the stop.
+/// What the threads share: the clients, the arguments, the output file and the stop.
 struct shared {
-    redlock::client& locks;
+    std::vector<redlock::client>& clients;
     const arguments& args;
     std::FILE* out;
     std::mutex out_mutex;  ///< one record line at a time, flushed whole
@@ -191,6 +235,7 @@ using count_map = std::map<std::string, std::uint64_t>;
 /// One thread's loop, until a stop is requested; its counts go to `counts`.
 void contend(shared& s, int thread, count_map& counts) {
     const arguments& args = s.args;
+    redlock::client& locks = s.clients[static_cast<std::size_t>(thread % args.clients)];
     const std::stop_token stop = s.stop.get_token();
     std::seed_seq seeds{static_cast<std::uint32_t>(args.seed),
                         static_cast<std::uint32_t>(args.seed >> 32U),
@@ -230,6 +275,10 @@ void contend(shared& s, int thread, count_map& counts) {
         // Mostly short waits; some long enough to span a recycled connection.
         options.max_wait = std::chrono::milliseconds{uniform(0, 3) == 0 ? uniform(1500, 5000)
                                                                         : uniform(100, 1500)};
+        if (!args.wait_modes.empty()) {
+            options.wait = args.wait_modes[static_cast<std::size_t>(
+                uniform(0, std::ssize(args.wait_modes) - 1))];
+        }
         options.auto_renew = renew;
         options.on_lost = [lost_at](const redlock::lock&, const redlock::error&) {
             lost_at->store(monotonic_ns());
@@ -242,7 +291,7 @@ void contend(shared& s, int thread, count_map& counts) {
         r.ttl_ms = ttl;
         r.auto_renew = renew;
         r.called_ns = monotonic_ns();
-        auto held = s.locks.acquire(resource, options, stop);
+        auto held = locks.acquire(resource, options, stop);
         ++counts["attempts"];
         if (!held) {
             ++counts[errc_name(static_cast<redlock::errc>(held.error().code.value()))];
@@ -269,10 +318,14 @@ void contend(shared& s, int thread, count_map& counts) {
 
         // The critical section: short, or past the TTL (auto-renewal must then carry
         // it, and without renewal the validity ends before the section does).
-        const std::int64_t hold_ms = renew ? uniform(0, ttl * 5 / 2) : uniform(0, ttl * 6 / 5);
-        if (!renew && uniform(0, 3) == 0) {
+        const bool short_hold =
+            kind == redlock_torture::hold_kind::permit && args.permit_hold_ms >= 0;
+        const std::int64_t hold_ms = short_hold ? uniform(0, args.permit_hold_ms)
+                                     : renew    ? uniform(0, ttl * 5 / 2)
+                                                : uniform(0, ttl * 6 / 5);
+        if (!short_hold && !renew && uniform(0, 3) == 0) {
             nap(std::chrono::milliseconds{hold_ms / 2}, stop);
-            if (auto extended = s.locks.extend(*held, std::chrono::milliseconds{ttl})) {
+            if (auto extended = locks.extend(*held, std::chrono::milliseconds{ttl})) {
                 ++r.extends;
                 ++counts["extends"];
             } else {
@@ -292,7 +345,7 @@ void contend(shared& s, int thread, count_map& counts) {
         r.lost_at_ns = lost_at->load();
         if (!r.valid_at_end) ++counts["invalid_at_end"];
         if (r.lost) ++counts["lost"];
-        auto released = s.locks.release(*held);
+        auto released = locks.release(*held);
         if (released) {
             r.release_ok = 1;
             r.deleted = static_cast<int>(released->deleted);
@@ -312,7 +365,8 @@ auto main(int argc, char** argv) -> int {
     if (!parse(argc, argv, args)) {
         std::fprintf(stderr,
                      "usage: %s --config FILE --id N --out FILE --seed S --resources a,b,c "
-                     "[--kinds x,rw,K] [--threads T] [--sigpipe ignore|default]\n",
+                     "[--kinds x,rw,K] [--threads T] [--clients C] [--permit-hold-ms M] "
+                     "[--wait-modes m1,m2] [--sigpipe ignore|default]\n",
                      argv[0]);
         return 2;
     }
@@ -329,10 +383,14 @@ auto main(int argc, char** argv) -> int {
         std::fprintf(stderr, "%lld worker %d: %.*s\n", static_cast<long long>(monotonic_ns()), id,
                      static_cast<int>(text.size()), text.data());
     };
-    auto made = redlock::client::create(std::move(*config));
-    if (!made) {
-        std::fprintf(stderr, "worker %d: %s\n", args.id, made.error().message.c_str());
-        return 3;
+    std::vector<redlock::client> clients;
+    for (int c = 0; c < args.clients; ++c) {
+        auto made = redlock::client::create(*config);
+        if (!made) {
+            std::fprintf(stderr, "worker %d: %s\n", args.id, made.error().message.c_str());
+            return 3;
+        }
+        clients.push_back(std::move(*made));
     }
     std::FILE* out = std::fopen(args.out.c_str(), "w");
     if (out == nullptr) {
@@ -340,7 +398,7 @@ auto main(int argc, char** argv) -> int {
                      std::strerror(errno));
         return 3;
     }
-    shared s{*made, args, out, {}, {}};
+    shared s{clients, args, out, {}, {}};
 
     // The orchestrator stops us by closing our standard input (or by dying).
     std::thread watcher{[&s] {
@@ -372,19 +430,25 @@ auto main(int argc, char** argv) -> int {
         for (const auto& [key, n] : thread_counts) counts[key] += n;
     }
 
-    const auto stats = made->stats();
     counts["threads"] = static_cast<std::uint64_t>(args.threads);
-    counts["handoffs"] = stats.handoffs;
-    counts["renewals"] = stats.renewals;
-    counts["locks_lost"] = stats.locks_lost;
-    counts["requests"] = stats.requests;
-    counts["timeouts"] = stats.timeouts;
-    counts["connects"] = stats.connects;
-    counts["node_restarts_seen"] = stats.node_restarts;
-    counts["client_attempts"] = stats.attempts;
+    counts["clients"] = static_cast<std::uint64_t>(args.clients);
+    for (const char* key : {"handoffs", "renewals", "locks_lost", "requests", "timeouts",
+                            "connects", "node_restarts_seen", "client_attempts"})
+        counts[key] = 0;
+    for (const auto& c : clients) {
+        const auto stats = c.stats();
+        counts["handoffs"] += stats.handoffs;
+        counts["renewals"] += stats.renewals;
+        counts["locks_lost"] += stats.locks_lost;
+        counts["requests"] += stats.requests;
+        counts["timeouts"] += stats.timeouts;
+        counts["connects"] += stats.connects;
+        counts["node_restarts_seen"] += stats.node_restarts;
+        counts["client_attempts"] += stats.attempts;
+    }
     s.write(summary.format());
     std::fclose(out);
-    made->shutdown();
+    for (auto& c : clients) c.shutdown();
     watcher.join();
     return 0;
 }
