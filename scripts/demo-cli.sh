@@ -55,7 +55,7 @@ echo
 echo "2. A lock held across invocations: acquire, status, release by value."
 value=$("$redlock" acquire --resource demo:deploy --ttl-ms 30000 2>/dev/null)
 say demo "redlock acquire --resource demo:deploy  ->  value $value"
-"$redlock" status --resource demo:deploy | head -1
+head -1 <<<"$("$redlock" status --resource demo:deploy)"
 "$redlock" release --resource demo:deploy --value "$value"
 
 echo

@@ -598,7 +598,7 @@ final_report() {
         if [[ -n $file && -s $file ]]; then
           local marks
           # A randomized test's seed, replay command and run directory, wherever they are.
-          marks=$(grep -iE 'seed|replay|run dir|faults\.log|kept in' "$file" | head -5)
+          marks=$(grep -m5 -iE 'seed|replay|run dir|faults\.log|kept in' "$file" || true)
           [[ -n $marks ]] && printf '  | %s\n' "${marks//$'\n'/$'\n'  | }"
           echo "  last $lines lines of its output ($file):"
           tail -"$lines" "$file" | cut -c1-300 | sed 's/^/  > /'
@@ -628,7 +628,7 @@ final_report() {
   fi
   if ((n > 0)); then
     echo "test: what failed ($n):"
-    cut -f1-3 "$logs/failures.tsv" | head -15 | awk -F'\t' '{ printf "test:   [%s] %s \"%s\"\n", $1, $2, $3 }'
+    awk -F'\t' 'NR <= 15 { printf "test:   [%s] %s \"%s\"\n", $1, $2, $3 }' "$logs/failures.tsv"
     ((n > 15)) && echo "test:   ... and $((n - 15)) more: $logs/failures.tsv"
   fi
   echo "test: the whole output of each stage is in $logs/<stage>.log"

@@ -166,11 +166,9 @@ void acquire_decision::conclude(const acquire_input& in, acquire_actions& a) {
         return;
     }
     if (settings_.permits > 0) {
-        // The rule a semaphore rests on: a permit is held only where one value
-        // holds it on a majority, so it is taken from the permit tally, never
-        // from the exclusive one (votes for different permits do not add up).
-        // Every path that ends here was won on the permit tally; should one not
-        // be, this attempt is lost, never granted an unowned or absent permit.
+        // A permit is held only where one value holds it on a majority: it comes
+        // from the permit tally (yeses for different permits never add up), and
+        // an attempt without one won there is lost, never granted a permit >= K.
         const std::optional<int> won = permit_tally_.won();
         if (!won || *won < 0 || *won >= settings_.permits) {
             fail_attempt(errc::contended, std::nullopt, &in, a);
@@ -275,17 +273,11 @@ auto acquire_decision::delay_after(errc reason, const acquire_input& in) const -
 }
 
 auto acquire_decision::heard_throughout(const acquire_input& in) const noexcept -> bool {
-    // A waiter sleeps on the notification (wait_delay's long sleep) only if no
-    // release can have gone unheard. One that frees the lock for us runs on a
-    // node after our grant queued us there, and publishes to our channel: heard
-    // if our subscription there was made before and still stands. Known only if
-    // - every subscription was confirmed when this attempt began: it ran on its
-    //   node before our grant was sent (confirmed only by the refusal is not
-    //   enough: the SUBSCRIBE may have run after the grant, a release between);
-    // - every one is confirmed now with no confirmation since (the same count):
-    //   none was lost and made again meanwhile.
-    // Otherwise wait_delay looks again soon, as a poll would. A process that is
-    // going to wait can open them first (client::open_wake_connections).
+    // A waiter sleeps on the notification only if no release can have gone
+    // unheard: every subscription was confirmed when this attempt began (so it
+    // ran on its node before our grant queued us there), and none was lost and
+    // made again since (the same count now). Otherwise wait_delay looks again
+    // soon, as a poll would (client::open_wake_connections subscribes early).
     return subscribed_at_start_ && in.subscribed && in.subscriptions == subscriptions_at_start_;
 }
 

@@ -199,7 +199,7 @@ TEST_SUITE("permit extend tally") {
         }
     }
 
-    TEST_CASE("a node's permit is read from {ttl, permit}; a plain number names none") {
+    TEST_CASE("a node's permit is read from {ttl, permit}, and a plain number names none") {
         const permit_reply one{1};
         CHECK(extend_decision::answer_of(one.event()) == extend_answer::extended);
         CHECK(extend_decision::permit_of(one.event()) == 1);
