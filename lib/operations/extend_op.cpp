@@ -140,7 +140,13 @@ auto extend_op::extend_command(bool eval) const -> encoded_command {
                            {keys.front(), readers_key(ctx_.keys(), *state_).view()},
                            {state_->value, ttl});
     }
-    return script_call(extend_script(), eval, keys.all(), {state_->value, ttl});
+    if (!state_->fence) return script_call(extend_script(), eval, keys.all(), {state_->value, ttl});
+    // A fenced hold raises the fence counter where it still holds (scripts.cpp).
+    std::vector<std::string_view> declared(keys.all().begin(), keys.all().end());
+    const std::string fence = fence_key(ctx_.keys(), *state_);
+    declared.push_back(fence);
+    const std::string token = std::to_string(*state_->fence);
+    return script_call(extend_script(), eval, declared, {state_->value, ttl, token});
 }
 
 void extend_op::send_extend(std::size_t node, bool eval) {

@@ -52,9 +52,16 @@ constexpr std::string_view fence_confirm_source =
 // raises every TTL below ARGV[2] to it (never shortening one) and returns the
 // least TTL left, at least 1: what the lock really has there, which may be
 // more than ARGV[2].
+// A fenced hold also passes its token as ARGV[3] and the fence counter as the
+// last of KEYS: where it still holds, the counter is raised to the token. Why:
+// the confirm round reaches only the nodes up at the time; a node that missed
+// it learns the token at the next renewal, so that in-memory nodes restarting
+// empty later cannot take the last copies of it (README "Where tokens come from").
 constexpr std::string_view extend_source = R"lua(
+local nk = #KEYS
+if ARGV[3] then nk = nk - 1 end
 local missing = false
-for i = 1, #KEYS do
+for i = 1, nk do
   local v = redis.call('GET', KEYS[i])
   if v == false then
     missing = true
@@ -65,13 +72,16 @@ end
 if missing then return -1 end
 local ttl = tonumber(ARGV[2])
 local least = nil
-for i = 1, #KEYS do
+for i = 1, nk do
   local left = redis.call('PTTL', KEYS[i])
   if left < ttl then
     redis.call('PEXPIRE', KEYS[i], ttl)
     left = ttl
   end
   if least == nil or left < least then least = left end
+end
+if ARGV[3] and tonumber(redis.call('GET', KEYS[#KEYS]) or '0') < tonumber(ARGV[3]) then
+  redis.call('SET', KEYS[#KEYS], ARGV[3])
 end
 return math.max(least, 1)
 )lua";

@@ -161,4 +161,41 @@ TEST_SUITE("fencing") {
             CHECK(node(i).pttl(counter) == -1);
         }
     }
+    TEST_CASE_FIXTURE(cluster,
+                      "a node that missed the confirm round learns the token at the holder's "
+                      "next extends") {
+        // Without this, two in-memory nodes restarting empty could later take the last
+        // copies of the token with them (README, "Where tokens come from").
+        auto settings = config();
+        settings.restart_quarantine = std::chrono::milliseconds{0};
+        auto locks = make_client(settings);
+        auto counter = fence_key_of("ledger");
+        node(3).crash();
+        node(4).crash();
+
+        auto held = locks.acquire("ledger", fenced());
+        REQUIRE(held);
+        REQUIRE(held->fence());
+        const auto token = std::to_string(*held->fence());
+        auto connects = locks.stats().connects;
+        node(3).restart();
+        node(4).restart();
+        REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s), [&] {
+            auto now = locks.stats();
+            return now.connects >= connects + 2 && now.nodes_connected == 5;
+        }));
+        CHECK_FALSE(node(3).exists(counter));
+        CHECK_FALSE(node(4).exists(counter));
+
+        // The first extend finds the key missing there and sets it again; a later one, holding
+        // there, raises the counter.
+        auto everywhere = [&] {
+            return std::ranges::all_of(*this, [&](const redlock_test::redis_server& server) {
+                return server.get(counter) == token;
+            });
+        };
+        for (int i = 0; i < 3 && !everywhere(); ++i) REQUIRE(locks.extend(*held, 2s));
+        CHECK(everywhere());
+        REQUIRE(locks.release(*held));
+    }
 }
