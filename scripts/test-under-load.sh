@@ -59,9 +59,16 @@ export PYTHONDONTWRITEBYTECODE=1
 if [[ ${REDLOCK_LOAD_NO_BUILD:-0} != 1 ]]; then
   echo "test-under-load: building $build (unity Debug, -Werror), without load"
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_WERROR=ON \
-    -DREDLOCK_TORTURE_SERIAL=OFF -DCMAKE_UNITY_BUILD=ON -DCMAKE_CXX_FLAGS_DEBUG=-g1 >/dev/null
+    -DREDLOCK_TORTURE_SERIAL=OFF -DREDLOCK_BUILD_SUITES=ON -DCMAKE_UNITY_BUILD=ON \
+    -DCMAKE_CXX_FLAGS_DEBUG=-g1 >/dev/null
   cmake --build "$build" -j"$jobs"
 fi
+# scripts/test.sh's plain stage builds this tree without the suites (it runs them under ASan).
+grep -q '^REDLOCK_BUILD_SUITES:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null || {
+  echo "test-under-load: $build was configured without the unit, integration and CLI suites" \
+    "(REDLOCK_BUILD_SUITES=OFF, as scripts/test.sh does): run without REDLOCK_LOAD_NO_BUILD=1" >&2
+  exit 2
+}
 mkdir -p "$logs"
 
 # suite RUN NAME CTEST_ARGS...: one ctest run; prints its line, and returns its status.

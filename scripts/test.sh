@@ -213,8 +213,9 @@ stage_deps() {
 }
 
 stage_plain_build() {
+  # The unit, integration and CLI suites are built and run in the sanitizer stage only.
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_WERROR=ON \
-    -DREDLOCK_TORTURE_SERIAL=OFF "$unity" "$debug_info" >/dev/null
+    -DREDLOCK_TORTURE_SERIAL=OFF -DREDLOCK_BUILD_SUITES=OFF "$unity" "$debug_info" >/dev/null
   cmake --build "$build" -j"$jobs"
   # The decisions alone: lib/sansio builds as a target of its own, and nothing of libuv,
   # hiredis or OpenSSL is in its compile flags (cmake/sansio.cmake poisons their headers too).
@@ -380,7 +381,11 @@ stage_packager() {
 
 stage_asan_ubsan() {
   cmake --preset asan-ubsan "$unity" "$debug_info" >/dev/null
-  cmake --build --preset asan-ubsan -j"$jobs"
+  # What the unit, integration and CLI labels run (with what those depend on), not the torture
+  # and stress orchestrators, which run in the plain stage.
+  local targets=(redlock_unit_tests redlock_integration_tests redlock_cli_tests redlock_torture_checks)
+  if grep -q '^REDLOCK_BUILD_MAN:BOOL=ON' build/asan/CMakeCache.txt; then targets+=(redlock_man); fi
+  cmake --build --preset asan-ubsan -j"$jobs" --target "${targets[@]}"
   step "built; the unit, integration and CLI tests"
   # The preset sets ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 and
   # UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 and selects -L "unit|integration|cli".
