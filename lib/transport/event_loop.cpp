@@ -3,16 +3,38 @@
 #include "transport/callback_guard.hpp"
 
 #include <cassert>
+#include <cerrno>
 #include <csignal>
 #include <exception>
+#include <fcntl.h>
 #include <future>
 #include <pthread.h>
+#include <unistd.h>
 #include <utility>
 
 namespace redlock::detail {
+namespace {
+
+// With a standard stream closed (a daemon, a job started with `0<&-`), the next descriptor
+// opened takes its number: libuv's epoll or eventfd descriptor, or a node's socket, would
+// be 0, 1 or 2. libuv then aborts the host when it closes it (uv__close asserts fd >
+// STDERR_FILENO), and whatever the host prints would go to that descriptor. So a closed one
+// is taken first, by /dev/null, close-on-exec: a child the host starts sees it closed, as
+// it would have.
+void take_closed_standard_fds() noexcept {
+    for (int fd = 0; fd <= STDERR_FILENO; ++fd) {
+        if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+        const int taken = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (taken < 0) return;                      // out of descriptors: uv_loop_init fails below
+        if (taken > STDERR_FILENO) ::close(taken);  // another thread filled the gap first
+    }
+}
+
+}  // namespace
 
 event_loop::event_loop(uv_loop_t* external)
     : loop_{external != nullptr ? external : &own_loop_}, owned_{external == nullptr} {
+    take_closed_standard_fds();
     // uv_loop_init only fails when the process is out of file descriptors.
     if (owned_ && uv_loop_init(loop_) != 0) std::terminate();
     const auto init = [this](uv_async_t* a) { return uv_async_init(loop_, a, &on_wakeup); };
