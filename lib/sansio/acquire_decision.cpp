@@ -106,11 +106,10 @@ void acquire_decision::decide_grant(quorum_tally::verdict verdict, const acquire
     if (verdict == quorum_tally::verdict::pending) return;
     if (verdict == quorum_tally::verdict::lost) {
         if (settings_.waiting && !cancelled_ && answered_ < settings_.nodes) {
-            // A waiter sleeps after a loss anyway: hear the other nodes out for
-            // as long again as the majority took (they were asked at the same
-            // moment), and release only where one did grant — not, as a
-            // precaution, everywhere still silent: two requests per contended
-            // attempt. Silent past the grace, they are released as before.
+            // A waiter sleeps after a loss anyway: hear the other nodes out for as long
+            // again as the majority took (they were asked at the same moment), and release
+            // only where one did grant — not, as a precaution, everywhere still silent: two
+            // requests per contended attempt. Silent past the grace, released as before.
             losing_ = true;
             losing_reason_ = failed_majority(tally_);
             const auto took = std::chrono::ceil<milliseconds>(in.now - attempt_start_);
@@ -194,12 +193,11 @@ auto acquire_decision::failed_majority(const quorum_tally& tally) const noexcept
 }
 
 auto acquire_decision::release_form_of(std::size_t node) const noexcept -> release_form {
-    // Every node whose outcome is granted or unknown, those that failed or timed
-    // out included: their grant may have landed, and the release queued behind
-    // it on the same connection undoes it. A definite "held by another owner"
-    // needs no release. Where the outcome is unknown, the release may run long
-    // after we stopped waiting for it, so it goes as EVAL: a NOSCRIPT there
-    // would go unseen.
+    // Every node whose outcome is granted or unknown, failed or timed out included: their
+    // grant may have landed, and the release queued behind it on the same connection undoes
+    // it. A definite "held by another owner" needs no release. Where the outcome is unknown,
+    // the release may run long after we stopped waiting for it, so it goes as EVAL: a
+    // NOSCRIPT there would go unseen.
     if (node >= reports_.size()) return release_form::none;
     // Handed to us by our offer: the attempt that follows takes the key over,
     // and leaving the queue (give_up's dequeue) releases it.
@@ -267,17 +265,19 @@ auto acquire_decision::delay_after(errc reason, const acquire_input& in) const -
                            .nodes = &reports_,
                            .holder_ttl = holder_ttl_,
                            .subscribed = heard_throughout(in),
-                           .mode = settings_.mode};
+                           .mode = settings_.mode,
+                           .granted_alike = settings_.permits > 0
+                                                ? std::optional{permit_tally_.best()}
+                                                : std::nullopt};
     return wait_delay(s, settings_.waiter_ttl, settings_.request_timeout, settings_.retry,
                       in.random);
 }
 
 auto acquire_decision::heard_throughout(const acquire_input& in) const noexcept -> bool {
-    // A waiter sleeps on the notification only if no release can have gone
-    // unheard: every subscription was confirmed when this attempt began (so it
-    // ran on its node before our grant queued us there), and none was lost and
-    // made again since (the same count now). Otherwise wait_delay looks again
-    // soon, as a poll would (client::open_wake_connections subscribes early).
+    // A waiter sleeps on the notification only if no release can have gone unheard: every
+    // subscription was confirmed when this attempt began (so it ran on its node before our
+    // grant queued us there), and none was lost and made again since (the same count now).
+    // Otherwise wait_delay looks again soon, as a poll would (open_wake_connections).
     return subscribed_at_start_ && in.subscribed && in.subscriptions == subscriptions_at_start_;
 }
 
@@ -324,10 +324,10 @@ auto acquire_decision::on_retry_timer(const acquire_input& in) -> acquire_action
 
 auto acquire_decision::on_wake(const acquire_input& in) -> acquire_actions {
     acquire_actions a;
-    // Every node that runs the release tells us. The first notice can arrive
-    // before the release has run on a majority, so a later notice of the same
-    // release is not ignored: it retries what may have been too early. While an
-    // attempt is in flight, notices only ask for one retry after it.
+    // Every node that runs the release tells us. The first notice can arrive before the
+    // release has run on a majority, so a later notice of the same release is not ignored:
+    // it retries what may have been too early. While an attempt is in flight, notices only
+    // ask for one retry after it.
     if (cancelled_) return a;
     if (phase_ == phase::sleeping) {
         a.cancel_retry_timer = true;

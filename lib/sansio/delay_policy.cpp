@@ -48,12 +48,15 @@ auto wait_delay(const wait_situation& s, milliseconds waiter_ttl, milliseconds r
         held = large;
     }
     std::size_t held_count = 0;
+    std::size_t granted = 0;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const node_status st = nodes.status(i);
         const long long ttl = i < s.holder_ttl.size() ? s.holder_ttl[i] : -2;
-        if (st == node_status::ok || (st == node_status::refused && ttl == -2)) ++free_now;
+        if (st == node_status::ok) ++granted;
+        if (st == node_status::refused && ttl == -2) ++free_now;
         if (st == node_status::refused && ttl > 0) held[held_count++] = ttl;
     }
+    free_now += s.granted_alike ? std::min(granted, *s.granted_alike) : granted;
     std::sort(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(held_count));
     const std::size_t needed = quorum(nodes.size());
     if (free_now >= needed) {

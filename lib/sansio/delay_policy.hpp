@@ -60,6 +60,11 @@ struct wait_situation {
     std::span<const long long> holder_ttl;  ///< per node: the holder's TTL in ms (-2: no key)
     bool subscribed = false;                ///< a release notification can reach us
     wait_mode mode = wait_mode::targeted;
+    /// A semaphore's attempt: the most nodes that granted one same permit. Nodes that granted
+    /// different permits are not free together (each holds its other permits for others), so
+    /// of the nodes that granted only these count as free; counting them all made a waiter
+    /// look again every 2-5 ms while the permits stayed spread.
+    std::optional<std::size_t> granted_alike;
 };
 
 /// How long a waiting acquisition sleeps before it looks again, unless a

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -31,7 +32,9 @@ struct seen {
 };
 
 auto delay_for(const std::vector<seen>& nodes, bool subscribed, wait_mode mode,
-               std::uint64_t random, errc reason = errc::contended) -> std::chrono::milliseconds {
+               std::uint64_t random, errc reason = errc::contended,
+               std::optional<std::size_t> granted_alike = std::nullopt)
+    -> std::chrono::milliseconds {
     node_outcomes outcomes;
     outcomes.reset(nodes.size());
     std::vector<long long> ttl;
@@ -43,7 +46,8 @@ auto delay_for(const std::vector<seen>& nodes, bool subscribed, wait_mode mode,
                            .nodes = &outcomes,
                            .holder_ttl = ttl,
                            .subscribed = subscribed,
-                           .mode = mode};
+                           .mode = mode,
+                           .granted_alike = granted_alike};
     return wait_delay(s, 2000ms, 50ms, retry, random);
 }
 
@@ -88,6 +92,28 @@ TEST_SUITE("delays: waiting") {
         for (const std::uint64_t r : {0ULL, 1ULL, 3ULL, ~0ULL}) {
             CHECK(delay_for(nodes, true, wait_mode::targeted, r) == 1000ms);
         }
+    }
+
+    TEST_CASE("a semaphore's waiter does not spin while the permits stay spread over the nodes") {
+        // K = 2: nodes 0 and 1 granted permit 0, nodes 2 and 3 permit 1 (each holds the other
+        // permit for someone else), node 4 refused with both held for 700 ms more. Four nodes
+        // granted, but no permit on three: nothing is free on a majority until node 4's holder
+        // lets go (or a release wakes us). Counted as four free nodes, it looked again every
+        // 2-5 ms: 506 attempts in 2 s in a run with fragmented permits.
+        const std::vector<seen> nodes{{node_status::ok, -2},
+                                      {node_status::ok, -2},
+                                      {node_status::ok, -2},
+                                      {node_status::ok, -2},
+                                      {node_status::refused, 700}};
+        for (const std::uint64_t r : {0ULL, 1ULL, 3ULL, ~0ULL}) {
+            CHECK(delay_for(nodes, true, wait_mode::targeted, r, errc::contended, 2U) == 701ms);
+            CHECK(delay_for(nodes, true, wait_mode::broadcast, r, errc::contended, 2U) == 701ms);
+            // A majority of one permit: free, look again shortly.
+            CHECK(delay_for(nodes, true, wait_mode::targeted, r, errc::contended, 3U) ==
+                  std::chrono::milliseconds{2 + static_cast<long long>(r % 4)});
+        }
+        // Without the permit count (an exclusive lock), four granted nodes are free.
+        CHECK(delay_for(nodes, true, wait_mode::targeted, 0) == 2ms);
     }
 
     TEST_CASE("on five nodes, every answer pattern sleeps until a majority could be free") {
