@@ -36,7 +36,8 @@ auto read_sections(const std::filesystem::path& file, std::map<int, section_reco
         words >> tag >> invocation >> kind_text >> fence >> ns;
         const auto id = number(invocation);
         const auto at = number(ns);
-        const auto kind = kind_from_name(kind_text);
+        const bool leader = kind_text == "leader";  // a writer of an election
+        const auto kind = leader ? hold_kind::writer : kind_from_name(kind_text);
         if (!id || !at || !kind || (tag != "begin" && tag != "end") || (words >> extra)) {
             cannot_read(line);
             continue;
@@ -44,14 +45,39 @@ auto read_sections(const std::filesystem::path& file, std::map<int, section_reco
         section_record& s = into[static_cast<int>(*id)];
         // Begin and end disagree; or a second begin or end.
         std::int64_t& slot = tag == "begin" ? s.begin_ns : s.end_ns;
-        if ((s.invocation >= 0 && (s.fence != fence || s.kind != *kind)) || slot >= 0)
+        if ((s.invocation >= 0 && (s.fence != fence || s.kind != *kind || s.leader != leader)) ||
+            slot >= 0)
             cannot_read(line);
         s.invocation = static_cast<int>(*id);
         s.kind = *kind;
+        s.leader = leader;
         s.fence = fence;
         slot = *at;
     }
     return count;
+}
+
+auto match_sections(const std::map<int, section_record>& sections, const std::map<int, int>& codes,
+                    std::int64_t origin_ns) -> matched_sections {
+    matched_sections matched;
+    for (const auto& [id, code] : codes) {
+        const auto found = sections.find(id);
+        const bool complete =
+            found != sections.end() && found->second.begin_ns >= 0 && found->second.end_ns >= 0;
+        if (code == 0) {
+            if (complete) {
+                matched.held.push_back(found->second);
+            } else {
+                matched.mismatches.push_back("invocation " + std::to_string(id) +
+                                             " exited 0 without a complete section record");
+            }
+        } else if (found != sections.end()) {
+            matched.mismatches.push_back(
+                "invocation " + std::to_string(id) + " exited " + std::to_string(code) +
+                " (not acquired) but its section ran: " + describe(found->second, origin_ns));
+        }
+    }
+    return matched;
 }
 
 auto check_sections(const std::vector<section_record>& sections, int permits)
@@ -65,8 +91,9 @@ auto check_sections(const std::vector<section_record>& sections, int permits)
         h.worker = s.invocation;  // names the section in the checker's findings
         h.kind = s.kind;
         // Permits live under keys of their own: the checker treats a resource's permits
-        // apart from its readers and writers, whatever the name.
-        h.resource = s.kind == hold_kind::permit ? "semaphore" : "lock";
+        // apart from its readers and writers, whatever the name. An election is a lock of
+        // its own, its leaders its writers.
+        h.resource = s.leader ? "election" : s.kind == hold_kind::permit ? "semaphore" : "lock";
         h.permits = s.kind == hold_kind::permit ? permits : 0;
         h.permit = -1;  // not named: only the count is checked
         if (s.kind == hold_kind::permit && s.fence != "-") {
@@ -80,12 +107,13 @@ auto check_sections(const std::vector<section_record>& sections, int permits)
         } else if (s.kind != hold_kind::permit) {
             const auto fence = number(s.fence);
             if (!fence || *fence < 0) {
-                problems.push_back({"no fence", {s}});
+                problems.push_back({s.leader ? "no term" : "no fence", {s}});
                 continue;
             }
             // A writer's token is one more than the highest counter its grants read; a
-            // reader's 0 is the counter before any writer.
-            if (*fence == 0 && s.kind == hold_kind::writer) problems.push_back({"fence 0", {s}});
+            // reader's 0 is the counter before any writer. A term is a writer's token.
+            if (*fence == 0 && s.kind == hold_kind::writer)
+                problems.push_back({s.leader ? "term 0" : "fence 0", {s}});
             h.fence = static_cast<std::uint64_t>(*fence);
         }
         h.start_ns = h.called_ns = s.begin_ns;
@@ -97,16 +125,25 @@ auto check_sections(const std::vector<section_record>& sections, int permits)
     // The values check_holds() would call impossible were checked above, section by section.
     const auto report = check_holds(holds, permit_names::optional);
     auto section = [&by_id](const hold_record& h) { return *by_id.at(h.worker); };
-    for (const auto& o : report.overlaps)
-        problems.push_back({"overlap", {section(o.earlier), section(o.later)}});
-    for (const auto& v : report.inversions)
-        problems.push_back({"fence not increasing", {section(v.earlier), section(v.later)}});
+    for (const auto& o : report.overlaps) {
+        problems.push_back({o.earlier.resource == "election" ? "leaders overlap" : "overlap",
+                            {section(o.earlier), section(o.later)}});
+    }
+    for (const auto& v : report.inversions) {
+        problems.push_back(
+            {v.earlier.resource == "election" ? "term not increasing" : "fence not increasing",
+             {section(v.earlier), section(v.later)}});
+    }
     for (const auto& e : report.excesses) {
         section_problem p{"more than " + std::to_string(permits) + " permits", {}};
         for (const auto& h : e.holders) p.sections.push_back(section(h));
         problems.push_back(std::move(p));
     }
     return problems;
+}
+
+auto section_kind(const section_record& s) noexcept -> const char* {
+    return s.leader ? "leader" : kind_name(s.kind);
 }
 
 auto describe(const section_record& s, std::int64_t origin_ns) -> std::string {
@@ -116,16 +153,21 @@ auto describe(const section_record& s, std::int64_t origin_ns) -> std::string {
         std::snprintf(text, sizeof text, "%.3f", static_cast<double>(ns - origin_ns) / 1e6);
         return std::string{text};
     };
-    return "invocation " + std::to_string(s.invocation) + " " + kind_name(s.kind) +
-           (s.kind == hold_kind::permit ? " " : " fence ") + s.fence + " [" + ms(s.begin_ns) +
-           ", " + ms(s.end_ns) + "] ms";
+    return "invocation " + std::to_string(s.invocation) + " " + section_kind(s) +
+           (s.kind == hold_kind::permit ? " "
+            : s.leader                  ? " term "
+                                        : " fence ") +
+           s.fence + " [" + ms(s.begin_ns) + ", " + ms(s.end_ns) + "] ms";
 }
 
 auto find_leftovers(const std::vector<redlock_test::redis_server>& nodes) -> leftovers {
     leftovers found;
     for (const auto& key : scan_keys(nodes, key_layout{})) {
         const bool queue = key.shape == key_shape::queue || key.shape == key_shape::liveness;
-        (queue ? found.queues : found.locks).push_back(key.describe());
+        auto& list = key.shape == key_shape::leader ? found.leaders
+                     : queue                        ? found.queues
+                                                    : found.locks;
+        list.push_back(key.describe());
     }
     return found;
 }

@@ -33,6 +33,11 @@ auto reader(int id, const char* fence, std::int64_t begin_ms, std::int64_t end_m
 auto permit(int id, std::int64_t begin_ms, std::int64_t end_ms, const char* which = "-") {
     return section(id, hold_kind::permit, which, begin_ms, end_ms);
 }
+auto leader(int id, const char* term, std::int64_t begin_ms, std::int64_t end_ms) {
+    auto s = section(id, hold_kind::writer, term, begin_ms, end_ms);
+    s.leader = true;
+    return s;
+}
 
 auto whats(const std::vector<redlock_torture::section_problem>& problems)
     -> std::vector<std::string> {
@@ -119,6 +124,49 @@ TEST_SUITE("cli stress checks") {
               std::vector<std::string>{"no fence"});
     }
 
+    TEST_CASE("leaders: one at a time, terms strictly increasing, apart from the lock's") {
+        CHECK(check_sections(
+                  {leader(0, "1", 0, 10), leader(1, "2", 10, 20), leader(2, "7", 30, 40)}, 2)
+                  .empty());
+        auto problems = check_sections({leader(0, "3", 0, 30), leader(1, "4", 20, 40)}, 2);
+        REQUIRE(whats(problems) == std::vector<std::string>{"leaders overlap"});
+        CHECK(problems[0].sections[0].invocation == 0);
+        CHECK(problems[0].sections[1].leader);
+        // A repeated term, or a lower one, from one leader to the next.
+        CHECK(whats(check_sections({leader(0, "5", 0, 10), leader(1, "5", 20, 30)}, 2)) ==
+              std::vector<std::string>{"term not increasing"});
+        CHECK(whats(check_sections({leader(0, "5", 0, 10), leader(1, "4", 20, 30)}, 2)) ==
+              std::vector<std::string>{"term not increasing"});
+        CHECK(whats(check_sections({leader(0, "0", 0, 10)}, 2)) ==
+              std::vector<std::string>{"term 0"});
+        CHECK(whats(check_sections({leader(0, "-", 0, 10)}, 2)) ==
+              std::vector<std::string>{"no term"});
+        // An election is a lock of its own: its leaders are not the writers' rivals, nor do
+        // its terms order the writers' fences.
+        CHECK(check_sections({writer(0, "9", 0, 30), leader(1, "1", 10, 20), reader(2, "9", 40, 50),
+                              leader(3, "2", 40, 50)},
+                             2)
+                  .empty());
+        CHECK(redlock_torture::describe(leader(4, "12", 1, 2), 0) ==
+              "invocation 4 leader term 12 [1.000, 2.000] ms");
+    }
+
+    TEST_CASE("sections are matched with exit codes: 0 must have one, 69 and 75 none") {
+        const std::map<int, section_record> sections{
+            {1, writer(1, "1", 0, 10)}, {2, leader(2, "1", 0, -1)}, {3, leader(3, "2", 20, 30)}};
+        // 4 exited 0 without a record, 2 with half of one; 3 was not leading, yet ran.
+        const auto matched =
+            redlock_torture::match_sections(sections, {{1, 0}, {2, 0}, {3, 75}, {4, 0}}, 0);
+        REQUIRE(matched.held.size() == 1);
+        CHECK(matched.held[0].invocation == 1);
+        CHECK(matched.mismatches ==
+              std::vector<std::string>{
+                  "invocation 2 exited 0 without a complete section record",
+                  "invocation 3 exited 75 (not acquired) but its section ran: invocation 3 leader "
+                  "term 2 [20.000, 30.000] ms",
+                  "invocation 4 exited 0 without a complete section record"});
+    }
+
     TEST_CASE("incomplete records are left to the caller's record check") {
         CHECK(check_sections({writer(0, "1", 0, 30), section(1, hold_kind::writer, "2", 10, -1)}, 2)
                   .empty());
@@ -129,15 +177,25 @@ TEST_SUITE("cli stress checks") {
                           ("cli-stress-check-" + std::to_string(::getpid()) + ".sections");
         std::ofstream{file} << "begin 1 reader 7 100\nbegin 2 permit - 110\nend 1 reader 7 150\n"
                                "end 2 permit - 160\nbegin 3 boss 1 170\nbegin 4 writer 8 180\n"
-                               "end 4 reader 8 190\n";
+                               "end 4 reader 8 190\nbegin 5 leader 9 200\nend 5 leader 9 210\n"
+                               "begin 6 leader 10 220\nend 6 writer 10 230\n";
         std::map<int, section_record> sections;
         std::vector<std::string> lines;
-        CHECK(redlock_torture::read_sections(file, sections, &lines) == 2);  // "boss"; 4's kinds
+        // "boss"; 4's kinds; 6's (a leader is not a plain writer)
+        CHECK(redlock_torture::read_sections(file, sections, &lines) == 3);
         std::filesystem::remove(file);
         // Each printed whole, after its file's name.
         const auto name = file.filename().string();
         CHECK(lines == std::vector<std::string>{name + ": begin 3 boss 1 170",
-                                                name + ": end 4 reader 8 190"});
+                                                name + ": end 4 reader 8 190",
+                                                name + ": end 6 writer 10 230"});
+        REQUIRE(sections.count(5) == 1);
+        CHECK(sections[5].leader);
+        CHECK(sections[5].kind == hold_kind::writer);
+        CHECK(std::string{redlock_torture::section_kind(sections[5])} == "leader");
+        CHECK(sections[5].fence == "9");
+        CHECK(sections[5].end_ns == 210);
+        CHECK_FALSE(sections[1].leader);
         REQUIRE(sections.count(1) == 1);
         CHECK(sections[1].kind == hold_kind::reader);
         CHECK(sections[1].fence == "7");
@@ -197,5 +255,16 @@ TEST_SUITE("cli stress checks") {
         CHECK(redlock_torture::kind_of_draw(2) == hold_kind::reader);
         CHECK(redlock_torture::kind_of_draw(3) == hold_kind::permit);
         CHECK(redlock_torture::mix_kinds_by_default);  // the CLI has --shared and --permits
+    }
+
+    TEST_CASE("an elect invocation campaigns in its election and runs a leader's section") {
+        const redlock_torture::binaries bin{"/bin/redlock", "/bin/section"};
+        const auto e = redlock_torture::elect_argv(bin, "c.json", "s", "vote",
+                                                   {9, 30, 3000, 1500, hold_kind::permit, true});
+        const std::vector<std::string> expected{
+            "/bin/redlock", "--config",  "c.json", "elect", "--name",       "vote", "--ttl-ms",
+            "1500",         "--wait-ms", "3000",   "--",    "/bin/section", "s",    "9",
+            "30",           "leader"};
+        CHECK(e == expected);  // the plan's kind and fair mode are not elect's
     }
 }

@@ -6,8 +6,10 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
 #include <poll.h>
 #include <spawn.h>
+#include <sstream>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
@@ -24,6 +26,14 @@ auto invocation_outcome::describe() const -> std::string {
         return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
     }
     return "exit " + std::to_string(exit_code);
+}
+
+auto slurp(const std::filesystem::path& file, std::size_t limit) -> std::string {
+    std::ifstream in{file};
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto all = text.str();
+    return all.size() > limit ? all.substr(0, limit) + "..." : all;
 }
 
 namespace {

@@ -26,6 +26,11 @@ struct invocation_outcome {
 /// into `stderr_file`, in this process's group, with every signal's default disposition
 /// and an empty mask. Waits at most `bound` for it (a pidfd, not a polling loop); past
 /// that it is SIGKILLed, reaped, and reported as hung.
+/// The first `limit` characters of `file` (an invocation's stderr), "..." after them if
+/// there are more.
+[[nodiscard]] auto slurp(const std::filesystem::path& file, std::size_t limit = 4000)
+    -> std::string;
+
 [[nodiscard]] auto invoke(const std::vector<std::string>& argv,
                           const std::filesystem::path& stderr_file, std::chrono::milliseconds bound)
     -> invocation_outcome;

@@ -1,7 +1,7 @@
 // The critical section of the CLI stress test: the command `redlock run` runs while it
-// holds the lock.
+// holds the lock, and `redlock elect` while it leads.
 //
-//   redlock_cli_stress_section FILE INVOCATION DURATION_MS [writer|reader|permit]
+//   redlock_cli_stress_section FILE INVOCATION DURATION_MS [writer|reader|permit|leader]
 //
 // Appends "begin <invocation> <kind> <token> <ns>" to FILE, sleeps DURATION_MS, then
 // appends "end <invocation> <kind> <token> <ns>", times on CLOCK_MONOTONIC (shared by every process
@@ -13,9 +13,10 @@
 // rules depend on it. The token of a writer or a reader is its fence, from REDLOCK_FENCE,
 // which `redlock run --fence` sets; a permit has no fence, and its token is the permit
 // held, from REDLOCK_PERMIT, which `redlock run --permits` sets ("-" without it: only the
-// count of permits is checked then). Exit status: 0; 3 when the file cannot be written; 4
-// without REDLOCK_FENCE for a writer or a reader; 2 for bad usage. The test counts every
-// one but 0 as unexpected.
+// count of permits is checked then). A leader's token is its term, from REDLOCK_TERM, which
+// `redlock elect` sets. Exit status: 0; 3 when the file cannot be written; 4 without
+// REDLOCK_FENCE for a writer or a reader, or REDLOCK_TERM for a leader; 2 for bad usage.
+// The test counts every one but 0 as unexpected (`redlock elect` exits with its status).
 
 #include <cerrno>
 #include <cstdio>
@@ -45,16 +46,19 @@ auto append(int fd, const char* tag, const char* invocation, const std::string& 
 
 int main(int argc, char** argv) {
     const std::string kind = argc == 5 ? argv[4] : "writer";
-    if ((argc != 4 && argc != 5) || (kind != "writer" && kind != "reader" && kind != "permit")) {
-        std::fprintf(stderr, "usage: %s FILE INVOCATION DURATION_MS [writer|reader|permit]\n",
+    if ((argc != 4 && argc != 5) ||
+        (kind != "writer" && kind != "reader" && kind != "permit" && kind != "leader")) {
+        std::fprintf(stderr,
+                     "usage: %s FILE INVOCATION DURATION_MS [writer|reader|permit|leader]\n",
                      argv[0]);
         return 2;
     }
     const char* permit = std::getenv("REDLOCK_PERMIT");
     const bool named = permit != nullptr && *permit != '\0';
-    const char* fence = kind == "permit" ? (named ? permit : "-") : std::getenv("REDLOCK_FENCE");
+    const char* variable = kind == "leader" ? "REDLOCK_TERM" : "REDLOCK_FENCE";
+    const char* fence = kind == "permit" ? (named ? permit : "-") : std::getenv(variable);
     if (fence == nullptr || *fence == '\0') {
-        std::fprintf(stderr, "section %s: no REDLOCK_FENCE in the environment\n", argv[2]);
+        std::fprintf(stderr, "section %s: no %s in the environment\n", argv[2], variable);
         return 4;
     }
     const int fd = ::open(argv[1], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
