@@ -115,6 +115,7 @@ auto check_holds(const std::vector<hold_record>& holds, permit_names names) -> c
             continue;
         }
         ++report.holds_per_kind[kind_name(h.kind)];
+        ++report.holds_per_via[via_name(h.via)];
         if (h.kind == hold_kind::writer && !h.fenced) ++report.unfenced_writers;
         by_resource[h.resource].push_back(&h);
     }
@@ -143,6 +144,11 @@ auto check_holds(const std::vector<hold_record>& holds, permit_names names) -> c
         if (!permits.empty()) sweep(resource, permits, k, report);
     }
     return report;
+}
+
+auto holds_via(const check_report& report, hold_via via) -> std::size_t {
+    const auto it = report.holds_per_via.find(via_name(via));
+    return it == report.holds_per_via.end() ? 0 : it->second;
 }
 
 auto describe_problems(const check_report& report, std::int64_t origin_ns, std::size_t limit)

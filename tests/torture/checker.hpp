@@ -70,6 +70,8 @@ struct check_report {
     std::map<std::string, std::size_t> holds_per_kind;
     /// Of those, the writers without a fencing token (the ones a release can hand over to).
     std::size_t unfenced_writers = 0;
+    /// Of those, by via_name(): how they were taken (plain, reentrant, in a session).
+    std::map<std::string, std::size_t> holds_per_via;
     /// Per resource, the most holders believed valid at one instant: above 1 for
     /// readers that shared, up to K for a semaphore, 1 for a plain lock.
     std::map<std::string, std::size_t> most_at_once;
@@ -95,6 +97,10 @@ struct check_report {
 ///   fenced writer before it. A writer without a token (hold_record::fenced false) is checked
 ///   for overlaps like any other, and is left out of the token order only.
 ///
+/// How a hold was taken (hold_record::via) changes none of this: a reentrant lock, from its
+/// first acquire to the release of its last hold, and a lock in a session are writers like
+/// any other, checked against every holder of their resource.
+///
 /// Permits live under keys of their own: a resource's permit holders are not checked
 /// against its readers and writers (the torture test gives each resource one use).
 ///
@@ -108,6 +114,9 @@ struct check_report {
 /// that believes it holds a permit), and K is the smallest K of 1 or more named.
 [[nodiscard]] auto check_holds(const std::vector<hold_record>& holds,
                                permit_names names = permit_names::required) -> check_report;
+
+/// The holds of report.holds_per_via taken `via`: 0 when there were none.
+[[nodiscard]] auto holds_via(const check_report& report, hold_via via) -> std::size_t;
 
 /// The first `limit` problems of each sort, one paragraph each ("OVERLAP of 12.5 ms:",
 /// "TOKEN INVERSION:", "MORE THAN 2 PERMITS at 1234.5 ms:", "IMPOSSIBLE HOLD (a safety

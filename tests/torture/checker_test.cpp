@@ -14,6 +14,7 @@
 using redlock_torture::check_holds;
 using redlock_torture::hold_kind;
 using redlock_torture::hold_record;
+using redlock_torture::hold_via;
 using redlock_torture::ns_per_ms;
 
 namespace {
@@ -58,6 +59,24 @@ auto unfenced(int worker, const char* resource, std::int64_t start_ms, std::int6
               std::int64_t until_ms) -> hold_record {
     auto r = hold(worker, resource, 0, start_ms, end_ms, until_ms);
     r.fenced = false;
+    return r;
+}
+
+/// A reentrant lock's hold: a writer with a token, from its first acquire to its last release.
+auto reentrant(int worker, const char* resource, std::uint64_t fence, std::int64_t start_ms,
+               std::int64_t end_ms, std::int64_t until_ms) -> hold_record {
+    auto r = hold(worker, resource, fence, start_ms, end_ms, until_ms);
+    r.via = hold_via::reentrant;
+    return r;
+}
+
+/// A lock in session `session`: a writer without a token, auto-renewed by the session.
+auto in_session(int worker, const char* resource, const char* session, std::int64_t start_ms,
+                std::int64_t end_ms, std::int64_t until_ms) -> hold_record {
+    auto r = unfenced(worker, resource, start_ms, end_ms, until_ms);
+    r.via = hold_via::session;
+    r.session = session;
+    r.auto_renew = true;
     return r;
 }
 
@@ -440,5 +459,113 @@ TEST_SUITE("torture checker: impossible values are safety findings") {
         REQUIRE(back);
         CHECK(back->fenced);
         CHECK(back->fence == 0);
+    }
+}
+
+TEST_SUITE("torture checker: reentrant and session locks") {
+    TEST_CASE("their records survive formatting and parsing, and say how they were taken") {
+        for (const auto& r : {reentrant(1, "torture:f", 7, 10, 20, 30),
+                              in_session(2, "torture:g", "3fa9c0d2e1b4:s12", 10, 20, 30)}) {
+            const auto back = redlock_torture::parse_hold(r.format());
+            REQUIRE(back);
+            CHECK(back->kind == hold_kind::writer);
+            CHECK(back->via == r.via);
+            CHECK(back->session == r.session);
+            CHECK(back->fenced == r.fenced);
+            CHECK(back->format() == r.format());
+        }
+        // A plain hold's line names no via, as before: an older line is a plain hold.
+        const auto plain = hold(3, "x", 9, 10, 20, 30);
+        CHECK(plain.format().find("via=") == std::string::npos);
+        CHECK(redlock_torture::parse_hold(plain.format())->via == hold_via::plain);
+        CHECK(reentrant(1, "f", 7, 10, 20, 30).describe(0).find("(reentrant)") !=
+              std::string::npos);
+        CHECK(in_session(2, "g", "ab:s1", 10, 20, 30).describe(0).find("(in session ab:s1)") !=
+              std::string::npos);
+        auto with = [](std::string line, const std::string& from, const std::string& to) {
+            line.replace(line.find(from), from.size(), to);
+            return redlock_torture::parse_hold(line);
+        };
+        const std::string session_line = in_session(2, "g", "ab:s1", 10, 20, 30).format();
+        CHECK_FALSE(with(session_line, "via=session", "via=other"));      // a via it does not know
+        CHECK_FALSE(with(session_line, " session=ab:s1", ""));            // a session's, unnamed
+        CHECK_FALSE(with(session_line, "session=ab:s1", "session="));     // named empty
+        CHECK_FALSE(with(session_line, "via=session", "via=reentrant"));  // a session, not in one
+        CHECK_FALSE(with(reentrant(1, "f", 7, 10, 20, 30).format(), "via=reentrant",
+                         "via=reentrant session=ab:s1"));
+    }
+
+    TEST_CASE("a line of a kind it does not know is unreadable, and kept whole") {
+        const auto file = std::filesystem::temp_directory_path() /
+                          ("torture-checker-via-" + std::to_string(::getpid()) + ".records");
+        std::string unknown_kind = reentrant(1, "f", 7, 10, 20, 30).format();
+        unknown_kind.replace(unknown_kind.find("kind=writer"), 11, "kind=reentrant");
+        std::string unknown_via = in_session(2, "g", "ab:s1", 10, 20, 30).format();
+        unknown_via.replace(unknown_via.find("via=session"), 11, "via=sessions");
+        std::ofstream{file} << reentrant(0, "f", 7, 0, 100, 900).format() << "\n"
+                            << unknown_kind << "\n"
+                            << in_session(1, "g", "ab:s1", 0, 100, 900).format() << "\n"
+                            << unknown_via << "\n";
+        const auto read = redlock_torture::read_worker_file(file);
+        std::filesystem::remove(file);
+        CHECK(read.holds.size() == 2);
+        REQUIRE(read.unreadable.size() == 2);
+        CHECK(read.unreadable[0] == unknown_kind);
+        CHECK(read.unreadable[1] == unknown_via);
+    }
+
+    TEST_CASE("two reentrant holds believed valid at once are an overlap") {
+        // Worker 1's lock was granted at 50 while worker 0 held its own, re-entered or not,
+        // until 100.
+        auto report =
+            check_holds({reentrant(0, "f", 1, 0, 100, 900), reentrant(1, "f", 2, 50, 300, 1000)});
+        REQUIRE(report.overlaps.size() == 1);
+        CHECK(report.overlaps[0].earlier.via == hold_via::reentrant);
+        CHECK(report.overlaps[0].later.via == hold_via::reentrant);
+        CHECK(report.overlaps[0].overlap_ns == 50 * ns_per_ms);
+        CHECK(report.inversions.empty());
+        // Two threads of one worker, each its own owner, are two holders too.
+        auto other_thread = reentrant(0, "f", 2, 80, 300, 1000);
+        other_thread.thread = 1;
+        CHECK(check_holds({reentrant(0, "f", 1, 0, 100, 900), other_thread}).overlaps.size() == 1);
+        // Against a plain writer of the resource, either way round.
+        CHECK(check_holds({hold(0, "f", 1, 0, 100, 900), reentrant(1, "f", 2, 50, 300, 1000)})
+                  .overlaps.size() == 1);
+        // One after the other passes; counted as writers, and as reentrant.
+        report =
+            check_holds({reentrant(0, "f", 1, 0, 100, 900), reentrant(1, "f", 2, 100, 300, 1000)});
+        CHECK(report.ok());
+        CHECK(report.holds_per_kind.at("writer") == 2);
+        CHECK(redlock_torture::holds_via(report, hold_via::reentrant) == 2);
+        CHECK(redlock_torture::holds_via(report, hold_via::session) == 0);
+        // Their tokens order like any writer's: one re-entered lock's token again is an
+        // inversion.
+        report =
+            check_holds({reentrant(0, "f", 4, 0, 100, 900), reentrant(1, "f", 4, 200, 300, 1000)});
+        CHECK(report.inversions.size() == 1);
+    }
+
+    TEST_CASE("two session locks believed valid at once are an overlap, sessions or not") {
+        // Locks of two sessions, then of one session (two threads of a client).
+        auto report = check_holds(
+            {in_session(0, "g", "a:s1", 0, 400, 600), in_session(1, "g", "b:s1", 300, 500, 900)});
+        REQUIRE(report.overlaps.size() == 1);
+        CHECK(report.overlaps[0].overlap_ns == 100 * ns_per_ms);
+        CHECK(report.overlaps[0].later.session == "b:s1");
+        auto same = in_session(0, "g", "a:s1", 300, 500, 900);
+        same.thread = 1;
+        CHECK(check_holds({in_session(0, "g", "a:s1", 0, 400, 600), same}).overlaps.size() == 1);
+        // A lock lost with its session counts up to its validity's end, not its section's.
+        auto lost = in_session(0, "g", "a:s1", 0, 800, 250);
+        lost.lost = true;
+        lost.valid_at_end = false;
+        CHECK(check_holds({lost, in_session(1, "g", "b:s1", 300, 500, 900)}).ok());
+        CHECK(check_holds({lost, in_session(1, "g", "b:s1", 200, 500, 900)}).overlaps.size() == 1);
+        // Beside a reentrant lock of the same resource, too.
+        report = check_holds(
+            {in_session(0, "g", "a:s1", 0, 400, 600), reentrant(1, "g", 3, 100, 200, 900)});
+        CHECK(report.overlaps.size() == 1);
+        CHECK(redlock_torture::holds_via(report, hold_via::session) == 1);
+        CHECK(redlock_torture::holds_via(report, hold_via::reentrant) == 1);
     }
 }

@@ -27,6 +27,25 @@ auto kind_from_name(std::string_view name) noexcept -> std::optional<hold_kind> 
     return std::nullopt;
 }
 
+auto via_name(hold_via via) noexcept -> const char* {
+    switch (via) {
+        case hold_via::reentrant:
+            return "reentrant";
+        case hold_via::session:
+            return "session";
+        case hold_via::plain:
+            break;
+    }
+    return "plain";
+}
+
+auto via_from_name(std::string_view name) noexcept -> std::optional<hold_via> {
+    for (const auto via : {hold_via::plain, hold_via::reentrant, hold_via::session}) {
+        if (name == via_name(via)) return via;
+    }
+    return std::nullopt;
+}
+
 auto monotonic_ns() noexcept -> std::int64_t {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
@@ -38,6 +57,9 @@ auto hold_record::format() const -> std::string {
     out << "hold worker=" << worker << " thread=" << thread << " resource=" << resource
         << " kind=" << kind_name(kind);
     if (kind == hold_kind::permit) out << " permits=" << permits << " permit=" << permit;
+    // A plain hold says nothing of how it was taken: its line is as it always was.
+    if (via != hold_via::plain) out << " via=" << via_name(via);
+    if (via == hold_via::session) out << " session=" << session;
     out << " fenced=" << (fenced ? 1 : 0) << " fence=" << fence << " called=" << called_ns
         << " start=" << start_ns << " end=" << end_ns << " until_start=" << until_start_ns
         << " until_end=" << until_end_ns << " valid_start=" << (valid_at_start ? 1 : 0)
@@ -51,6 +73,8 @@ auto hold_record::describe(std::int64_t origin_ns) const -> std::string {
     std::ostringstream out;
     out << "worker " << worker << " thread " << thread << " '" << resource << "' "
         << kind_name(kind);
+    if (via == hold_via::reentrant) out << " (reentrant)";
+    if (via == hold_via::session) out << " (in session " << session << ")";
     if (kind == hold_kind::permit) {
         out << " " << permit << " of " << permits;
     } else if (fenced) {
@@ -96,6 +120,18 @@ auto parse_hold(std::string_view line) -> std::optional<hold_record> {
             !field_number(*fields, "permit", r.permit))
             return std::nullopt;
     } else if (fields->contains("permits") || fields->contains("permit")) {
+        return std::nullopt;
+    }
+    // No `via`: a plain hold. A session's hold names its session, and no other hold does.
+    if (const auto via = fields->find("via"); via != fields->end()) {
+        const auto parsed_via = via_from_name(via->second);
+        if (!parsed_via) return std::nullopt;
+        r.via = *parsed_via;
+    }
+    if (const auto session = fields->find("session"); session != fields->end()) {
+        if (r.via != hold_via::session || session->second.empty()) return std::nullopt;
+        r.session = session->second;
+    } else if (r.via == hold_via::session) {
         return std::nullopt;
     }
     const bool ok =

@@ -34,6 +34,20 @@ enum class hold_kind {
 [[nodiscard]] auto kind_name(hold_kind kind) noexcept -> const char*;
 [[nodiscard]] auto kind_from_name(std::string_view name) noexcept -> std::optional<hold_kind>;
 
+/// How a hold was taken, beside its kind: the checker's rules follow the kind alone (a
+/// reentrant or a session lock is a writer: exclusive), this says which path of the library
+/// gave it, for the figures and the failure messages.
+enum class hold_via {
+    plain,      ///< a lone acquire and release (no `via` field in the record)
+    reentrant,  ///< lock_options::owner: re-entered by its owner, one record from the first
+                ///< acquire to the release of the last hold
+    session,    ///< lock_options::session: renewed by the session, released by a release
+                ///< or by closing the session
+};
+
+[[nodiscard]] auto via_name(hold_via via) noexcept -> const char*;
+[[nodiscard]] auto via_from_name(std::string_view name) noexcept -> std::optional<hold_via>;
+
 /// One critical section: a lock acquired (with a fencing token or without: a permit never has
 /// one, and some writers go without so that a release can hand their lock over), held, then
 /// released.
@@ -42,9 +56,11 @@ struct hold_record {
     int thread = 0;  ///< the thread of that worker (they share its client)
     std::string resource;
     hold_kind kind = hold_kind::writer;
-    int permits = 0;     ///< K, for a permit; 0 otherwise
-    int permit = -1;     ///< the permit held (0 to K - 1), for a permit; -1 otherwise or unknown
-    bool fenced = true;  ///< the lock came with a fencing token (a permit: false)
+    hold_via via = hold_via::plain;
+    std::string session;  ///< the session's id (session::id()), for a session's hold only
+    int permits = 0;      ///< K, for a permit; 0 otherwise
+    int permit = -1;      ///< the permit held (0 to K - 1), for a permit; -1 otherwise or unknown
+    bool fenced = true;   ///< the lock came with a fencing token (a permit: false)
     std::uint64_t fence = 0;          ///< the token; 0 when not fenced
     std::int64_t called_ns = 0;       ///< acquire() was called
     std::int64_t start_ns = 0;        ///< acquire() had returned a lock (taken before valid())
@@ -57,8 +73,10 @@ struct hold_record {
     std::int64_t lost_at_ns = 0;      ///< when on_lost ran; 0 if it did not
     bool auto_renew = false;
     int ttl_ms = 0;
-    int extends = 0;     ///< manual extend() calls that succeeded
-    int deleted = -1;    ///< nodes the release deleted the key on; -1: release failed
+    int extends = 0;  ///< manual extend() calls that succeeded
+    /// Nodes the release deleted the key on; -1: release failed. A session's hold released by
+    /// closing its session: 1 if a majority deleted it, 0 if not.
+    int deleted = -1;
     int release_ok = 0;  ///< 1 when release returned a report
 
     /// Until when the holder could believe its lock valid: the end of its critical
@@ -83,7 +101,8 @@ struct worker_summary {
 /// "hold k=v ..." or "summary k=v ...": parsed; nullopt for anything else. A hold is read
 /// whatever its values (a permit past K, a fenced writer with token 0): the checker tells
 /// the impossible ones (impossible_values); nullopt means a field is missing, is not a
-/// number, or contradicts the format (a permit's fields on a writer, a token unfenced).
+/// number, or contradicts the format (a permit's fields on a writer, a token unfenced, a
+/// `via` it does not know, a session's id on a hold not in one or none on one that is).
 [[nodiscard]] auto parse_hold(std::string_view line) -> std::optional<hold_record>;
 [[nodiscard]] auto parse_summary(std::string_view line) -> std::optional<worker_summary>;
 

@@ -1,8 +1,10 @@
 // The torture test: several worker processes contend for a few resources through the
 // public API while a seeded fault injector kills, restarts, freezes, slows, cuts and
 // blackholes the nodes (every node is reached through its own fault proxy). The resources
-// are used as a plain lock, a read-write lock (readers and writers) and a semaphore of 2
-// permits, so that every lock kind meets the same faults. Each worker runs a few threads on
+// are used as a plain lock, a read-write lock (readers and writers), a semaphore of 2
+// permits, a reentrant lock (re-entered by its owner in each critical section) and locks in
+// sessions (each worker's client shares one among its threads, opened again once lost or
+// closed), so that every lock kind meets the same faults. Each worker runs a few threads on
 // its one client, and the plain lock's acquisitions ask for no fencing token (the
 // read-write lock's always do): a release by one thread then hands the lock straight to
 // another thread's waiter (the hand-off), and at least one hand-off must happen in the run.
@@ -99,11 +101,13 @@ constexpr std::size_t node_count = 5;
 constexpr auto max_ttl = 1000ms;
 constexpr auto waiter_ttl = 2000ms;
 // The workers' operations are split between the kinds by resource (worker.cpp, --kinds):
-// the same workers, the same time, each kind about a third of it.
+// the same workers, the same time, each kind about a fifth of it. 'torture:f' is a reentrant
+// lock, 'torture:g' a lock in a session ('torture:d' is the permit rush's, 'torture:e' the
+// election's).
 constexpr int semaphore_permits = 2;
 auto torture_workload(int threads) -> redlock_torture::workload {
-    return {.resources = {"torture:a", "torture:b", "torture:c"},
-            .uses = "x,rw," + std::to_string(semaphore_permits),
+    return {.resources = {"torture:a", "torture:b", "torture:c", "torture:f", "torture:g"},
+            .uses = "x,rw," + std::to_string(semaphore_permits) + ",re,s",
             .permits = semaphore_permits,
             .threads = threads,
             .clients = 1,
@@ -193,11 +197,11 @@ TEST_CASE("torture: contending workers under injected faults") {
         fs::temp_directory_path() / "redlock-tests" / ("torture-" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
-    say("torture: seed " + std::to_string(seed) +
-        " (replay with REDLOCK_TORTURE_SEED=" + std::to_string(seed) + "), " +
-        std::to_string(seconds) + " s of faults, " + std::to_string(workers) + " workers of " +
-        std::to_string(threads) + " threads, " + std::to_string(resources.size()) + " resources (" +
-        load.uses + ": a plain lock, readers and writers, a semaphore), " +
+    say("torture: seed " + std::to_string(seed) + " (replay with REDLOCK_TORTURE_SEED=" +
+        std::to_string(seed) + "), " + std::to_string(seconds) + " s of faults, " +
+        std::to_string(workers) + " workers of " + std::to_string(threads) + " threads, " +
+        std::to_string(resources.size()) + " resources (" + load.uses +
+        ": a plain lock, readers and writers, a semaphore, a reentrant lock, locks in sessions), " +
         std::to_string(node_count) + " nodes (" + std::to_string(persistent_nodes) +
         " with appendfsync always, the others in memory " +
         std::string{delayed_restart ? "with the delayed-restart rule" : "restarted without delay"} +
@@ -391,6 +395,19 @@ TEST_CASE("torture: contending workers under injected faults") {
         say(redlock_torture::describe_explained_repeats(repeats, origin, 10));
     }
     if (observers > 0) redlock_torture::print_observer_figures(watched, watchers);
+    auto total = [&records](const char* key) { return std::to_string(records.total(key)); };
+    say("  reentrant and session locks: valid holds reentrant " +
+        std::to_string(redlock_torture::holds_via(report, redlock_torture::hold_via::reentrant)) +
+        " (re-entries " + total("reentries") + ", mismatches " + total("reentry_mismatch") +
+        ", re-entries given a new lock once the old was invalid " + total("reentry_new_locks") +
+        ", not tried on an invalid lock " + total("reentries_skipped") + ", failed " +
+        total("reentry_failures") + "), in a session " +
+        std::to_string(redlock_torture::holds_via(report, redlock_torture::hold_via::session)) +
+        " (sessions opened " + total("session_opens") + ", lost " + total("session_lost") +
+        ", closed by their holder " + total("session_closes") + " (failed " +
+        total("session_close_failures") + "), acquisitions refused for a closed session " +
+        total("session_refused") + "); acquisitions refused as invalid " +
+        total("invalid_argument"));
 
     std::string details = redlock_torture::describe_problems(report, origin, 10) +
                           redlock_torture::describe_unreadable(records, 10) +
@@ -414,6 +431,11 @@ TEST_CASE("torture: contending workers under injected faults") {
     CHECK(keys_left == 0);
     CHECK(records.total("kind_mismatch") == 0);
     CHECK(records.total("fencing_mismatch") == 0);
+    // A re-entry gives back the same lock (token, kind, hold count), and a release of a hold
+    // but the last leaves the others open; no acquisition is refused as invalid (a session
+    // closed meanwhile is counted apart).
+    CHECK(records.total("reentry_mismatch") == 0);
+    CHECK(records.total("invalid_argument") == 0);
     // The point of the unfenced writers and the threads: the checks above saw hand-offs
     // (one thread per worker cannot have any: its only waiter is never beside its hold).
     const bool handoffs_seen = threads < 2 || records.total("handoffs") > 0;
@@ -427,6 +449,14 @@ TEST_CASE("torture: contending workers under injected faults") {
         CHECK(redlock_torture::holds_of_kind(report, kind) > 0);
         all_held = all_held && redlock_torture::holds_of_kind(report, kind) > 0;
     }
+    // The reentrant lock was re-entered, and locks were held in sessions.
+    for (const auto via :
+         {redlock_torture::hold_via::reentrant, redlock_torture::hold_via::session}) {
+        CHECK(redlock_torture::holds_via(report, via) > 0);
+        all_held = all_held && redlock_torture::holds_via(report, via) > 0;
+    }
+    CHECK(records.total("reentries") > 0);
+    all_held = all_held && records.total("reentries") > 0;
     // The election: safe, and live enough to have been tested (two leaderships at least, and
     // in a run of 30 s or more a failover by expiry).
     CHECK(elected.unreadable == 0);
@@ -453,11 +483,12 @@ TEST_CASE("torture: contending workers under injected faults") {
     const bool election_live = candidates == 0 || (e.leaderships - e.never_valid >= 2 &&
                                                    (seconds < 30 || e.failovers_by_expiry > 0));
     CHECK(election_live);
-    const bool passed = problems.empty() && records.unreadable == 0 && report.ok() &&
-                        keys_left == 0 && records.total("kind_mismatch") == 0 &&
-                        records.total("fencing_mismatch") == 0 && handoffs_seen &&
-                        elected.unreadable == 0 && e.ok() && election_live && watched.ok() &&
-                        kills_done && final_checked && all_held;
+    const bool passed =
+        problems.empty() && records.unreadable == 0 && report.ok() && keys_left == 0 &&
+        records.total("kind_mismatch") == 0 && records.total("fencing_mismatch") == 0 &&
+        records.total("reentry_mismatch") == 0 && records.total("invalid_argument") == 0 &&
+        handoffs_seen && elected.unreadable == 0 && e.ok() && election_live && watched.ok() &&
+        kills_done && final_checked && all_held;
     if (!passed) return;  // the notice says the rest
     notice.passed();
     if (!keep) {

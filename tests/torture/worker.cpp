@@ -3,15 +3,18 @@
 // written to the output file as a hold_record (see record.hpp) as soon as it ends.
 //
 //   redlock_torture_worker --config FILE --id N --out FILE --seed S --resources a,b,c
-//                          [--kinds x,rw,2] [--threads T] [--clients C] [--permit-hold-ms M]
+//                          [--kinds x,rw,2,re,s] [--threads T] [--clients C] [--permit-hold-ms M]
 //                          [--wait-modes targeted,broadcast,fair] [--sigpipe ignore|default]
 //
 // --kinds says how each resource (in the same order) is used: "x" a plain lock (every
 // holder exclusive, the default), "rw" a read-write lock (two readers to one writer), a
-// number K a counting semaphore of K permits. A read-write lock's readers and writers ask
-// for fencing tokens; a plain lock never does, so that it can be handed over (a release
-// passes an exclusive lock straight to the first waiter, of any client, that has no token); a
-// permit cannot have one.
+// number K a counting semaphore of K permits, "re" a reentrant lock (lock_options::owner, one
+// owner per thread: re-entered once or twice in each critical section), "s" a lock in a
+// session (lock_options::session: the session of the thread's client, worker_kinds.hpp). A
+// read-write lock's readers and writers ask for fencing tokens, and so does a reentrant lock
+// (each re-entry must give back the same token); a plain lock and a session's lock never do,
+// so that they can be handed over (a release passes an exclusive lock straight to the first
+// waiter, of any client, that has no token); a permit cannot have one.
 //
 // --threads T (default 1): T threads share the one client, each running the same loop
 // with a random generator of its own (from the seed and the thread's index). Their records
@@ -40,6 +43,7 @@
 // Exit status: 0 after a clean stop; 2 for bad usage; 3 when a client cannot be made.
 
 #include "record.hpp"
+#include "worker_kinds.hpp"
 
 #include <redlock/redlock.hpp>
 
@@ -50,6 +54,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -64,12 +69,18 @@
 namespace {
 
 using namespace std::chrono_literals;
+using redlock_torture::count_map;
+using redlock_torture::hold_kind;
+using redlock_torture::hold_via;
 using redlock_torture::monotonic_ns;
+using redlock_torture::nap;
 
-/// How a resource is used: a plain lock, a read-write lock, or a semaphore of `permits`.
+/// How a resource is used: a plain lock, a read-write lock, a semaphore of `permits`, a
+/// reentrant lock, or a lock in a session.
 struct resource_use {
     bool readers = false;
     int permits = 0;
+    hold_via via = hold_via::plain;
 };
 
 struct arguments {
@@ -97,11 +108,15 @@ auto split(std::string_view text, char sep) -> std::vector<std::string> {
     return parts;
 }
 
-/// "x", "rw", or K in 1..max_permits.
+/// "x", "rw", "re", "s", or K in 1..max_permits.
 auto parse_use(const std::string& text, resource_use& use) -> bool {
     if (text == "x") return true;
     if (text == "rw") {
         use.readers = true;
+        return true;
+    }
+    if (text == "re" || text == "s") {
+        use.via = text == "re" ? hold_via::reentrant : hold_via::session;
         return true;
     }
     char* end = nullptr;
@@ -175,18 +190,6 @@ auto parse(int argc, char** argv, arguments& args) -> bool {
     return true;
 }
 
-auto kind_of(const redlock::lock& held) -> redlock_torture::hold_kind {
-    switch (held.kind()) {
-        case redlock::lock_kind::shared:
-            return redlock_torture::hold_kind::reader;
-        case redlock::lock_kind::permit:
-            return redlock_torture::hold_kind::permit;
-        case redlock::lock_kind::exclusive:
-            break;
-    }
-    return redlock_torture::hold_kind::writer;
-}
-
 auto errc_name(redlock::errc e) -> std::string {
     switch (e) {
         case redlock::errc::contended:
@@ -199,24 +202,18 @@ auto errc_name(redlock::errc e) -> std::string {
             return "cancelled";
         case redlock::errc::client_stopped:
             return "client_stopped";
+        case redlock::errc::invalid_argument:
+            return "invalid_argument";
         default:
             return "other_error";
     }
 }
 
-/// Sleeps `d`, or less if a stop is requested meanwhile.
-void nap(std::chrono::nanoseconds d, const std::stop_token& stop) {
-    const auto until = std::chrono::steady_clock::now() + d;
-    while (!stop.stop_requested()) {
-        const auto left = until - std::chrono::steady_clock::now();
-        if (left <= 0ns) return;
-        std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(left, 5ms));
-    }
-}
-
-/// What the threads share: the clients, the arguments, the output file and the stop.
+/// What the threads share: the clients, their sessions, the arguments, the output file and
+/// the stop.
 struct shared {
     std::vector<redlock::client>& clients;
+    std::deque<redlock_torture::session_slot>& sessions;  ///< one per client
     const arguments& args;
     std::FILE* out;
     std::mutex out_mutex;  ///< one record line at a time, flushed whole
@@ -230,12 +227,12 @@ struct shared {
     }
 };
 
-using count_map = std::map<std::string, std::uint64_t>;
-
 /// One thread's loop, until a stop is requested; its counts go to `counts`.
 void contend(shared& s, int thread, count_map& counts) {
     const arguments& args = s.args;
-    redlock::client& locks = s.clients[static_cast<std::size_t>(thread % args.clients)];
+    const auto client_index = static_cast<std::size_t>(thread % args.clients);
+    redlock::client& locks = s.clients[client_index];
+    redlock_torture::session_slot& sessions = s.sessions[client_index];
     const std::stop_token stop = s.stop.get_token();
     std::seed_seq seeds{static_cast<std::uint32_t>(args.seed),
                         static_cast<std::uint32_t>(args.seed >> 32U),
@@ -245,6 +242,11 @@ void contend(shared& s, int thread, count_map& counts) {
         return std::uniform_int_distribution<std::int64_t>{lo, hi}(rng);
     };
     constexpr int ttls[] = {300, 500, 750, 1000};
+    // The owner of this thread's reentrant locks: its own, so that the other threads of its
+    // client contend with it as another client would.
+    const std::string owner =
+        "worker-" + std::to_string(args.id) + "-thread-" + std::to_string(thread);
+    auto write = [&s](const std::string& line) { s.write(line); };
 
     while (!stop.stop_requested()) {
         const auto which = static_cast<std::size_t>(uniform(0, std::ssize(args.resources) - 1));
@@ -252,26 +254,39 @@ void contend(shared& s, int thread, count_map& counts) {
         const resource_use use = args.uses[which];
         // Two readers to one writer: readers then often hold together, and writers
         // still come often enough to meet them.
-        const auto kind = use.permits > 0                     ? redlock_torture::hold_kind::permit
-                          : use.readers && uniform(0, 2) != 0 ? redlock_torture::hold_kind::reader
-                                                              : redlock_torture::hold_kind::writer;
+        const auto kind = use.permits > 0                     ? hold_kind::permit
+                          : use.readers && uniform(0, 2) != 0 ? hold_kind::reader
+                                                              : hold_kind::writer;
         // A plain lock goes without a token: only then can a release by another thread of
         // this client hand it over. A read-write lock's writers and readers always ask for
         // one, so that its tokens are raised often: with 3 writers in 4 unfenced, a token
         // confirmed on a majority that included both in-memory nodes outlived the other
         // copies, those nodes restarted empty, and readers read the token before it
         // (README, "Where tokens come from": a documented limit without persistence).
-        // A permit cannot have one.
-        const bool fenced = use.readers;
-        const int ttl = ttls[uniform(0, 3)];
-        const bool renew = uniform(0, 1) == 1;
+        // A reentrant lock always asks for one (a re-entry must give back the same token), a
+        // session's lock never does (it can then be handed over into its session). A permit
+        // cannot have one.
+        const bool fenced = use.readers || use.via == hold_via::reentrant;
+        int ttl = ttls[uniform(0, 3)];
+        bool renew = uniform(0, 1) == 1;
+        // A lock in a session takes the session's TTL and its renewals: the session, opened
+        // with this TTL when the client's threads have none open.
+        std::shared_ptr<redlock_torture::open_session> in;
+        if (use.via == hold_via::session) {
+            in = sessions.take(ttl, counts);
+            if (!in) {
+                nap(20ms, stop);
+                continue;
+            }
+            ttl = static_cast<int>(in->handle.ttl().count());
+            renew = true;
+        }
         auto lost_at = std::make_shared<std::atomic<std::int64_t>>(0);
 
         redlock::lock_options options;
-        options.ttl = std::chrono::milliseconds{ttl};
         options.fencing = fenced;
-        if (kind == redlock_torture::hold_kind::reader) options.shared = true;
-        if (kind == redlock_torture::hold_kind::permit) options.permits = use.permits;
+        if (kind == hold_kind::reader) options.shared = true;
+        if (kind == hold_kind::permit) options.permits = use.permits;
         // Mostly short waits; some long enough to span a recycled connection.
         options.max_wait = std::chrono::milliseconds{uniform(0, 3) == 0 ? uniform(1500, 5000)
                                                                         : uniform(100, 1500)};
@@ -279,7 +294,13 @@ void contend(shared& s, int thread, count_map& counts) {
             options.wait = args.wait_modes[static_cast<std::size_t>(
                 uniform(0, std::ssize(args.wait_modes) - 1))];
         }
-        options.auto_renew = renew;
+        if (in) {
+            options.session = in->handle;
+        } else {
+            options.ttl = std::chrono::milliseconds{ttl};
+            options.auto_renew = renew;
+        }
+        if (use.via == hold_via::reentrant) options.owner = owner;
         options.on_lost = [lost_at](const redlock::lock&, const redlock::error&) {
             lost_at->store(monotonic_ns());
         };
@@ -288,42 +309,41 @@ void contend(shared& s, int thread, count_map& counts) {
         r.worker = args.id;
         r.thread = thread;
         r.resource = resource;
+        r.via = use.via;
+        if (in) r.session = in->handle.id();
         r.ttl_ms = ttl;
         r.auto_renew = renew;
         r.called_ns = monotonic_ns();
         auto held = locks.acquire(resource, options, stop);
         ++counts["attempts"];
         if (!held) {
-            ++counts[errc_name(static_cast<redlock::errc>(held.error().code.value()))];
+            const auto why = static_cast<redlock::errc>(held.error().code.value());
+            // A session lost (or closed) meanwhile takes no more locks: refused, as it must.
+            if (in && why == redlock::errc::invalid_argument && in->handle.closed())
+                ++counts["session_refused"];
+            else
+                ++counts[errc_name(why)];
+            if (in) sessions.give_back(in);
             continue;
         }
-        r.start_ns = monotonic_ns();
-        r.valid_at_start = held->valid();
-        r.until_start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               held->valid_until().time_since_epoch())
-                               .count();
-        // What the lock says, kind and token: a lock of another kind than asked, or with a
-        // token when none was asked for (or none when one was), is counted (the test fails
-        // on it) and checked as what it is.
-        r.fenced = held->fence().has_value();
-        r.fence = held->fence().value_or(0);
-        r.kind = kind_of(*held);
-        r.permits = held->permits().value_or(0);
-        r.permit = held->permit().value_or(-1);
+        redlock_torture::record_start(r, *held);
         if (r.kind != kind) ++counts["kind_mismatch"];
         if (r.fenced != fenced) ++counts["fencing_mismatch"];
         ++counts["granted"];
-        if (kind == redlock_torture::hold_kind::writer && !fenced) ++counts["granted_unfenced"];
+        if (kind == hold_kind::writer && !fenced) ++counts["granted_unfenced"];
         if (!r.valid_at_start) ++counts["never_valid"];
 
         // The critical section: short, or past the TTL (auto-renewal must then carry
         // it, and without renewal the validity ends before the section does).
-        const bool short_hold =
-            kind == redlock_torture::hold_kind::permit && args.permit_hold_ms >= 0;
+        const bool short_hold = kind == hold_kind::permit && args.permit_hold_ms >= 0;
         const std::int64_t hold_ms = short_hold ? uniform(0, args.permit_hold_ms)
                                      : renew    ? uniform(0, ttl * 5 / 2)
                                                 : uniform(0, ttl * 6 / 5);
-        if (!short_hold && !renew && uniform(0, 3) == 0) {
+        if (use.via == hold_via::reentrant) {
+            const auto plan = redlock_torture::draw_reentrant_plan(uniform, hold_ms, ttl, renew);
+            redlock_torture::reentrant_section(locks, resource, options, *held, r, plan, stop,
+                                               counts, write);
+        } else if (!short_hold && !renew && uniform(0, 3) == 0) {
             nap(std::chrono::milliseconds{hold_ms / 2}, stop);
             if (auto extended = locks.extend(*held, std::chrono::milliseconds{ttl})) {
                 ++r.extends;
@@ -336,22 +356,17 @@ void contend(shared& s, int thread, count_map& counts) {
             nap(std::chrono::milliseconds{hold_ms}, stop);
         }
 
-        r.end_ns = monotonic_ns();
-        r.valid_at_end = held->valid();
-        r.until_end_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             held->valid_until().time_since_epoch())
-                             .count();
-        r.lost = held->lost();
+        redlock_torture::record_end(r, *held);
         r.lost_at_ns = lost_at->load();
+        // A lock lost with its session is told by the session's on_lost.
+        if (in && r.lost && r.lost_at_ns == 0) r.lost_at_ns = in->lost_at->load();
         if (!r.valid_at_end) ++counts["invalid_at_end"];
         if (r.lost) ++counts["lost"];
-        auto released = locks.release(*held);
-        if (released) {
-            r.release_ok = 1;
-            r.deleted = static_cast<int>(released->deleted);
-            if (released->majority()) ++counts["released_on_majority"];
+        if (in) {
+            // One time in four its only user closes the session: the close releases the lock.
+            sessions.release(r, locks, *held, in, uniform(0, 3) == 0, counts);
         } else {
-            ++counts["release_failures"];
+            redlock_torture::release_into(r, locks, *held, counts);
         }
         s.write(r.format());
         nap(std::chrono::milliseconds{uniform(0, 20)}, stop);
@@ -365,7 +380,7 @@ auto main(int argc, char** argv) -> int {
     if (!parse(argc, argv, args)) {
         std::fprintf(stderr,
                      "usage: %s --config FILE --id N --out FILE --seed S --resources a,b,c "
-                     "[--kinds x,rw,K] [--threads T] [--clients C] [--permit-hold-ms M] "
+                     "[--kinds x,rw,K,re,s] [--threads T] [--clients C] [--permit-hold-ms M] "
                      "[--wait-modes m1,m2] [--sigpipe ignore|default]\n",
                      argv[0]);
         return 2;
@@ -398,7 +413,9 @@ auto main(int argc, char** argv) -> int {
                      std::strerror(errno));
         return 3;
     }
-    shared s{clients, args, out, {}, {}};
+    std::deque<redlock_torture::session_slot> sessions;
+    for (auto& c : clients) sessions.emplace_back(c);
+    shared s{clients, sessions, args, out, {}, {}};
 
     // The orchestrator stops us by closing our standard input (or by dying).
     std::thread watcher{[&s] {
@@ -415,9 +432,10 @@ auto main(int argc, char** argv) -> int {
          {"attempts", "granted", "granted_unfenced", "contended", "quorum_unreachable",
           "validity_expired", "cancelled", "client_stopped", "other_error", "never_valid",
           "invalid_at_end", "lost", "extends", "extend_failures", "release_failures",
-          "released_on_majority", "kind_mismatch", "fencing_mismatch"}) {
+          "released_on_majority", "kind_mismatch", "fencing_mismatch", "invalid_argument"}) {
         counts[key] = 0;
     }
+    for (const char* key : redlock_torture::reentrant_and_session_counts) counts[key] = 0;
     std::vector<count_map> per_thread(static_cast<std::size_t>(args.threads));
     {
         std::vector<std::jthread> threads;
