@@ -19,6 +19,11 @@
 #   fuzz         libFuzzer (clang): each target in fuzz/ for 60 s, from its seeds in fuzz/corpus/.
 # Any sanitizer report fails the run, as does a crash found by a fuzzer.
 #
+# Three builds run in the background at nice 19 while an earlier stage's tests run (they mostly
+# wait, and leave a core or so idle): the packager's during the torture tests, TSan's during the
+# ASan tests, the fuzz targets' during the TSan shards (prebuild, await_prebuild). Their output
+# shows in the stage that needs them, and their time counts there only when it had to wait.
+#
 # Each stage prints one line when it ends (its name, seconds, passed or FAILED) and its whole
 # output also goes to build/test-logs/<stage>.log (ctest's LastTest.log of each run beside it).
 # At the end: a table of the stages, and after a failure a report that names the stage, each
@@ -84,6 +89,60 @@ build=build/test
 step() {
   echo "test: [$SECONDS s] $current_stage: $1"
 }
+# prebuild NAME FUNCTION: a later stage's build, started in the background at the lowest CPU
+# priority (nice 19) while this stage's tests run. Those mostly wait on servers, timers and child
+# processes, and a niced build takes only the CPU time they leave: it gets about 1/70 of a core
+# that a test wants. Its output goes to $logs/NAME-build.log, its exit status to
+# $logs/NAME-build.status; the stage that needs it calls await_prebuild NAME.
+prebuild() {
+  local name=$1 fn=$2
+  [[ " ${run[*]} " == *" $name "* ]] || return 0  # its stage is not run
+  rm -f "$logs/$name-build.status"
+  step "building $name in the background (nice 19) while the tests run"
+  (
+    trap - ERR
+    set +e
+    renice -n 19 -p "$BASHPID" >/dev/null
+    (
+      set -e
+      "$fn"
+    ) >"$logs/$name-build.log" 2>&1
+    echo "$?" >"$logs/$name-build.status"
+  ) </dev/null >/dev/null 2>&1 & # not on the stage's pipe: the stage's tee would wait for it
+  echo "$!" >"$logs/$name-build.pid"
+}
+# await_prebuild NAME FUNCTION: waits for NAME's background build and shows its output; where
+# none was started (REDLOCK_TEST_ONLY left out its stage), runs FUNCTION here instead.
+await_prebuild() {
+  local name=$1 fn=$2 status
+  if [[ ! -f $logs/$name-build.pid ]]; then
+    "$fn"
+    return
+  fi
+  step "waiting for the background build of $name"
+  while [[ ! -f $logs/$name-build.status ]]; do sleep 1; done
+  status=$(<"$logs/$name-build.status")
+  cat "$logs/$name-build.log"
+  if ((status != 0)); then
+    record_failure build "$name" "its build exited with status $status" "$logs/$name-build.log"
+    fail "the background build of $name failed (exit $status; above, and in $logs/$name-build.log)"
+  fi
+}
+# A background build still running when the run ends (a stage failed) is stopped with it.
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1" || true); do kill_tree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
+stop_prebuilds() {
+  local pidfile
+  for pidfile in "$logs"/*-build.pid; do
+    [[ -f $pidfile && ! -f ${pidfile%.pid}.status ]] && kill_tree "$(<"$pidfile")"
+  done
+  return 0
+}
+trap stop_prebuilds EXIT
+
 # The version of project() in CMakeLists.txt: what --version, the CMake package, redlock.pc and
 # the .deb must all say, and the newest entry of CHANGELOG.md.
 project_version() {
@@ -244,6 +303,7 @@ stage_plain_tests() {
 }
 
 stage_torture() {
+  prebuild packager build_packager
   run_ctest "$build" --test-dir "$build" -j2 -L torture
 }
 
@@ -286,13 +346,17 @@ stage_install() {
 # internals and are left out of a shared build, and the unity-built plain stage builds them.
 # Then the same tree is installed to a scratch prefix (the shared library's checks) and packaged
 # (the Debian package's checks).
-stage_packager() {
+build_packager() {
   local tree=build/test-shared
   cmake -S . -B "$tree" -DCMAKE_BUILD_TYPE=Release -DREDLOCK_WERROR=ON -DBUILD_SHARED_LIBS=ON \
         -DCMAKE_UNITY_BUILD=OFF -DCMAKE_INSTALL_PREFIX=/usr \
         -DREDLOCK_BUILD_CLI=ON -DREDLOCK_BUILD_MAN=ON -DREDLOCK_BUILD_EXAMPLES=OFF \
         -DREDLOCK_BUILD_TESTS=OFF -DREDLOCK_BUILD_BENCH=OFF >/dev/null
   cmake --build "$tree" -j"$jobs"
+}
+stage_packager() {
+  local tree=build/test-shared
+  await_prebuild packager build_packager
   step "built; the shared library installed to a scratch prefix"
   local shared_prefix=$root/$tree/install-tree shared_lib soname exports
   rm -rf "$shared_prefix"
@@ -387,6 +451,7 @@ stage_asan_ubsan() {
   if grep -q '^REDLOCK_BUILD_MAN:BOOL=ON' build/asan/CMakeCache.txt; then targets+=(redlock_man); fi
   cmake --build --preset asan-ubsan -j"$jobs" --target "${targets[@]}"
   step "built; the unit, integration and CLI tests"
+  prebuild tsan build_tsan
   # The preset sets ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 and
   # UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 and selects -L "unit|integration|cli".
   run_ctest build/asan --preset asan-ubsan -j"$test_jobs"
@@ -429,12 +494,16 @@ run_shards() {
   [[ $failed -eq 0 ]] || fail "TSan: a shard failed (above)"
 }
 
+build_tsan() {
+  cmake --preset tsan "$unity" "$debug_info" >/dev/null
+  cmake --build --preset tsan -j"$jobs" --target redlock_integration_tests
+}
 stage_tsan() {
   # Every integration test drives a client whose loop thread meets the test's own threads (or
   # an attached loop), which is what TSan is for. They run as one process per shard, in
   # parallel; `ctest --preset tsan` runs every integration-labelled test instead.
-  cmake --preset tsan "$unity" "$debug_info" >/dev/null
-  cmake --build --preset tsan -j"$jobs" --target redlock_integration_tests
+  await_prebuild tsan build_tsan
+  prebuild fuzz build_fuzz
   step "built; the shards"
   # The transport-fault suite forks children that start clients: TSan refuses a fork of a
   # process that already has threads (libuv's resolver pool, started by any earlier test that
@@ -444,12 +513,15 @@ stage_tsan() {
   run_shards build/tsan/tests/redlock_integration_tests build/tsan 600 $((jobs * 2)) "transport faults"
 }
 
-stage_fuzz() {
-  local fuzz=build/fuzz
-  CC=clang CXX=clang++ cmake -S . -B "$fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+build_fuzz() {
+  CC=clang CXX=clang++ cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DREDLOCK_BUILD_FUZZ=ON -DREDLOCK_BUILD_TESTS=OFF -DREDLOCK_BUILD_BENCH=OFF \
     -DREDLOCK_BUILD_EXAMPLES=OFF -DREDLOCK_BUILD_CLI=OFF -DREDLOCK_WERROR=OFF "$unity" >/dev/null
-  cmake --build "$fuzz" -j"$jobs"
+  cmake --build build/fuzz -j"$jobs"
+}
+stage_fuzz() {
+  local fuzz=build/fuzz
+  await_prebuild fuzz build_fuzz
   step "built; 60 s per target"
   mkdir -p "$fuzz/artifacts"
   local pids=() targets=(fuzz_config fuzz_reply fuzz_quorum) target i status failed=0
