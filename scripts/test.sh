@@ -314,6 +314,8 @@ stage_install() {
   cmake -S tests/consumer -B "$build/consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
   cmake --build "$build/consumer" >/dev/null
   "$build/consumer/redlock_consumer"
+  # With standard input closed, as CI runs this script (libuv once aborted the host then).
+  "$build/consumer/redlock_consumer" 0<&- >/dev/null
   # One version everywhere: the installed CLI, the CMake package's version file, redlock.pc.
   [[ $("$prefix/bin/redlock" --version) == *"$(project_version)"* ]] ||
     fail "redlock --version is not $(project_version)"
