@@ -24,7 +24,7 @@ constexpr std::string_view elect_write =
     lua_join<elect_write_head, tell_observers_fn, tell_observers_end>::text;
 
 // The entry expires unless renewed; so does the hash.
-constexpr std::string_view watch = R"lua(
+constexpr std::string_view watch_lua = R"lua(
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('HSET', KEYS[1], ARGV[1], now + tonumber(ARGV[2]))
@@ -45,7 +45,7 @@ end
 constexpr std::string_view fence_confirm_proclaim_source =
     lua_join<raise_fence_lua, proclaim_first, tell_observers_fn, tell_observers_end>::text;
 
-constexpr std::array<std::string_view, 3> sources{elect_write, watch,
+constexpr std::array<std::string_view, 3> sources{elect_write, watch_lua,
                                                   fence_confirm_proclaim_source};
 
 }  // namespace
@@ -55,7 +55,7 @@ auto elect_write_source() -> std::string_view {
 }
 
 auto watch_source() -> std::string_view {
-    return watch;
+    return watch_lua;
 }
 
 auto fence_confirm_proclaim_script() -> const script& {
