@@ -140,15 +140,15 @@ TEST_CASE("connection_fsm: a resolver request is never reused while in flight") 
 }
 
 TEST_CASE("connection_fsm: every event in every state keeps the handles consistent") {
-    constexpr std::array states{st::idle,  st::resolving, st::connecting, st::handshaking,
-                                st::ready, st::backoff,   st::stopping,   st::stopped};
+    constexpr std::array every_state{st::idle,  st::resolving, st::connecting, st::handshaking,
+                                     st::ready, st::backoff,   st::stopping,   st::stopped};
     constexpr std::array events{ev::start,         ev::resolved,         ev::resolve_failed,
                                 ev::connect_ok,    ev::connect_failed,   ev::connect_timeout,
                                 ev::handshake_ok,  ev::handshake_failed, ev::transport_error,
                                 ev::stream_closed, ev::backoff_elapsed,  ev::close_requested,
                                 ev::timers_closed};
     for (const auto settings : {numeric, named}) {
-        for (const st s : states) {
+        for (const st s : every_state) {
             for (const ev e : events) {
                 const std::string state_name = to_string(s);
                 const std::string event_name = to_string(e);

@@ -122,9 +122,12 @@ TEST_SUITE("lock listing") {
         for (const auto& r : resources) {
             if (!taggable(r)) continue;
             const std::string t = tagged_resource(r);
-            for (const auto& [role, permit] :
+            for (const auto& role_permit :
                  {std::pair{key_role::lock, -1}, std::pair{key_role::readers, -1},
                   std::pair{key_role::permit, 5}, std::pair{key_role::permits, -1}}) {
+                // Not a structured binding: clang 14 refuses one captured by a lambda.
+                const key_role role = role_permit.first;
+                const int permit = role_permit.second;
                 CAPTURE(r);
                 CAPTURE(static_cast<int>(role));
                 const std::string key = listing_prefix + t + listing_suffix(role, permit);

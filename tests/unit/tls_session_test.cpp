@@ -159,9 +159,11 @@ auto context_for(const std::filesystem::path& ca, std::string server_name = {})
     redlock::tls_options options;
     options.ca_file = ca.string();
     options.server_name = std::move(server_name);
-    auto [context, problem] = tls_context::create(options);
+    // Not a structured binding: clang 14 refuses one captured by a lambda (doctest's macro).
+    auto created = tls_context::create(options);
+    const auto& problem = created.second;
     REQUIRE_MESSAGE(!problem, (problem ? problem->what() : ""));
-    return context;
+    return created.first;
 }
 
 }  // namespace
