@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 
 using namespace std::chrono_literals;
 using redlock_test::cluster_member;
@@ -171,6 +172,28 @@ TEST_SUITE("member fixtures") {
         CHECK(c.node(to).get(moved) == "1");
         CHECK(c.node(to).get(staying) == "2");
         CHECK(c.node(from).dbsize() == 0);
+    }
+
+    TEST_CASE("a key that expires between GETKEYSINSLOT and MIGRATE does not fail a slot move") {
+        // The torture test's slot moves race lock keys that expire or are released (MIGRATE:
+        // NOKEY, seed 4203078868). Active expiry off keeps an expired key listed until touched.
+        cluster_member_options options;
+        options.server.extra_args = {"--enable-debug-command", "yes"};
+        cluster_member c{options};
+        const std::string key = "{gone}:a";
+        const auto slot = c.key_slot(key);
+        const auto from = c.master_of_slot(slot);
+        const auto to = (from + 1) % 3;
+        REQUIRE(c.node(from).command({"DEBUG", "SET-ACTIVE-EXPIRE", "0"}) == "OK");
+        REQUIRE(c.node(from).command({"SET", key, "1", "PX", "1"}) == "OK");
+        std::this_thread::sleep_for(20ms);  // the clock passes the key's expiry; no event to await
+        REQUIRE(c.node(from).command({"CLUSTER", "COUNTKEYSINSLOT", std::to_string(slot)}) ==
+                "1");
+        c.begin_move_slot(slot, to);
+        CHECK(c.migrate_keys(slot, 10) == 1);  // listed, and gone when MIGRATE ran
+        c.finish_move_slot(slot, to);
+        CHECK(c.master_of_slot(slot) == to);
+        CHECK_FALSE(c.exists(key));
     }
 
     TEST_CASE("manual_failover promotes the replica without losing a write") {

@@ -77,7 +77,8 @@ public:
     /// answers -ASK for keys of the slot it no longer has, and `to` serves them after ASKING.
     void begin_move_slot(std::uint16_t slot, std::size_t to);
     /// MIGRATEs at most `count` keys of a slot being moved (begin_move_slot()) from its owner
-    /// to the target; returns how many went.
+    /// to the target; returns how many it listed: each went, or was gone when MIGRATE ran
+    /// (expired or deleted since it was listed: MIGRATE answers NOKEY, which is no error).
     auto migrate_keys(std::uint16_t slot, std::size_t count) -> std::size_t;
     /// The second half: the remaining keys, then SETSLOT NODE everywhere; waits until settled.
     void finish_move_slot(std::uint16_t slot, std::size_t to);

@@ -166,19 +166,18 @@ auto read_fault_log(const std::filesystem::path& file) -> fault_timeline {
     return in ? parse_fault_log(in) : fault_timeline{};
 }
 
-auto explain_repeat(const fault_timeline& faults, const term_inversion& repeat,
-                    std::size_t node_count) -> repeat_explanation {
-    const lead_record& first = repeat.earlier;
+auto explain_erasure(const fault_timeline& faults, const token_span& span,
+                     std::size_t node_count) -> repeat_explanation {
     repeat_explanation why;
-    // The confirm round is sent between the campaign's call and its return. Each node is named
-    // by its first fault there; the node's own faults first, as the more telling.
+    // The confirm round is sent between the call and its return. Each node is named by its
+    // first fault there; the node's own faults first, as the more telling.
     const auto missed = [&](const fault_span& f, std::size_t node) {
-        if (node >= node_count || !meets(f, first.called_ns, first.start_ns)) return;
+        if (node >= node_count || !meets(f, span.called_ns, span.confirmed_ns)) return;
         why.missed.emplace(node, f);
     };
     // A fault of a slot reached whichever candidate ran in it then: here, the earlier leader's
     // campaign, if it met the campaign.
-    const auto slot = faults.slot_of.find(first.worker);
+    const auto slot = span.candidate ? faults.slot_of.find(*span.candidate) : faults.slot_of.end();
     for (const bool aimed : {false, true}) {
         for (const auto& f : faults.faults) {
             if (f.slot.has_value() != aimed) continue;
@@ -190,13 +189,23 @@ auto explain_repeat(const fault_timeline& faults, const term_inversion& repeat,
         }
     }
     for (const auto& [at, node] : faults.in_memory_kills) {
-        if (node < node_count && at >= first.called_ns && at <= repeat.later.start_ns)
+        if (node < node_count && at >= span.called_ns && at <= span.next_start_ns)
             why.emptied.insert(node);
     }
     std::set<std::size_t> either = why.emptied;
     for (const auto& [node, f] : why.missed) either.insert(node);
     why.within_limit = either.size() >= node_count / 2 + 1;
     return why;
+}
+
+auto explain_repeat(const fault_timeline& faults, const term_inversion& repeat,
+                    std::size_t node_count) -> repeat_explanation {
+    return explain_erasure(faults,
+                           token_span{.called_ns = repeat.earlier.called_ns,
+                                      .confirmed_ns = repeat.earlier.start_ns,
+                                      .next_start_ns = repeat.later.start_ns,
+                                      .candidate = repeat.earlier.worker},
+                           node_count);
 }
 
 auto take_explained_repeats(election_report& report, const fault_timeline& faults,
@@ -211,6 +220,22 @@ auto take_explained_repeats(election_report& report, const fault_timeline& fault
     return explained;
 }
 
+namespace {
+
+// The nodes each side of an explanation names: "may have missed ...: 1 (blackhole [..] ms)
+// ...; in-memory nodes killed ...: 3 4".
+auto why_text(const repeat_explanation& why, const std::string& what, std::int64_t origin_ns)
+    -> std::string {
+    std::string text = "\n      may have missed the confirm of " + what + ":";
+    for (const auto& [node, f] : why.missed)
+        text += " " + std::to_string(node) + " (" + span_text(f, origin_ns) + " ms)";
+    text += "; in-memory nodes killed (restarted empty) before the second won:";
+    for (const auto node : why.emptied) text += " " + std::to_string(node);
+    return text;
+}
+
+}  // namespace
+
 auto describe_explained_repeats(const std::vector<explained_repeat>& repeats,
                                 std::int64_t origin_ns, std::size_t limit) -> std::string {
     std::string text =
@@ -220,12 +245,40 @@ auto describe_explained_repeats(const std::vector<explained_repeat>& repeats,
     for (std::size_t i = 0; i < repeats.size() && i < limit; ++i) {
         const auto& [repeat, why] = repeats[i];
         text += "\n    " + repeat.earlier.describe(origin_ns) + "\n    " +
-                repeat.later.describe(origin_ns) + "\n      may have missed the confirm of term " +
-                std::to_string(repeat.earlier.term) + ":";
-        for (const auto& [node, f] : why.missed)
-            text += " " + std::to_string(node) + " (" + span_text(f, origin_ns) + " ms)";
-        text += "; in-memory nodes killed (restarted empty) before the second won:";
-        for (const auto node : why.emptied) text += " " + std::to_string(node);
+                repeat.later.describe(origin_ns) +
+                why_text(why, "term " + std::to_string(repeat.earlier.term), origin_ns);
+    }
+    return text;
+}
+
+auto take_explained_inversions(check_report& report, const fault_timeline& faults,
+                               std::size_t node_count) -> std::vector<explained_inversion> {
+    std::vector<explained_inversion> explained;
+    std::erase_if(report.inversions, [&](const inversion& v) {
+        auto why = explain_erasure(faults,
+                                   token_span{.called_ns = v.earlier.called_ns,
+                                              .confirmed_ns = v.earlier.start_ns,
+                                              .next_start_ns = v.later.start_ns,
+                                              .candidate = std::nullopt},
+                                   node_count);
+        const bool within = why.within_limit;
+        if (within) explained.push_back({v, std::move(why)});
+        return within;
+    });
+    return explained;
+}
+
+auto describe_explained_inversions(const std::vector<explained_inversion>& found,
+                                   std::int64_t origin_ns, std::size_t limit) -> std::string {
+    std::string text =
+        "  fencing tokens not rising within the README's limit (in-memory restarts after nodes "
+        "missed the confirm round): " +
+        std::to_string(found.size());
+    for (std::size_t i = 0; i < found.size() && i < limit; ++i) {
+        const auto& [pair, why] = found[i];
+        text += "\n    " + pair.earlier.describe(origin_ns) + "\n    " +
+                pair.later.describe(origin_ns) +
+                why_text(why, "token " + std::to_string(pair.earlier.fence), origin_ns);
     }
     return text;
 }

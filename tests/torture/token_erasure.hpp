@@ -1,6 +1,7 @@
 #pragma once
 
-// A term that repeats in the torture test's election is not always a bug: the README ("Where
+// A term that repeats in the torture test's election, or a lock's fencing token that does not
+// rise, is not always a bug: the README ("Where
 // tokens come from") says that in-memory nodes restarting empty, together with nodes that missed
 // an earlier confirm round, can erase every copy of the last token. This reads the test's faults
 // log (torture_test.cpp) back as a timeline and tells, for each term_inversion of the election
@@ -15,6 +16,7 @@
 // candidate's id and its slot; the slot's proxies carry them, and they outlive a candidate that
 // is killed: its replacement inherits them, and the closing line names the replacement.
 
+#include "checker.hpp"
 #include "election_checker.hpp"
 
 #include <cstddef>
@@ -63,6 +65,22 @@ struct repeat_explanation {
     std::set<std::size_t> emptied;
 };
 
+/// One token's life as explain_erasure() reads it: a leadership's term, or a fenced hold's token.
+struct token_span {
+    std::int64_t called_ns = 0;     ///< campaign() or acquire() was called: round 1 after this
+    std::int64_t confirmed_ns = 0;  ///< it had returned: round 2 was over
+    std::int64_t next_start_ns = 0;  ///< the later holder's start, with a token not above it
+    /// Set for a candidate: the faults aimed at its slot cut it off too. A worker's hold goes
+    /// through the node proxies every client shares, so only the nodes' faults count.
+    std::optional<int> candidate;
+};
+
+/// Whether the faults could have erased `span`'s token before the next holder read the
+/// counters: the reasoning below, for a term and for a lock's fencing token alike (both come
+/// from the same two rounds, README "Where tokens come from").
+[[nodiscard]] auto explain_erasure(const fault_timeline& faults, const token_span& span,
+                                   std::size_t node_count) -> repeat_explanation;
+
 /// Why the condition is necessary: `later`'s term is one more than the highest counter its
 /// granting majority (at least node_count / 2 + 1 nodes) returned, so none of those nodes held
 /// `earlier`'s term. A node that took `earlier`'s confirm keeps it (counters only rise) unless
@@ -85,6 +103,24 @@ struct explained_repeat {
 /// sets; times in ms since `origin_ns`.
 [[nodiscard]] auto describe_explained_repeats(const std::vector<explained_repeat>& repeats,
                                               std::int64_t origin_ns, std::size_t limit)
+    -> std::string;
+
+/// A fenced hold's token not above an earlier writer's (checker.hpp's inversion) is the same
+/// erasure as a repeated term: the later hold's token comes from counters its majority read.
+struct explained_inversion {
+    inversion pair;
+    repeat_explanation why;
+};
+
+/// As take_explained_repeats(), for the locks' inversions: the explained ones leave
+/// `report.inversions`, the others stay (TOKEN INVERSION).
+[[nodiscard]] auto take_explained_inversions(check_report& report, const fault_timeline& faults,
+                                             std::size_t node_count)
+    -> std::vector<explained_inversion>;
+
+/// As describe_explained_repeats(), for the locks' tokens.
+[[nodiscard]] auto describe_explained_inversions(const std::vector<explained_inversion>& found,
+                                                 std::int64_t origin_ns, std::size_t limit)
     -> std::string;
 
 }  // namespace redlock_torture

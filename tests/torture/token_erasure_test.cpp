@@ -4,6 +4,7 @@
 
 #include "election_checker.hpp"
 #include "election_record.hpp"
+#include "record.hpp"
 
 #include <doctest/doctest.h>
 
@@ -16,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+using redlock_torture::explain_erasure;
 using redlock_torture::explain_repeat;
 using redlock_torture::fault_timeline;
 using redlock_torture::lead_record;
@@ -114,9 +116,128 @@ const std::string ci_run =
 const term_inversion ci_repeat{lead(8, 28, 15530696503420, 15531832674081),
                                lead(5, 28, 15534795246468, 15535131035230)};
 
+/// Worker `worker`'s fenced writer hold of 'torture:b' with `fence`, called and started as given.
+auto hold(int worker, std::uint64_t fence, std::int64_t called, std::int64_t start)
+    -> redlock_torture::hold_record {
+    redlock_torture::hold_record h;
+    h.worker = worker;
+    h.resource = "torture:b";
+    h.fence = fence;
+    h.called_ns = called;
+    h.start_ns = start;
+    h.end_ns = start + 400'000'000;
+    h.until_start_ns = h.until_end_ns = start + 600'000'000;
+    h.valid_at_start = true;
+    h.ttl_ms = 300;
+    return h;
+}
+
+// faults.log of seed 307713696 (a hog run), 56.0 s to 64.1 s: worker 1's writer got token 30
+// at 57.6 s while nodes 1 and 2 were blackholed, then again at 64.1 s after the in-memory
+// nodes 3 and 4 had been killed. Candidate 8's storm (slot 2) reached no worker.
+const std::string hog_run =
+    "27441081786211 candidate-heal candidate=0 slot=0 pid=3948\n"
+    "27441218172298 drop node=0 port=39645 proxy=40275\n"
+    "27441297839812 blackhole node=2 port=54543 proxy=37465 span_ms=1343\n"
+    "27441351004260 thaw node=1 port=39205 proxy=44677\n"
+    "27441399656274 candidate-storm-end candidate=8 slot=2 pid=14686\n"
+    "27441666806291 blackhole node=1 port=39205 proxy=44677 span_ms=1802\n"
+    "27441757211201 skip node=3 port=47113 proxy=44639 blackhole\n"
+    "27441896778739 skip node=0 port=39645 proxy=40275 freeze\n"
+    "27442154678620 observer-heal observer=0 pid=3974\n"
+    "27442192290461 candidate-storm candidate=8 slot=2 pid=14686 span_ms=1399\n"
+    "27442358809678 latency node=1 port=39205 proxy=44677 ms=80 span_ms=2990\n"
+    "27442531388209 latency node=3 port=47113 proxy=44639 ms=10 span_ms=1310\n"
+    "27442642716413 unblackhole node=2 port=54543 proxy=37465\n"
+    "27442924935334 observer-storm observer=0 pid=3974 span_ms=3826\n"
+    "27443009938573 blackhole node=3 port=47113 proxy=44639 span_ms=577\n"
+    "27443128275552 candidate-skip candidate=8 slot=2 pid=14686\n"
+    "27443137079729 skip node=0 port=39645 proxy=40275 blackhole\n"
+    "27443445710237 drop node=1 port=39205 proxy=44677\n"
+    "27443469234421 unblackhole node=1 port=39205 proxy=44677\n"
+    "27443589967224 unblackhole node=3 port=47113 proxy=44639\n"
+    "27443592099692 candidate-storm-end candidate=8 slot=2 pid=14686\n"
+    "27443757823578 freeze node=4 port=60625 proxy=45735 pause_ms=753\n"
+    "27443843608051 latency-end node=3 port=47113 proxy=44639\n"
+    "27443915046611 skip node=4 port=60625 proxy=45735 kill\n"
+    "27444232562065 latency node=2 port=54543 proxy=37465 ms=10 span_ms=1307\n"
+    "27444304740980 skip node=0 port=39645 proxy=40275 blackhole\n"
+    "27444386456246 candidate-storm candidate=0 slot=0 pid=3948 span_ms=3778\n"
+    "27444512230632 thaw node=4 port=60625 proxy=45735\n"
+    "27444671544059 blackhole node=4 port=60625 proxy=45735 span_ms=1009\n"
+    "27444729710997 candidate-storm candidate=7 slot=1 pid=12765 span_ms=1143\n"
+    "27445170268711 skip node=1 port=39205 proxy=44677 blackhole\n"
+    "27445349721512 latency-end node=1 port=39205 proxy=44677\n"
+    "27445551098191 latency-end node=2 port=54543 proxy=37465\n"
+    "27445596806550 latency node=1 port=39205 proxy=44677 ms=10 span_ms=1574\n"
+    "27445686009617 unblackhole node=4 port=60625 proxy=45735\n"
+    "27445711195252 kill node=3 port=47113 proxy=44639 down_ms=1711 in-memory\n"
+    "27445874193564 candidate-storm-end candidate=7 slot=1 pid=12765\n"
+    "27445899127012 candidate-skip candidate=0 slot=0 pid=3948\n"
+    "27445999690833 skip node=3 port=47113 proxy=44639 freeze\n"
+    "27446209046317 latency node=3 port=47113 proxy=44639 ms=5 span_ms=2184\n"
+    "27446321799588 kill node=4 port=60625 proxy=45735 down_ms=1465 in-memory\n"
+    "27446563047577 candidate-skip candidate=0 slot=0 pid=3948\n"
+    "27446721642751 skip node=0 port=39645 proxy=40275 blackhole\n"
+    "27446752690535 observer-storm-end observer=0 pid=3974\n"
+    "27447172085459 latency-end node=1 port=39205 proxy=44677\n"
+    "27447182701130 skip node=2 port=54543 proxy=37465 blackhole\n"
+    "27447406631866 drop node=3 port=47113 proxy=44639\n"
+    "27447564038789 restart node=3 port=47113 proxy=44639\n"
+    "27447755970600 skip node=3 port=47113 proxy=44639 latency\n"
+    "27447944428007 restart node=4 port=60625 proxy=45735\n"
+    "27447949365399 candidate-storm candidate=7 slot=1 pid=12765 span_ms=1923\n"
+    "27447954417045 drop node=1 port=39205 proxy=44677\n"
+    "27448028760916 freeze node=1 port=39205 proxy=44677 pause_ms=395\n"
+    "27448165087846 candidate-storm-end candidate=0 slot=0 pid=3948\n"
+    "27448212655994 kill node=0 port=39645 proxy=40275 down_ms=1188 aof=always\n"
+    "27448395217129 latency-end node=3 port=47113 proxy=44639\n"
+    "27448425456500 thaw node=1 port=39205 proxy=44677\n"
+    "27448490073436 observer-partition observer=0 pid=3974 nodes=1,2,3 span_ms=1887\n"
+    "27448764197389 blackhole node=2 port=54543 proxy=37465 span_ms=906\n"
+;
+constexpr std::int64_t hog_origin = 27385023501270;
+const redlock_torture::inversion hog_repeat{
+    hold(1, 30, hog_origin + 57'292'461'000, hog_origin + 57'603'032'000),
+    hold(1, 30, hog_origin + 63'751'934'000, hog_origin + 64'054'196'000)};
+
 }  // namespace
 
 TEST_SUITE("torture token erasure") {
+    TEST_CASE("the hog run's repeated lock token 30 is within the limit; no candidate fault counts") {
+        redlock_torture::check_report report;
+        const redlock_torture::inversion lone{hold(2, 9, 800, 900), hold(3, 9, 950, 1000)};
+        report.inversions = {hog_repeat, lone};
+        const auto explained = take_explained_inversions(report, timeline(hog_run), five);
+        REQUIRE(explained.size() == 1);
+        const auto& why = explained[0].why;
+        CHECK(why.emptied == std::set<std::size_t>{3, 4});
+        CHECK(nodes_missed(why) == std::set<std::size_t>{1, 2, 3});  // not 0 or 4: the storm
+        CHECK(why.missed.at(2).kind == "blackhole");
+        REQUIRE(report.inversions.size() == 1);  // the one the faults do not explain stays
+        CHECK(report.inversions[0].earlier.worker == 2);
+        const auto text = describe_explained_inversions(explained, hog_origin, 10);
+        CHECK(text.find("tokens not rising within the README's limit") != std::string::npos);
+        CHECK(text.find("confirm of token 30: 1 (") != std::string::npos);
+        CHECK(text.find("before the second won: 3 4") != std::string::npos);
+        // Were the holder a candidate in slot 2, its storm would have cut it off everywhere.
+        const auto as_candidate = explain_erasure(
+            timeline(hog_run),
+            {.called_ns = hog_repeat.earlier.called_ns,
+             .confirmed_ns = hog_repeat.earlier.start_ns,
+             .next_start_ns = hog_repeat.later.start_ns,
+             .candidate = 8},
+            five);
+        CHECK(nodes_missed(as_candidate) == std::set<std::size_t>{0, 1, 2, 3, 4});
+    }
+
+    TEST_CASE("a lock token repeat is unexplained when only in-memory kills came between") {
+        redlock_torture::check_report report;
+        report.inversions = {{hold(1, 5, 300, 400), hold(2, 5, 650, 700)}};
+        CHECK(take_explained_inversions(report, timeline(empties), five).empty());
+        CHECK(report.inversions.size() == 1);
+    }
+
     TEST_CASE("the CI run's repeated term 28 is within the limit, for the faults it names") {
         const auto why = explain_repeat(timeline(ci_run), ci_repeat, five);
         CHECK(why.within_limit);
