@@ -3,6 +3,7 @@
 // runs it). Fields are named by the JSON pointers of the schema in
 // configs/README.md, so a message reads the same whichever way the value came.
 
+#include "config/member_overlap.hpp"
 #include "config/node_alias.hpp"
 #include "redlock/config.hpp"
 #include "sansio/timing.hpp"
@@ -203,6 +204,10 @@ auto validate_config(const client_config& config, std::string_view source)
                                            ": " + *why);
         }
     }
+    // A cluster or Sentinel-managed master listed twice, or one server in two
+    // roles: it would count twice toward the quorum (member_overlap.hpp).
+    if (auto problem = detail::member_overlap_problem(config))
+        return reject(std::move(problem->first), std::move(problem->second));
 
     if (config.tls) {
         if (auto problem = tls_problem(*config.tls))

@@ -265,6 +265,9 @@ TEST_SUITE("list") {
         CHECK(refused.error().code == redlock::errc::invalid_argument);
 
         auto settings = config();
+        // Node 0 becomes the seed of a cluster member, and so is no standalone node too (a
+        // config naming one server as both is refused when it is validated).
+        settings.nodes.erase(settings.nodes.begin());
         settings.clusters = {redlock::cluster_member{{node(0).address()}}};
         auto mixed = make_client(settings);
         const auto clusters = mixed.list();
