@@ -69,6 +69,9 @@ struct node_metrics {
     /// Steps of the node's clock seen (its TIME against the local monotonic
     /// clock, at handshakes and renewals): each quarantined the node.
     std::uint64_t clock_steps = 0;
+    /// Locks granted without this node: its grant failed (an error, a timeout, not
+    /// reachable) while a majority granted. The first is also logged as a warning.
+    std::uint64_t grants_missed = 0;
 };
 
 /// A snapshot of a client's metrics (client::metrics()). Each value is read

@@ -75,7 +75,8 @@ auto read_metrics(const op_counters& ops, const std::vector<std::unique_ptr<quor
                          // A routed member's connections count in its own counters.
                          .clock_steps = n->standalone() != nullptr
                                             ? c.clock_steps.load(relaxed)
-                                            : n->routed()->traffic().clock_steps.load(relaxed)});
+                                            : n->routed()->traffic().clock_steps.load(relaxed),
+                         .grants_missed = n->grants_missed()});
     }
     m.locks_held = ops.locks_held->load(relaxed);
     m.renewals = ops.renewals.load(relaxed);

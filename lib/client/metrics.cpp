@@ -196,6 +196,11 @@ auto to_prometheus(const metrics_snapshot& m, std::string_view prefix) -> std::s
              "quarantined the node.");
     for (const auto& n : m.nodes)
         w.sample("node_clock_steps_total", {{"node", n.node}}, n.clock_steps);
+    w.family("node_grants_missed_total", "counter",
+             "Locks granted without the node: its grant failed (error, timeout, not reachable) "
+             "while a majority granted.");
+    for (const auto& n : m.nodes)
+        w.sample("node_grants_missed_total", {{"node", n.node}}, n.grants_missed);
 
     w.family("locks_held", "gauge", "Locks granted and not yet released, lost or dropped.");
     w.sample("locks_held", {}, m.locks_held);

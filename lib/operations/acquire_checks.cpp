@@ -2,6 +2,7 @@
 
 #include "operations/holder_text.hpp"
 #include "operations/lock_state.hpp"
+#include "operations/op_context.hpp"
 #include "operations/session_state.hpp"
 #include "sansio/hash_slot.hpp"
 #include "sansio/timing.hpp"
@@ -28,6 +29,14 @@ void discount_quarantined(const node_port& node, std::uint16_t slot, node_outcom
                                        std::to_string(left.count()) + " ms"};
 }
 
+void note_missed_grants(const op_context& ctx, const node_outcomes& nodes) {
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const node_status s = nodes.status(i);
+        if (s == node_status::error || s == node_status::timeout || s == node_status::unreachable)
+            ctx.node(i).missed_grant(ctx.config(), nodes.detail(i));
+    }
+}
+
 auto settings_of(const client_config& config, std::size_t resources, const lock_options& options)
     -> acquire_settings {
     acquire_settings s;
@@ -46,6 +55,9 @@ auto settings_of(const client_config& config, std::size_t resources, const lock_
     s.retry = config.retry;
     s.waiter_ttl = config.lock.waiter_ttl;
     s.request_timeout = config.request_timeout;
+    // A cluster member's first lock: the seed's connection and map, then the master's
+    // connection and the grant (acquire_settling.cpp).
+    s.settle_limit = 2 * (config.connect_timeout + config.request_timeout);
     s.max_wait = options.max_wait;  // the decision counts it from its start
     // With only a wait deadline, keep trying until it passes.
     s.max_attempts = options.attempts.value_or(options.max_wait ? 0 : config.retry.attempts);

@@ -21,11 +21,16 @@
 namespace redlock::detail {
 
 struct lock_state;
+class op_context;
 
 /// A yes from a node in quarantine (node_port::quarantined_until) is not
 /// counted: `outcome` becomes an error that says why, and for how long.
 void discount_quarantined(const node_port& node, std::uint16_t slot, node_outcome& outcome,
                           std::chrono::steady_clock::time_point now);
+
+/// A lock was granted: each node whose grant failed (an error, a timeout, not reachable; not
+/// one merely slower than the majority) is told it missed one (quorum_member::missed_grant).
+void note_missed_grants(const op_context& ctx, const node_outcomes& nodes);
 
 /// The decision's settings, from the client's defaults and this call's options.
 [[nodiscard]] auto settings_of(const client_config& config, std::size_t resources,

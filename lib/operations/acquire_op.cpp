@@ -51,7 +51,8 @@ auto acquire_op::read_input() -> acquire_input {
     return {.now = steady_clock::now(),
             .random = ctx_.rng().next(),
             .subscribed = wait_ && ctx_.waiters().subscribed(),
-            .subscriptions = wait_ ? ctx_.waiters().subscriptions() : 0};
+            .subscriptions = wait_ ? ctx_.waiters().subscriptions() : 0,
+            .settling = this};
 }
 
 auto acquire_op::commands() const noexcept -> grant_commands {
@@ -237,20 +238,19 @@ void acquire_op::perform(const acquire_actions& a, steady_clock::time_point now)
     if (a.send_stray_releases) {
         for (std::size_t i = 0; i < ctx_.node_count(); ++i) send_stray_release(i, false);
     }
-    if (a.loss_grace) {
-        retry_timer_ = after(*a.loss_grace + milliseconds{1}, [this] {  // at least: see perform
-            const acquire_input in = read_input();
-            perform(decision_.on_loss_grace(in), in.now);
-        });
-    }
-    if (a.retry_after) {
-        retry_timer_ = after(*a.retry_after, [this] {
-            const acquire_input in = read_input();
-            perform(decision_.on_retry_timer(in), in.now);
-        });
-    }
+    if (a.loss_grace) arm(*a.loss_grace + milliseconds{1}, &acquire_decision::on_loss_grace);
+    if (a.settle_grace) arm(*a.settle_grace, &acquire_decision::on_settle_grace);
+    if (a.retry_after) arm(*a.retry_after, &acquire_decision::on_retry_timer);
     if (a.end == acquire_actions::ending::granted) finish_success(a.validity, a.decided_at);
     if (a.end == acquire_actions::ending::failed) finish_failure(now);
+}
+
+void acquire_op::arm(milliseconds delay,
+                     acquire_actions (acquire_decision::*event)(const acquire_input&)) {
+    retry_timer_ = after(delay, [this, event] {
+        const acquire_input in = read_input();
+        perform((decision_.*event)(in), in.now);
+    });
 }
 
 void acquire_op::send_grants() {
@@ -340,13 +340,13 @@ void acquire_op::finish_success(milliseconds validity, steady_clock::time_point 
     if (shape_.read_fence) state_->fence = decision_.highest_counter();
     finished_ = true;
     if (limited_) ctx_.acquisition_finished();
-    // The nodes yet to answer the grant: their replies change nothing now (the
-    // release goes to every node), and waiting for them would keep this object
-    // alive. With a thousand locks in flight, most decided acquisitions were
-    // such stragglers' hostages (docs/benchmarks.md).
+    // The nodes yet to answer the grant: their replies change nothing now (the release goes
+    // to every node), and waiting for them would keep this object alive. With a thousand locks
+    // in flight, most decided acquisitions were such stragglers' hostages (docs/benchmarks.md).
     for (std::size_t i = 0; i < ctx_.node_count(); ++i) {
         if (decision_.nodes().status(i) == node_status::cancelled) disown(i, grant_numbers_[i]);
     }
+    note_missed_grants(ctx_, decision_.nodes());
     decision_.drop_reports();  // only a failure is described; stragglers are ignored
     ctx_.counters().acquired.fetch_add(1, std::memory_order_relaxed);
     state_->count_held(ctx_.counters().locks_held);

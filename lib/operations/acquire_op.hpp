@@ -39,7 +39,7 @@ struct lock_state;
 /// (begin_handoff), decided like any other from the answers the release
 /// forwards. Nothing there is a new rule of safety: the script's SET is a grant
 /// of our value on one node, as our own SET NX would be.
-class acquire_op final : public operation, public waiter {
+class acquire_op final : public operation, public waiter, private settling_nodes {
 public:
     /// `proclamation`: a campaign's proposal (lock_state::proclamation), or null.
     acquire_op(op_context& ctx, std::vector<std::string> resources, lock_options options,
@@ -65,6 +65,13 @@ public:
     void on_handed(std::size_t node, std::uint32_t attempt) override;
 
 private:
+    /// Whether node `node` is still making its first connection for this lock's slot.
+    [[nodiscard]] auto settling(std::size_t node) const -> bool override {
+        return ctx_.node(node).settling(slot_);
+    }
+    /// Arms the retry timer (the only timer) to call the decision's `event` after `delay`.
+    void arm(std::chrono::milliseconds delay,
+             acquire_actions (acquire_decision::*event)(const acquire_input&));
     enum kind : std::uint32_t {
         set_kind,
         script_sha_kind,

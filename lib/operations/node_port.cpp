@@ -1,6 +1,7 @@
 #include "operations/node_port.hpp"
 
 #include "transport/quorum_member.hpp"
+#include "transport/sentinel_router.hpp"
 
 namespace redlock::detail {
 
@@ -21,6 +22,43 @@ auto node_port::topology() const -> std::vector<std::string> {
 auto node_port::tls(std::uint16_t slot) const -> std::optional<tls_info> {
     const node_connection* c = member_->serving(slot);
     return c != nullptr ? c->tls() : std::nullopt;
+}
+
+auto node_port::serving_name(std::uint16_t slot) const -> std::string {
+    if (member_->routed() == nullptr) return {};
+    const node_connection* c = member_->serving(slot);
+    return c != nullptr ? c->name() : std::string{};
+}
+
+auto node_port::settling(std::uint16_t slot) const noexcept -> bool {
+    return member_->settling(slot);
+}
+
+void node_port::missed_grant(const client_config& config, std::string_view why) const {
+    member_->missed_grant(config, why);
+}
+
+namespace {
+
+auto sentinel_router_of(const quorum_member& member) noexcept -> const sentinel_router* {
+    return dynamic_cast<const sentinel_router*>(member.routed());
+}
+
+}  // namespace
+
+auto node_port::sentinel_count() const noexcept -> std::size_t {
+    const sentinel_router* s = sentinel_router_of(*member_);
+    return s != nullptr ? s->sentinel_links().size() : 0;
+}
+
+auto node_port::sentinel_name(std::size_t i) const -> std::string {
+    return i < sentinel_count() ? sentinel_router_of(*member_)->sentinel_links()[i]->name()
+                                : std::string{};
+}
+
+auto node_port::send_to_sentinel(std::size_t i, std::string_view encoded, reply_sink* sink,
+                                 std::uint32_t tag) const -> std::uint32_t {
+    return sentinel_router_of(*member_)->sentinel_links().at(i)->send(encoded, sink, tag);
 }
 
 auto node_port::name() const noexcept -> const node_name& {

@@ -6,6 +6,7 @@
 // A non-virtual facade: one pointer, no virtual call on the hot path. The
 // forwarding is in node_port.cpp, the one file here that sees quorum_member.
 
+#include "redlock/config.hpp"
 #include "redlock/diagnostics.hpp"
 #include "redlock/error.hpp"
 #include "sansio/clock_watch.hpp"
@@ -41,6 +42,22 @@ public:
     /// The TLS session (protocol, cipher, verified) of the connection serving
     /// `slot` now; nothing when it is plain text or not connected.
     [[nodiscard]] auto tls(std::uint16_t slot) const -> std::optional<tls_info>;
+    /// A cluster or Sentinel member's node that serves `slot` now ("127.0.0.1:7712"): where
+    /// a failed request went. Empty for a standalone master (its name() says it) and for a
+    /// member that knows of no such node yet.
+    [[nodiscard]] auto serving_name(std::uint16_t slot) const -> std::string;
+    /// A request for `slot` waits on the node's first connection (or a member's first map).
+    [[nodiscard]] auto settling(std::uint16_t slot) const noexcept -> bool;
+    /// A lock was granted without this node: its grant failed (`why`): counted, and the
+    /// first one logged (quorum_member::missed_grant).
+    void missed_grant(const client_config& config, std::string_view why) const;
+    /// A Sentinel member's sentinels (none for the other kinds), for `redlock check`'s own
+    /// questions: how many there are, sentinel `i`'s "host:port", and `encoded` sent to
+    /// sentinel `i` (its outcome to `sink`, exactly once, as send()).
+    [[nodiscard]] auto sentinel_count() const noexcept -> std::size_t;
+    [[nodiscard]] auto sentinel_name(std::size_t i) const -> std::string;
+    auto send_to_sentinel(std::size_t i, std::string_view encoded, reply_sink* sink,
+                          std::uint32_t tag) const -> std::uint32_t;
     /// How the node is named in reports and errors.
     [[nodiscard]] auto name() const noexcept -> const node_name&;
     /// Until when the node's grants do not count toward a quorum: it restarted

@@ -14,15 +14,7 @@ acquire_decision::acquire_decision(acquire_settings settings) : settings_{std::m
 auto acquire_decision::start(const acquire_input& in) -> acquire_actions {
     acquire_actions a;
     if (phase_ != phase::idle) return a;
-    if (settings_.max_wait) {
-        // Saturating: a wait of milliseconds::max() means "as long as it takes",
-        // and now + max_wait must not overflow the clock's nanoseconds.
-        using clock = std::chrono::steady_clock;
-        const auto room =
-            std::chrono::duration_cast<milliseconds>(clock::time_point::max() - in.now);
-        deadline_ =
-            *settings_.max_wait >= room ? clock::time_point::max() : in.now + *settings_.max_wait;
-    }
+    if (settings_.max_wait) deadline_ = deadline_after(in.now, *settings_.max_wait);
     begin_attempt(in, a);
     return a;
 }
@@ -40,6 +32,7 @@ void acquire_decision::begin_attempt(const acquire_input& in, acquire_actions& a
     reports_.reset(n);
     answered_ = 0;
     losing_ = false;
+    settle_.reset();
     offering_ = settings_.offers;
     if (offering_) handed_.reset(n);
     phase_ = phase::granting;
@@ -119,6 +112,12 @@ void acquire_decision::decide_grant(quorum_tally::verdict verdict, const acquire
         fail_attempt(failed_majority(tally_), std::nullopt, &in, a);
         return;
     }
+    const settle_hold::step hold = settle_.on_won(
+        in.settling, reports_, std::chrono::ceil<milliseconds>(in.now - attempt_start_),
+        std::min(settings_.settle_limit, settings_.ttl / 2));
+    a.settle_grace = hold.grace;
+    a.cancel_retry_timer = a.cancel_retry_timer || hold.cancel_timer;
+    if (hold.wait) return;
     if (!settings_.fencing) {
         conclude(in, a);
         return;
@@ -382,9 +381,9 @@ auto acquire_decision::on_cancel(errc why) -> acquire_actions {
     acquire_actions a;
     if (cancelled_ || phase_ == phase::ending || phase_ == phase::done) return a;
     cancelled_ = why;
-    if (losing_) {
+    if (const bool settling = settle_.end(false); losing_ || settling) {
         losing_ = false;
-        a.cancel_retry_timer = true;  // the loss_grace timer
+        a.cancel_retry_timer = true;  // the loss_grace or settle_grace timer
     }
     if (phase_ == phase::sleeping) {
         a.cancel_retry_timer = true;

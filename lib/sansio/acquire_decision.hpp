@@ -10,6 +10,7 @@
 
 #include "redlock/config.hpp"
 #include "redlock/error.hpp"
+#include "sansio/acquire_settling.hpp"
 #include "sansio/delay_policy.hpp"
 #include "sansio/handoff_grants.hpp"
 #include "sansio/node_outcomes.hpp"
@@ -37,6 +38,8 @@ struct acquire_input {
     /// at two events, `subscribed` at both, means no subscription was lost and
     /// made again in between.
     std::uint64_t subscriptions = 0;
+    /// None: no node is settling (a warm client).
+    const settling_nodes* settling = nullptr;
 };
 
 /// What an acquisition was asked for, fixed from its start.
@@ -62,6 +65,11 @@ struct acquire_settings {
     client_config::retry_policy retry;
     std::chrono::milliseconds waiter_ttl{2000};
     std::chrono::milliseconds request_timeout{50};
+    /// A majority's grant waits at most this long from the attempt's start (and at most
+    /// half the TTL) for nodes still settling (settling_nodes) to answer too, so that a
+    /// fresh client's first lock is on every node it can reach, not on a bare majority
+    /// that one failover undoes. 0: never waits.
+    std::chrono::milliseconds settle_limit{0};
 };
 
 /// One node's answer to the grant (round 1).
@@ -97,6 +105,9 @@ struct acquire_actions {
     /// Waiting, an attempt lost before every node answered: call on_loss_grace()
     /// after this long (on the retry timer) unless the last answer comes first.
     std::optional<std::chrono::milliseconds> loss_grace;
+    /// Won, with nodes still settling: call on_settle_grace() after this long (on the
+    /// retry timer) unless their answers come first.
+    std::optional<std::chrono::milliseconds> settle_grace;
     enum class ending : std::uint8_t { none, granted, failed };
     /// granted: hand out the lock, valid for `validity` from `decided_at`.
     /// failed: report failure_reason() (every release has been answered).
@@ -161,6 +172,13 @@ public:
     [[nodiscard]] auto handed_count() const noexcept -> std::size_t { return handed_.count(); }
     /// The loss_grace timer fired: the nodes still silent are released.
     [[nodiscard]] auto on_loss_grace(const acquire_input& in) -> acquire_actions;
+    /// The settle_grace timer fired: decide without the nodes still settling.
+    [[nodiscard]] auto on_settle_grace(const acquire_input& in) -> acquire_actions {
+        acquire_actions a;
+        if (settle_.end(true) && phase_ == phase::granting)
+            decide_grant(quorum_tally::verdict::won, in, a);
+        return a;
+    }
     /// Cancelled by the user or by shutdown (no time needed: nothing is retried).
     [[nodiscard]] auto on_cancel(errc why) -> acquire_actions;
 
@@ -240,6 +258,7 @@ private:
     // that only a node that did grant gets a release: usually none.
     bool losing_ = false;
     errc losing_reason_ = errc::contended;
+    settle_hold settle_;  // won, and waiting for nodes still settling (settle_grace)
     std::size_t answered_ = 0;       // this attempt's round-1 answers
     bool queued_ = false;            // some node refused, and so queued us
     bool permits_conflict_ = false;  // a node knows the semaphore with another count

@@ -74,6 +74,7 @@ auto connection_fsm::on(const input& in) -> actions {
             if (state_ != state::handshaking) break;
             state_ = state::ready;
             failures_ = 0;
+            ever_ready_ = true;
             a.stop_connect_timer = true;
             a.release_held = true;
             a.count_connected = true;

@@ -193,6 +193,11 @@ public:
     [[nodiscard]] auto address_index() const noexcept -> std::size_t { return address_; }
     /// Consecutive failed connection attempts (for the back-off).
     [[nodiscard]] auto failures() const noexcept -> unsigned { return failures_; }
+    /// The first connection is still under way: never ready, never failed, not stopping.
+    /// An acquisition waits a little for such a node (acquire_settling.cpp).
+    [[nodiscard]] auto settling() const noexcept -> bool {
+        return !ever_ready_ && failures_ == 0 && state_ < state::ready;
+    }
 
     /// The reconnect delay after `failures` consecutive failures (delay_policy.hpp).
     [[nodiscard]] static auto reconnect_delay(unsigned failures, std::uint64_t min_ms,
@@ -231,6 +236,7 @@ private:
     std::size_t address_ = 0;
     std::size_t addresses_ = 1;
     unsigned failures_ = 0;
+    bool ever_ready_ = false;  // the handshake was answered once
     bool outage_reported_ = false;  // "unreachable" was logged; "connected again" is due
     std::uint64_t deadline_armed_ = no_deadline;  // when the deadline timer is due
 };

@@ -227,9 +227,12 @@ void node_handshake::info_reply(std::uint32_t tag, const reply* r, step& s) {
 
 auto node_handshake::check_role(std::string_view text, step& s) -> bool {
     // A replica refuses writes, or (replica-read-only no) takes them and loses
-    // them at its next sync: never a place to lock. Sentinel and cluster
-    // members re-resolve their master when this fails.
-    if (info_field(text, "role") == "slave") {
+    // them at its next sync: never a place to lock. A Sentinel member re-resolves
+    // its master when this fails. A cluster node is different: a seed is only
+    // where the slot map is read (a replica answers CLUSTER SLOTS as well), and a
+    // cluster replica answers a write for a slot it does not own with MOVED to the
+    // master, so a master demoted by a failover or a replica seed takes no lock.
+    if (info_field(text, "role") == "slave" && peer_ != peer::cluster_node) {
         std::string of{info_field(text, "master_host")};
         if (!of.empty()) of.append(":").append(info_field(text, "master_port"));
         fail(s, "is a replica (role:slave" + (of.empty() ? "" : ", of " + of) +

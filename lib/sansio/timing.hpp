@@ -29,6 +29,16 @@ inline constexpr milliseconds max_ttl{2'147'483'647};
     return milliseconds{whole} + floor;
 }
 
+/// `now + wait`, saturating: a wait of milliseconds::max() means "as long as it takes", and
+/// the sum must not overflow the clock's nanoseconds.
+[[nodiscard]] constexpr auto deadline_after(std::chrono::steady_clock::time_point now,
+                                            milliseconds wait) noexcept
+    -> std::chrono::steady_clock::time_point {
+    using clock = std::chrono::steady_clock;
+    const auto room = std::chrono::duration_cast<milliseconds>(clock::time_point::max() - now);
+    return wait >= room ? clock::time_point::max() : now + wait;
+}
+
 /// How long a lock decided `elapsed` after its first request was sent may be
 /// relied upon. Zero or negative means it must be treated as not held.
 [[nodiscard]] constexpr auto validity(milliseconds ttl, nanoseconds elapsed, double drift_factor,

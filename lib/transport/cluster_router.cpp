@@ -74,26 +74,36 @@ void cluster_router::connect_new(const cluster_routing::change& c) {
 }
 
 void cluster_router::look_again() {
-    if (closing_ || asking_) return;
-    // Sources in turn: the masters known, then the seeds; each with its host,
-    // which names a node the answer announces with an empty host (a node that
-    // never met another one does not know its own address).
-    std::vector<std::pair<node_connection*, std::string>> sources;
+    if (closing_ || asks_out_ > 0) return;
+    // The sources: the masters known, then the seeds; each with its host, which
+    // names a node the answer announces with an empty host (a node that never met
+    // another one does not know its own address).
+    std::vector<slot_source> sources;
     for (std::size_t n = 0; n < by_node_.size(); ++n)
         if (routing_.is_master(n) && by_node_[n] != nullptr)
-            sources.emplace_back(by_node_[n], routing_.node(n).host);
+            sources.push_back({by_node_[n], routing_.node(n).host});
     for (std::size_t i = 0; i < seeds_.size(); ++i) {
-        const auto known = [&](const auto& s) { return s.first == seeds_[i]; };
+        const auto known = [&](const slot_source& s) { return s.from == seeds_[i]; };
         if (std::none_of(sources.begin(), sources.end(), known))
-            sources.emplace_back(seeds_[i], member_.seeds[i].host);
+            sources.push_back({seeds_[i], member_.seeds[i].host});
     }
     if (sources.empty()) return;
-    const auto& [source, host] = sources[next_source_ % sources.size()];
-    asking_ = true;
-    asked_ = source->name();
-    asked_host_ = host;
-    source->send(encoded_command{"CLUSTER", "SLOTS"}.bytes(), this,
-                 slots_tag | static_cast<std::uint32_t>(next_source_ % sources.size()));
+    // Without a map, every source at once: the first good answer maps the member,
+    // and a seed that is down (or a replica's stale view) costs no turn. With one,
+    // a refresh asks the next source in turn.
+    asked_.clear();
+    round_errors_.clear();
+    round_mapped_ = false;
+    if (routing_.mapped()) {
+        asked_.push_back(sources[next_source_++ % sources.size()]);
+    } else {
+        asked_ = std::move(sources);
+    }
+    asks_out_ = asked_.size();
+    for (std::size_t i = 0; i < asked_.size(); ++i) {
+        asked_[i].from->send(encoded_command{"CLUSTER", "SLOTS"}.bytes(), this,
+                             slots_tag | static_cast<std::uint32_t>(i));
+    }
     look_again_after(member_.refresh_interval);
 }
 
@@ -111,35 +121,40 @@ void cluster_router::on_internal(std::uint32_t tag, const reply_event& event) {
         }
         return;
     }
-    asking_ = false;
-    if (closing_) return;
-    on_slots(event);
+    const std::size_t i = tag & ~slots_tag;
+    if (asks_out_ > 0) --asks_out_;
+    if (closing_ || i >= asked_.size()) return;
+    on_slots(asked_[i], event);
 }
 
-void cluster_router::on_slots(const reply_event& event) {
+void cluster_router::on_slots(const slot_source& source, const reply_event& event) {
     slot_layout layout;
     if (event.status == request_status::reply) {
-        layout = read_cluster_slots(event.answer, asked_host_);
+        layout = read_cluster_slots(event.answer, source.host);
     } else {
         layout.error = std::string{event.cause};
     }
-    // Errors name the node asked: "127.0.0.1:7001: is not in cluster mode …".
-    if (!layout.error.empty()) layout.error = asked_ + ": " + layout.error;
     // An empty map (a node not yet joined, or a cluster being built) is no map.
     if (layout.error.empty() && layout.ranges.empty())
         layout.error = "CLUSTER SLOTS answered an empty slot map";
     if (!layout.error.empty()) {
-        last_error_ = layout.error;
-        ++next_source_;
-        // Every source tried once without a map: what waits for one fails now.
-        if (++failed_sources_ >= std::max<std::size_t>(1, seeds_.size()) && !routing_.mapped()) {
-            fail_parked("no slot map from any seed (" + last_error_ + ")");
-            failed_sources_ = 0;
+        // Errors name the node asked: "127.0.0.1:7001: is not in cluster mode …".
+        last_error_ = source.from->name() + ": " + layout.error;
+        round_errors_.push_back(last_error_);
+        if (asks_out_ > 0 || round_mapped_) return;
+        // Every source of the round failed: what waits for a map fails now, told
+        // why each source did.
+        if (!routing_.mapped()) {
+            gave_up_ = true;
+            fail_parked("no slot map from any seed (" + joined_errors() + ")");
         }
         look_again_after(std::max(parts().config.reconnect.min_delay, trouble_refresh));
         return;
     }
-    failed_sources_ = 0;
+    // Of a round that asked every source, the first good answer counts; the
+    // others may be staler views (a replica's).
+    if (round_mapped_) return;
+    round_mapped_ = true;
     look_again_after(member_.refresh_interval);
     const cluster_routing::change c = routing_.apply(layout, std::chrono::steady_clock::now());
     connect_new(c);
@@ -152,6 +167,12 @@ void cluster_router::on_slots(const reply_event& event) {
     }
     dispatch_parked();
     for (const auto& [channel, w] : watched_) subscribe_where_due(channel);
+}
+
+auto cluster_router::joined_errors() const -> std::string {
+    std::string text;
+    for (const std::string& e : round_errors_) text += (text.empty() ? "" : "; ") + e;
+    return text;
 }
 
 auto cluster_router::subscriber(std::size_t n) -> node_connection& {
@@ -205,6 +226,12 @@ void cluster_router::watch(const std::string& channel, std::uint16_t slot, bool 
                             subscription_tag);
     }
     watched_.erase(it);
+}
+
+auto cluster_router::settling(std::uint16_t slot) const noexcept -> bool {
+    if (!routing_.mapped()) return !gave_up_;
+    const node_connection* c = serving(slot);
+    return c != nullptr && c->settling();
 }
 
 auto cluster_router::hears_wakeups() const noexcept -> bool {

@@ -38,6 +38,7 @@ public:
         return n && *n < by_node_.size() ? by_node_[*n] : nullptr;
     }
     void watch(const std::string& channel, std::uint16_t slot, bool on) override;
+    [[nodiscard]] auto settling(std::uint16_t slot) const noexcept -> bool override;
     [[nodiscard]] auto hears_wakeups() const noexcept -> bool override;
 
     /// The connections to the cluster's nodes (seeds first), for metrics.
@@ -58,9 +59,17 @@ private:
     /// The connection to `host:port`, opened if new.
     auto connect(const std::string& host, std::uint16_t port) -> node_connection&;
     void connect_new(const cluster_routing::change& c);
-    /// Asks for the slot map now, of the next source in turn.
+    /// Where a CLUSTER SLOTS goes: a connection, and the host it was reached at.
+    struct slot_source {
+        node_connection* from = nullptr;
+        std::string host;
+    };
+    /// Asks for the slot map now: of every source while there is no map, else of
+    /// the next source in turn.
     void look_again() override;
-    void on_slots(const reply_event& event);
+    void on_slots(const slot_source& source, const reply_event& event);
+    /// The round's errors, "; "-separated, each naming its node.
+    [[nodiscard]] auto joined_errors() const -> std::string;
     /// SSUBSCRIBEs `channel` where its slot is served now (and leaves where it was).
     void subscribe_where_due(const std::string& channel);
     /// Node `n`'s subscriber connection, opened if new.
@@ -81,11 +90,12 @@ private:
     };
     std::map<std::string, watched> watched_;
     std::size_t next_source_ = 0;
-    bool asking_ = false;     // a CLUSTER SLOTS is out
-    std::string asked_host_;  // the host it went to
-    std::size_t failed_sources_ = 0;
+    std::vector<slot_source> asked_;  // this round's sources, by the tag's index
+    std::size_t asks_out_ = 0;        // of them, still unanswered
+    bool round_mapped_ = false;       // one of them answered a good map
+    std::vector<std::string> round_errors_;  // the others' errors, each naming its node
     std::string last_error_;
-    std::string asked_;  // the node the last CLUSTER SLOTS went to
+    bool gave_up_ = false;  // a round without a map failed what waited for one
     bool closing_ = false;
     int closes_pending_ = 0;
     std::function<void()> on_closed_;

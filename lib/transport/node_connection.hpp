@@ -147,6 +147,8 @@ public:
     /// The same, as reports carry it (shared, not copied).
     [[nodiscard]] auto report_name() const noexcept -> const node_name& { return report_name_; }
     [[nodiscard]] auto connected() const noexcept -> bool { return fsm_.ready(); }
+    /// The first connection is still under way (connection_fsm::settling).
+    [[nodiscard]] auto settling() const noexcept -> bool { return fsm_.settling(); }
     [[nodiscard]] auto state() const noexcept -> connection_fsm::state { return fsm_.current(); }
     [[nodiscard]] auto pending() const noexcept -> std::size_t { return pending_.size(); }
     /// The TLS session of the current stream, once its handshake is done;

@@ -8,6 +8,7 @@
 #include "transport/node_connection.hpp"
 #include "transport/routed_member.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -44,6 +45,10 @@ public:
         -> std::chrono::steady_clock::time_point {
         return node_ ? node_->quarantined_until() : routed_->quarantined_until(slot);
     }
+    /// A request for `slot` waits on the member's first connection (or first map).
+    [[nodiscard]] auto settling(std::uint16_t slot) const noexcept -> bool {
+        return node_ ? node_->settling() : routed_->settling(slot);
+    }
     /// The connection serving `slot` now, or null (a routed member that knows of none).
     [[nodiscard]] auto serving(std::uint16_t slot) const noexcept -> node_connection* {
         return node_ ? node_.get() : routed_->serving(slot);
@@ -62,6 +67,21 @@ public:
             routed_->close(std::move(done));
         }
     }
+    /// A lock was granted without this member: its grant failed (`why`). Counted for the
+    /// metrics (node_grants_missed_total); the first one is logged, so a one-shot process
+    /// says once which member its lock is not on, and a service is not flooded. Loop thread.
+    void missed_grant(const client_config& config, std::string_view why) {
+        grants_missed_.fetch_add(1, std::memory_order_relaxed);
+        if (std::exchange(missed_logged_, true)) return;
+        log_warning(config, "redlock: " + name() + ": a lock was granted without this member (" +
+                                std::string{why} +
+                                "); it holds on the others' majority. Later grants without it "
+                                "are counted (node_grants_missed_total), not logged");
+    }
+    /// Locks granted without this member (any thread).
+    [[nodiscard]] auto grants_missed() const noexcept -> std::uint64_t {
+        return grants_missed_.load(std::memory_order_relaxed);
+    }
     /// The standalone master's connection; null for a cluster or Sentinel member.
     [[nodiscard]] auto standalone() const noexcept -> node_connection* { return node_.get(); }
     /// A cluster or Sentinel member; null for a standalone master.
@@ -70,6 +90,8 @@ public:
 private:
     std::unique_ptr<node_connection> node_;
     std::unique_ptr<routed_member> routed_;
+    std::atomic<std::uint64_t> grants_missed_{0};
+    bool missed_logged_ = false;
 };
 
 }  // namespace redlock::detail

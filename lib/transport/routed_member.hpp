@@ -97,6 +97,9 @@ public:
     /// The connection serving `slot` now (its master's), or null: a renewal
     /// probes its clock there (node_connection::probe_clock).
     [[nodiscard]] virtual auto serving(std::uint16_t slot) const noexcept -> node_connection* = 0;
+    /// Whether a request for `slot` waits on the member's first set-up: its first slot map
+    /// or master address, not yet given up on, or the first connection to the node serving it.
+    [[nodiscard]] virtual auto settling(std::uint16_t slot) const noexcept -> bool = 0;
     /// A line per node for `redlock check`: who serves what, and what is in quarantine.
     [[nodiscard]] virtual auto topology() const -> std::vector<std::string> = 0;
 

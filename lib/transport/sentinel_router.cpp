@@ -70,6 +70,7 @@ void sentinel_router::on_internal(std::uint32_t tag, const reply_event& event) {
                                 : who + ": " + found.error;
     ++next_sentinel_;
     if (++failed_asks_ >= sentinels_.size() && !address_) {
+        gave_up_ = true;
         fail_parked("no sentinel named the master (" + last_error_ + ")");
         log_warning(parts().config, "redlock: " + name() + ": " + last_error_);
         failed_asks_ = 0;

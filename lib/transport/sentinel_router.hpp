@@ -38,11 +38,22 @@ public:
         (void)slot;
         return master_.get();
     }
+    [[nodiscard]] auto settling(std::uint16_t slot) const noexcept -> bool override {
+        (void)slot;
+        if (!address_) return !gave_up_;
+        return master_ && master_->settling();
+    }
     [[nodiscard]] auto hears_wakeups() const noexcept -> bool override {
         return master_subscriber_ && master_subscriber_->subscribed();
     }
     /// The master's connection, if one is known (for metrics).
     [[nodiscard]] auto master() const noexcept -> const node_connection* { return master_.get(); }
+    /// The connections that ask the sentinels, in configuration order: `redlock check` asks
+    /// them its own questions on them (SENTINEL MASTER, SENTINEL REPLICAS).
+    [[nodiscard]] auto sentinel_links() const noexcept
+        -> const std::vector<std::unique_ptr<node_connection>>& {
+        return sentinels_;
+    }
 
 private:
     auto connection_for(std::uint16_t slot, std::string& why, bool& park)
@@ -69,6 +80,7 @@ private:
     std::size_t next_sentinel_ = 0;
     std::size_t failed_asks_ = 0;
     bool asking_ = false;
+    bool gave_up_ = false;  // every sentinel asked without a master: what waited failed
     std::string last_error_;
     bool closing_ = false;
     int closes_pending_ = 0;

@@ -278,18 +278,22 @@ TEST_SUITE("attached loop") {
         auto settings = config();
         settings.request_timeout = 5s;
         settings.connect_timeout = 5s;
-        settings.lock.ttl = 10s;
+        // A fresh client's majority waits for a node still making its first connection, at
+        // most half the TTL here (acquire_settling.cpp): 3 s, then it decides without it.
+        settings.lock.ttl = 6s;
         test_loop loop;
         std::optional<redlock::client> locks{attach(settings, loop)};
         std::optional<redlock::result<redlock::lock>> outcome;
         // Before the loop has run a turn: every SET is queued while its connection is still
         // connecting, so each connection's handshake is then put in front of it. The request
         // numbers must still lead the disown to node 2's SET (not to a handshake request).
+        const auto asked = std::chrono::steady_clock::now();
         locks->acquire_async("orders:45", {},
                              [&](redlock::result<redlock::lock> r) { outcome = std::move(r); });
 
-        REQUIRE(loop.run_until([&] { return outcome.has_value(); }, redlock_test::scaled(5s)));
+        REQUIRE(loop.run_until([&] { return outcome.has_value(); }, redlock_test::scaled(8s)));
         REQUIRE(outcome->has_value());
+        CHECK(std::chrono::steady_clock::now() - asked >= 2900ms);  // it waited for node 2
         const redlock::lock held = outcome->value();
         CHECK(loop.run_until([&] { return locks->stats().operations == 0; },
                              redlock_test::scaled(1s)));

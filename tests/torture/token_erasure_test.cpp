@@ -204,7 +204,7 @@ const redlock_torture::inversion hog_repeat{
 }  // namespace
 
 TEST_SUITE("torture token erasure") {
-    TEST_CASE("the hog run's repeated lock token 30 is within the limit; no candidate fault counts") {
+    TEST_CASE("the hog run's repeated lock token 30 is within the limit, and no candidate fault counts") {
         redlock_torture::check_report report;
         const redlock_torture::inversion lone{hold(2, 9, 800, 900), hold(3, 9, 950, 1000)};
         report.inversions = {hog_repeat, lone};

@@ -476,7 +476,8 @@ TEST_SUITE("node_handshake") {
     }
 }
 
-TEST_CASE("a replica, or a node of the wrong mode, fails the handshake and says why") {
+TEST_CASE("a replica (but a cluster node's), or a node of the wrong mode, fails the handshake "
+          "and says why") {
     using peer = node_handshake::peer;
     struct row {
         peer expected;
@@ -491,7 +492,9 @@ TEST_CASE("a replica, or a node of the wrong mode, fails the handshake and says 
         {peer::standalone, "master", "1", "is a Redis Cluster node"},
         {peer::cluster_node, "master", "1", nullptr},
         {peer::cluster_node, "master", "0", "is not in cluster mode"},
-        {peer::cluster_node, "slave", "1", "is a replica"},
+        // A cluster replica is a source of the slot map, and redirects writes (MOVED).
+        {peer::cluster_node, "slave", "1", nullptr},
+        {peer::cluster_node, "slave", "0", "is not in cluster mode"},
     };
     for (const row& r : rows) {
         for (const bool auth : {false, true}) {
