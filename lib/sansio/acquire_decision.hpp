@@ -258,7 +258,7 @@ private:
     // that only a node that did grant gets a release: usually none.
     bool losing_ = false;
     errc losing_reason_ = errc::contended;
-    settle_hold settle_;  // won, and waiting for nodes still settling (settle_grace)
+    settle_hold settle_;             // won, and waiting for nodes still settling (settle_grace)
     std::size_t answered_ = 0;       // this attempt's round-1 answers
     bool queued_ = false;            // some node refused, and so queued us
     bool permits_conflict_ = false;  // a node knows the semaphore with another count

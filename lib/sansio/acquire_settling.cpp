@@ -3,8 +3,7 @@
 namespace redlock::detail {
 
 auto settle_hold::on_won(const settling_nodes* settling, const node_outcomes& heard,
-                         std::chrono::milliseconds took, std::chrono::milliseconds limit)
-    -> step {
+                         std::chrono::milliseconds took, std::chrono::milliseconds limit) -> step {
     bool waiting_for_one = false;
     if (settling != nullptr && !expired_ && took < limit) {
         for (std::size_t i = 0; i < heard.size() && !waiting_for_one; ++i)

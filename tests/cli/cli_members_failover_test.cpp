@@ -5,6 +5,7 @@
 #include "cli/cli_process.hpp"
 #include "support/cluster_member.hpp"
 #include "support/member_deployment.hpp"
+#include "support/sentinel_member.hpp"
 #include "support/wait.hpp"
 
 #include <doctest/doctest.h>
@@ -25,6 +26,7 @@ using redlock_test::cli_process;
 using redlock_test::cli_result;
 using redlock_test::cluster_member;
 using redlock_test::one_object;
+using redlock_test::sentinel_member;
 
 namespace {
 
@@ -82,8 +84,61 @@ public:
     std::vector<std::unique_ptr<cluster_member>> members;
 };
 
+/// Three Sentinel-managed masters with a replica each, and wait_replicas 1.
+class sentinels_failing_over {
+public:
+    sentinels_failing_over()
+        : dir{fs::temp_directory_path() /
+              ("redlock-cli-sentinel-failover-" + std::to_string(getpid()))},
+          config{dir / "members.json"} {
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+        auto masters = json::array();
+        for (int i = 0; i < 3; ++i) {
+            members.push_back(
+                std::make_unique<sentinel_member>(redlock_test::sentinel_member_options{
+                    .master_name = "m" + std::to_string(i), .server = {}}));
+            auto sentinels = json::array();
+            for (const auto& s : members.back()->sentinels())
+                sentinels.push_back({{"host", s.host}, {"port", s.port}});
+            masters.push_back({{"sentinels", sentinels},
+                               {"master_name", members.back()->master_name()},
+                               {"wait_replicas", 1}});
+        }
+        json settings{{"connect_timeout_ms", 1000},
+                      {"request_timeout_ms", 500},
+                      {"lock", {{"ttl_ms", 5000}}},
+                      {"sentinel_masters", masters}};
+        std::ofstream{config} << settings.dump(2);
+    }
+    sentinels_failing_over(const sentinels_failing_over&) = delete;
+    auto operator=(const sentinels_failing_over&) -> sentinels_failing_over& = delete;
+    ~sentinels_failing_over() {
+        std::error_code ignored;
+        fs::remove_all(dir, ignored);
+    }
+    auto redlock(std::vector<std::string> args) -> cli_result {
+        args.insert(args.begin(), {"--config", config.string()});
+        return cli_process{args, dir}.wait(60s);
+    }
+    auto holding(const std::string& resource, const std::string& value) const -> int {
+        int n = 0;
+        for (const auto& m : members) {
+            const auto& master = m->server(m->master_index());
+            n += master.get(redlock_test::lock_key_of(resource)) == value ? 1 : 0;
+        }
+        return n;
+    }
+
+    fs::path dir;
+    fs::path config;
+    std::vector<std::unique_ptr<sentinel_member>> members;
+};
+
 /// The node serving cluster `c`'s only shard now.
-auto master_of(const cluster_member& c) -> std::size_t { return c.master_of_slot(0); }
+auto master_of(const cluster_member& c) -> std::size_t {
+    return c.master_of_slot(0);
+}
 
 /// Every line a `leader --watch --json` wrote so far (its stdout file in `dir`).
 auto watch_lines(const fs::path& dir) -> std::vector<json> {
@@ -103,8 +158,9 @@ auto watch_lines(const fs::path& dir) -> std::vector<json> {
 }  // namespace
 
 TEST_SUITE("cli members failover") {
-    TEST_CASE("fresh redlock processes while seeds become replicas and masters are killed: every "
-              "grant on all three members, and status right after agrees") {
+    TEST_CASE(
+        "fresh redlock processes while seeds become replicas and masters are killed: every "
+        "grant on all three members, and status right after agrees") {
         failing_over d;
         int grants = 0;
         for (int round = 0; round < 6; ++round) {
@@ -138,6 +194,29 @@ TEST_SUITE("cli members failover") {
             CHECK(d.redlock({"release", "-r", resource, "--value", value}).status == 0);
         }
         CHECK(grants == 18);
+    }
+
+    TEST_CASE(
+        "fresh redlock processes while SENTINEL FAILOVER moves each master: every grant "
+        "on all three members") {
+        sentinels_failing_over d;
+        for (int round = 0; round < 3; ++round) {
+            CAPTURE(round);
+            sentinel_member& hit = *d.members[static_cast<std::size_t>(round)];
+            const std::size_t was = hit.master_index();
+            hit.failover();
+            REQUIRE(hit.master_index() != was);
+            const std::string resource = "sentinel-failover:" + std::to_string(round);
+            const auto acquired = d.redlock({"acquire", "-r", resource, "--ttl-ms", "20000"});
+            INFO("acquire stderr: " << acquired.err);
+            REQUIRE(acquired.status == 0);
+            const std::string value = acquired.out.substr(0, acquired.out.find('\n'));
+            CHECK(d.holding(resource, value) == 3);
+            const json seen = one_object(d.redlock({"--json", "status", "-r", resource}));
+            CHECK(seen.at("agreed") == true);
+            CHECK(d.redlock({"acquire", "-r", resource}).status == 75);
+            CHECK(d.redlock({"release", "-r", resource, "--value", value}).status == 0);
+        }
     }
 
     TEST_CASE("leader --watch on three cluster members prints the leader, then its end") {

@@ -187,8 +187,7 @@ TEST_SUITE("member fixtures") {
         REQUIRE(c.node(from).command({"DEBUG", "SET-ACTIVE-EXPIRE", "0"}) == "OK");
         REQUIRE(c.node(from).command({"SET", key, "1", "PX", "1"}) == "OK");
         std::this_thread::sleep_for(20ms);  // the clock passes the key's expiry; no event to await
-        REQUIRE(c.node(from).command({"CLUSTER", "COUNTKEYSINSLOT", std::to_string(slot)}) ==
-                "1");
+        REQUIRE(c.node(from).command({"CLUSTER", "COUNTKEYSINSLOT", std::to_string(slot)}) == "1");
         c.begin_move_slot(slot, to);
         CHECK(c.migrate_keys(slot, 10) == 1);  // listed, and gone when MIGRATE ran
         c.finish_move_slot(slot, to);

@@ -48,8 +48,9 @@ auto missed_on(redlock::client& client, std::size_t member) -> std::uint64_t {
 }  // namespace
 
 TEST_SUITE("cluster members: the first lock") {
-    TEST_CASE("a seed that a failover made a replica still maps its cluster: ten fresh "
-              "clients' first locks are on every member") {
+    TEST_CASE(
+        "a seed that a failover made a replica still maps its cluster: ten fresh "
+        "clients' first locks are on every member") {
         redlock_test::cluster standalone{2};
         cluster_member shards{{.shards = 1, .replicas = 1, .node_timeout = 1000ms, .server = {}}};
         shards.manual_failover(0);

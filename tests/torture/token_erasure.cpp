@@ -166,8 +166,8 @@ auto read_fault_log(const std::filesystem::path& file) -> fault_timeline {
     return in ? parse_fault_log(in) : fault_timeline{};
 }
 
-auto explain_erasure(const fault_timeline& faults, const token_span& span,
-                     std::size_t node_count) -> repeat_explanation {
+auto explain_erasure(const fault_timeline& faults, const token_span& span, std::size_t node_count)
+    -> repeat_explanation {
     repeat_explanation why;
     // The confirm round is sent between the call and its return. Each node is named by its
     // first fault there; the node's own faults first, as the more telling.

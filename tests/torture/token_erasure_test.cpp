@@ -194,8 +194,7 @@ const std::string hog_run =
     "27448395217129 latency-end node=3 port=47113 proxy=44639\n"
     "27448425456500 thaw node=1 port=39205 proxy=44677\n"
     "27448490073436 observer-partition observer=0 pid=3974 nodes=1,2,3 span_ms=1887\n"
-    "27448764197389 blackhole node=2 port=54543 proxy=37465 span_ms=906\n"
-;
+    "27448764197389 blackhole node=2 port=54543 proxy=37465 span_ms=906\n";
 constexpr std::int64_t hog_origin = 27385023501270;
 const redlock_torture::inversion hog_repeat{
     hold(1, 30, hog_origin + 57'292'461'000, hog_origin + 57'603'032'000),
@@ -204,7 +203,8 @@ const redlock_torture::inversion hog_repeat{
 }  // namespace
 
 TEST_SUITE("torture token erasure") {
-    TEST_CASE("the hog run's repeated lock token 30 is within the limit, and no candidate fault counts") {
+    TEST_CASE(
+        "the hog run's repeated lock token 30 is within the limit, and no candidate fault counts") {
         redlock_torture::check_report report;
         const redlock_torture::inversion lone{hold(2, 9, 800, 900), hold(3, 9, 950, 1000)};
         report.inversions = {hog_repeat, lone};
@@ -221,13 +221,12 @@ TEST_SUITE("torture token erasure") {
         CHECK(text.find("confirm of token 30: 1 (") != std::string::npos);
         CHECK(text.find("before the second won: 3 4") != std::string::npos);
         // Were the holder a candidate in slot 2, its storm would have cut it off everywhere.
-        const auto as_candidate = explain_erasure(
-            timeline(hog_run),
-            {.called_ns = hog_repeat.earlier.called_ns,
-             .confirmed_ns = hog_repeat.earlier.start_ns,
-             .next_start_ns = hog_repeat.later.start_ns,
-             .candidate = 8},
-            five);
+        const auto as_candidate = explain_erasure(timeline(hog_run),
+                                                  {.called_ns = hog_repeat.earlier.called_ns,
+                                                   .confirmed_ns = hog_repeat.earlier.start_ns,
+                                                   .next_start_ns = hog_repeat.later.start_ns,
+                                                   .candidate = 8},
+                                                  five);
         CHECK(nodes_missed(as_candidate) == std::set<std::size_t>{0, 1, 2, 3, 4});
     }
 

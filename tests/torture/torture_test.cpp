@@ -374,8 +374,8 @@ TEST_CASE("torture: contending workers under injected faults") {
     // it (README, "Where tokens come from"), is reported, not failed; the others stay in the
     // reports' inversions (token_erasure.hpp).
     const auto faults_seen = redlock_torture::read_fault_log(dir / "faults.log");
-    const auto repeats = redlock_torture::take_explained_repeats(elected.report, faults_seen,
-                                                                 node_count);
+    const auto repeats =
+        redlock_torture::take_explained_repeats(elected.report, faults_seen, node_count);
     const auto lock_repeats =
         redlock_torture::take_explained_inversions(report, faults_seen, node_count);
     const auto watched = watchers.check(elected.leads, elected.campaign_calls, stretch, problems);

@@ -157,8 +157,7 @@ TEST_SUITE("acquire decision: the settling hold") {
             (void)d.start(with(env, &settling));
             env.t += 600ms;  // the majority came after settle_limit
             for (std::size_t i = 0; i < 2; ++i) (void)d.on_grant(i, yes, with(env, &settling));
-            CHECK(d.on_grant(2, yes, with(env, &settling)).end ==
-                  acquire_actions::ending::granted);
+            CHECK(d.on_grant(2, yes, with(env, &settling)).end == acquire_actions::ending::granted);
         }
     }
 
