@@ -16,6 +16,19 @@
 #include <string_view>
 #include <vector>
 
+namespace {
+
+/// Where a usage error points: the subcommand's own --help once its name was
+/// read ("redlock break --help" names --reason), else the tool's.
+auto help_for(const CLI::App& app) -> std::string {
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+        if (sub->parsed()) return "redlock " + sub->get_name() + " --help";
+    }
+    return "redlock --help";
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     using namespace redlock::cli;
 
@@ -37,9 +50,13 @@ int main(int argc, char** argv) {
     });
 
     CLI::App app{
-        "redlock: a flock(1) for a fleet. Takes a Redlock lock on a majority of the independent "
-        "Redis masters named in the config, runs a command while holding it, or manages locks "
-        "across invocations.",
+        "redlock: a flock(1) for a fleet. Takes a Redlock lock on a majority of the quorum "
+        "members named in the config, runs a command while holding it, or manages locks across "
+        "invocations. A member is an independent standalone Redis master (\"nodes\"), a Redis "
+        "Cluster (\"clusters\": its seeds; each lock goes to the master of its slot) or a "
+        "master managed by Redis Sentinel (\"sentinel_masters\"); kinds mix in one config, and "
+        "a lock needs a majority of all members. Members must be independent of each other: "
+        "not replicas of one another, nor shards of one cluster listed as several members.",
         "redlock"};
     app.set_version_flag("--version", REDLOCK_VERSION);
     options opts;
@@ -53,7 +70,7 @@ int main(int argc, char** argv) {
         std::string message = unknown_word_message(app, parsed_argc, argv);
         if (message.empty()) message = e.what();
         return reporter{json_mode, false}.fail(
-            failure_report{exit_usage, "usage", message + " (see redlock --help)"});
+            failure_report{exit_usage, "usage", message + " (see " + help_for(app) + ")"});
     }
 
     const reporter out{opts.global.json, opts.global.verbose};
@@ -63,7 +80,7 @@ int main(int argc, char** argv) {
         if (separator) {
             return out.fail(failure_report{
                 exit_usage, "usage",
-                "run takes -c 'SHELL COMMAND' or -- CMD [ARGS...], not both (see redlock "
+                "run takes -c 'SHELL COMMAND' or -- CMD [ARGS...], not both (see redlock run "
                 "--help)"});
         }
         if (names_json_file(*opts.run.shell_command)) {
@@ -91,7 +108,8 @@ int main(int argc, char** argv) {
             failure_report{exit_usage, "usage", "only run and elect take a command after --"});
     }
     if (const std::string conflict = conflicting_flags(opts, chosen); !conflict.empty())
-        return out.fail(failure_report{exit_usage, "usage", conflict + " (see redlock --help)"});
+        return out.fail(
+            failure_report{exit_usage, "usage", conflict + " (see " + help_for(app) + ")"});
     (chosen == subcommand::elect ? opts.elect.run.command : opts.run.command) = std::move(command);
 
     const sigset_t ignored = ignored_at_start();

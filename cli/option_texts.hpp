@@ -17,7 +17,7 @@ inline constexpr long long max_ms = 2147483647;
 
 inline constexpr const char* global_help = R"(
 Global options, accepted before or after the subcommand:
-  --config FILE   cluster config (default: $REDLOCK_CONFIG, else the first of
+  --config FILE   config file (default: $REDLOCK_CONFIG, else the first of
                   ./redlock.json, $XDG_CONFIG_HOME/redlock/config.json,
                   /etc/redlock/config.json)
   --json          print exactly one JSON object on stdout, errors included

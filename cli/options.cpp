@@ -225,7 +225,8 @@ void declare_options(CLI::App& app, options& into) {
     app.fallthrough();
     app.require_subcommand(1);
     app.add_option("-c,--config", into.global.config,
-                   "Cluster config file (JSON). Default: $REDLOCK_CONFIG, else the first that "
+                   "Config file (JSON) naming the quorum members. Default: $REDLOCK_CONFIG, "
+                   "else the first that "
                    "exists of ./redlock.json, $XDG_CONFIG_HOME/redlock/config.json (default "
                    "~/.config/redlock/config.json), /etc/redlock/config.json; --verbose says "
                    "which")

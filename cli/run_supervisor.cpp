@@ -3,6 +3,8 @@
 #include "signals.hpp"
 
 #include <algorithm>
+#include <string>
+#include <string_view>
 
 namespace redlock::cli {
 
@@ -84,12 +86,27 @@ void run_supervisor::end_leftovers(child_process& child) {
     }
 }
 
+namespace {
+
+/// The library's reason for a loss, as run reports it. A failed renewal says the
+/// lock "stays valid until its previous deadline": true of the lock in the library,
+/// but run then ends CMD and releases the lock, so the words would promise a
+/// validity nobody uses (issue 38, item 10).
+auto loss_reason(std::string message) -> std::string {
+    constexpr std::string_view stays = "; it stays valid until its previous deadline";
+    if (const auto at = message.find(stays); at != std::string::npos)
+        message.erase(at, stays.size());
+    return message;
+}
+
+}  // namespace
+
 void run_supervisor::note_lost(const child_process& child) {
     if (lost_) return;
     lost_ = true;
     {
         std::lock_guard held{news_.mutex};
-        lost_reason_ = news_.lost ? news_.lost->message : "its validity ended";
+        lost_reason_ = news_.lost ? loss_reason(news_.lost->message) : "its validity ended";
     }
     if (run_.on_lost == on_lost_action::ignore) {
         out_.note("lost the lock on '" + held_.resource() + "': --on-lost ignore, " +

@@ -5,6 +5,9 @@
 #include "commands.hpp"
 #include "mistakes.hpp"
 
+#include <algorithm>
+#include <array>
+#include <cctype>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -42,6 +45,61 @@ auto readers_text(const node_lock_state& n) -> std::string {
     return text;
 }
 
+/// What a node's answer tells of the lock. A member that answered only errors
+/// given before any key is read (a cluster without a majority of its masters:
+/// CLUSTERDOWN) cannot say whether it holds the lock: "unknown", never "free",
+/// and it counts as not answered.
+enum class node_view { unreachable, unknown, known };
+
+/// Errors a node gives instead of running a command: the key was not read.
+constexpr std::array<std::string_view, 8> unread_errors{
+    "CLUSTERDOWN", "TRYAGAIN", "MOVED", "ASK", "LOADING", "MASTERDOWN", "BUSY", "NOAUTH"};
+
+auto lower(std::string_view text) -> std::string {
+    std::string out{text};
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+auto view_of(const node_lock_state& n) -> node_view {
+    if (!n.reachable) return node_view::unreachable;
+    // Something of the lock was read: the key, its TTL, the fence, the readers.
+    if (n.detail.empty() || n.holder || n.shared || n.ttl || n.fence || !n.readers.empty())
+        return node_view::known;
+    const std::string_view code = std::string_view{n.detail}.substr(0, n.detail.find(' '));
+    if (std::find(unread_errors.begin(), unread_errors.end(), code) != unread_errors.end())
+        return node_view::unknown;
+    // The readers are listed by a script, the last command: an error only it can give
+    // (scripting refused or disabled) leaves the lock key's answer standing.
+    const std::string text = lower(n.detail);
+    if (text.find("script") != std::string::npos || text.find("'eval'") != std::string::npos)
+        return node_view::known;
+    return node_view::unknown;
+}
+
+/// The state a node's line and JSON give: held, shared, free, unknown or unreachable.
+auto state_of(const node_lock_state& n) -> std::string {
+    switch (view_of(n)) {
+        case node_view::unreachable:
+            return "unreachable";
+        case node_view::unknown:
+            return "unknown";
+        case node_view::known:
+            break;
+    }
+    if (n.holder) return "held";
+    return n.shared || !n.readers.empty() ? "shared" : "free";
+}
+
+/// The width of the node column: the longest name (a member's can be long) and a gap.
+template <class Nodes>
+auto name_width(const Nodes& nodes) -> std::size_t {
+    std::size_t width = 22;
+    for (const auto& n : nodes) width = std::max(width, n.node.size() + 2);
+    return width;
+}
+
 /// Fewer than a quorum answered: nobody can tell who holds the lock. The
 /// table still goes to stdout in human mode; exit 69.
 auto too_few_answered(const reporter& out, const json& result, const std::string& table,
@@ -71,12 +129,16 @@ auto status_command(const global_options& global, const status_options& args, co
     if (!status) return out.fail(status.error());
 
     std::size_t reachable = 0;
+    std::size_t answered = 0;  // reachable, and able to say whether it holds the lock
     std::size_t agreeing = 0;
     bool held_somewhere = false;
     json nodes = json::array();
     std::string table;
+    const std::size_t width = name_width(status->nodes);
     for (const auto& n : status->nodes) {
         reachable += n.reachable ? 1 : 0;
+        const std::string state = state_of(n);
+        answered += n.reachable && state != "unknown" ? 1 : 0;
         if (n.holder && n.holder == status->majority_holder) ++agreeing;
         held_somewhere = held_somewhere || n.holder || n.shared || !n.readers.empty();
         json readers = json::array();
@@ -87,6 +149,7 @@ auto status_command(const global_options& global, const status_options& args, co
         }
         nodes.push_back({{"node", n.node},
                          {"reachable", n.reachable},
+                         {"state", state},
                          {"holder", or_null(n.holder)},
                          {"holder_name", n.holder ? name_json(*n.holder) : json(nullptr)},
                          {"ttl_ms", ttl_json(n.ttl)},
@@ -94,9 +157,11 @@ auto status_command(const global_options& global, const status_options& args, co
                          {"shared", n.shared},
                          {"readers", std::move(readers)},
                          {"detail", n.detail}});
-        std::string line = "  " + pad(n.node, 22);
+        std::string line = "  " + pad(n.node, width);
         if (!n.reachable) {
             line += "unreachable: " + n.detail;
+        } else if (state == "unknown") {
+            line += "unknown: " + n.detail + " (it answered, but not whether it holds the lock)";
         } else {
             if (n.holder) {
                 line += "holder " + *n.holder + ttl_text(n.ttl);
@@ -114,6 +179,7 @@ auto status_command(const global_options& global, const status_options& args, co
     json result{{"resource", status->resource},
                 {"quorum", status->quorum},
                 {"reachable", reachable},
+                {"answered", answered},
                 {"holder", or_null(status->majority_holder)},
                 {"holder_name", agreed ? name_json(*status->majority_holder) : json(nullptr)},
                 {"agreed", agreed},
@@ -122,8 +188,8 @@ auto status_command(const global_options& global, const status_options& args, co
                 {"fence", or_null(status->fence)},
                 {"nodes", std::move(nodes)}};
 
-    if (reachable < status->quorum) {
-        return too_few_answered(out, result, table, "resource '" + args.resource + "'", reachable,
+    if (answered < status->quorum) {
+        return too_few_answered(out, result, table, "resource '" + args.resource + "'", answered,
                                 status->nodes.size(), status->quorum);
     }
     std::string headline = "resource '" + status->resource + "': ";
@@ -146,7 +212,11 @@ auto status_command(const global_options& global, const status_options& args, co
         // No writer, no reader: a semaphore's permits may hold it.
         return semaphore_view(*locks, args.resource, *permits, true, out);
     } else {
-        headline += "free: no reachable node holds it";
+        headline += answered < status->nodes.size()
+                        ? "free: none of the " + std::to_string(answered) +
+                              " nodes that answered "
+                              "holds it"
+                        : std::string{"free: no node holds it"};
     }
     if (status->fence) headline += ", fence counter " + std::to_string(*status->fence);
     out.result(result, headline + "\n" + table);
@@ -170,17 +240,27 @@ auto semaphore_view(client& locks, const std::string& resource, int permits, boo
     // The nodes first, once: the unreachable ones, and those that know this
     // semaphore with another count (they refuse every acquisition naming ours).
     std::size_t reachable = 0;
+    std::size_t answered = 0;  // the permits script ran: any error means it did not
     json nodes = json::array();
     std::string node_lines;
+    const std::size_t width = name_width(status->nodes);
     for (const auto& n : status->nodes) {
         reachable += n.reachable ? 1 : 0;
+        const bool known = n.reachable && (n.detail.empty() || n.permits.has_value());
+        answered += known ? 1 : 0;
         nodes.push_back({{"node", n.node},
                          {"reachable", n.reachable},
+                         {"state", !n.reachable ? "unreachable"
+                                   : known      ? "known"
+                                                : "unknown"},
                          {"permits", or_null(n.permits)},
                          {"detail", n.detail}});
-        const std::string name = "  " + pad(n.node, 22);
+        const std::string name = "  " + pad(n.node, width);
         if (!n.reachable) {
             node_lines += name + "unreachable: " + n.detail + "\n";
+        } else if (!known) {
+            node_lines +=
+                name + "unknown: " + n.detail + " (it answered, but not which permits it holds)\n";
         } else if (n.permits && *n.permits != permits) {
             node_lines += name + "knows this semaphore with " + std::to_string(*n.permits) +
                           " permits, not " + std::to_string(permits) +
@@ -201,12 +281,12 @@ auto semaphore_view(client& locks, const std::string& resource, int permits, boo
         for (std::size_t j = 0; j < p.nodes.size() && j < status->nodes.size(); ++j) {
             const auto& view = p.nodes[j];
             const auto& n = status->nodes[j];
-            if (!n.reachable) continue;  // listed once, above
+            if (!n.reachable || (!n.detail.empty() && !n.permits)) continue;  // listed above
             views.push_back({{"node", n.node},
                              {"holder", or_null(view.holder)},
                              {"ttl_ms", ttl_json(view.ttl)}});
             if (view.holder && view.holder == p.majority_holder) ++agreeing;
-            block += "    " + pad(n.node, 22) +
+            block += "    " + pad(n.node, width) +
                      (view.holder ? *view.holder + ttl_text(view.ttl) : std::string{"free"}) + "\n";
         }
         holders.push_back(
@@ -222,15 +302,15 @@ auto semaphore_view(client& locks, const std::string& resource, int permits, boo
                                     : std::string{"no majority agrees on a holder"}) +
                  "\n" + block;
     }
-    json result{{"resource", status->resource}, {"permits", permits},
-                {"quorum", status->quorum},     {"reachable", reachable},
-                {"held", status->held()},       {"holders", std::move(holders)},
-                {"nodes", std::move(nodes)}};
+    json result{{"resource", status->resource},  {"permits", permits},
+                {"quorum", status->quorum},      {"reachable", reachable},
+                {"answered", answered},          {"held", status->held()},
+                {"holders", std::move(holders)}, {"nodes", std::move(nodes)}};
     if (found) result["permits_from_nodes"] = true;
 
-    if (reachable < status->quorum) {
+    if (answered < status->quorum) {
         return too_few_answered(out, result, node_lines + table, "semaphore '" + resource + "'",
-                                reachable, status->nodes.size(), status->quorum);
+                                answered, status->nodes.size(), status->quorum);
     }
     std::string headline =
         "semaphore '" + status->resource + "': " + std::to_string(status->held()) + " of " +

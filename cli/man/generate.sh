@@ -39,7 +39,7 @@ subcommands_h2m=$output.subcommands.h2m
 # The SUBCOMMANDS include comes first: help2man orders non-standard sections
 # as it meets them, and EXIT STATUS (in $include) belongs after it.
 "$help2man" --no-info --no-discard-stderr \
-  --name 'a flock(1) for a fleet: locks on a majority of independent Redis masters' \
+  --name 'a flock(1) for a fleet: locks on a majority of Redis masters, Clusters or Sentinel groups' \
   --version-string "redlock $version" \
   --include "$subcommands_h2m" --include "$include" \
   --output "$output.tmp" "$redlock"

@@ -88,7 +88,12 @@ void probe_op::handle(std::uint32_t tag, const reply_event& event) {
     if (event.status == request_status::reply) {
         p.replies[index] = flatten(event.answer);
     } else if (p.cause.empty()) {
-        p.cause = std::string{event.cause};
+        // A cluster or Sentinel member: the node that failed, not only the member's name
+        // (its first seed, or its master name), which is not where the request went.
+        const std::string where = ctx_.node(node).serving_name(slot_);
+        p.cause = where.empty() || event.cause.starts_with(where + ": ")
+                      ? std::string{event.cause}
+                      : where + ": " + std::string{event.cause};
     }
     if (++answers_[node] < commands_.size()) return;
     p.answered = p.cause.empty();

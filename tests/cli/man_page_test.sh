@@ -25,6 +25,15 @@ for section in NAME SYNOPSIS DESCRIPTION OPTIONS SUBCOMMANDS 'EXIT STATUS' ENVIR
   grep -qx "$section" <<<"$rendered" || fail "$page has no $section section"
 done
 
+# The quorum members (issue 38, item 10): the page says what a member is, and
+# nothing that reads as if Redis Cluster were unsupported.
+for kind in nodes clusters sentinel_masters; do
+  grep -qF "\\fB$kind\\fR" "$page" || fail "$page does not describe the '$kind' members"
+done
+if grep -qi 'not Redis Cluster' "$page"; then
+  fail "$page says 'not Redis Cluster', as if Redis Cluster members were unsupported"
+fi
+
 mapfile -t subcommands < <("$redlock" --help |
   sed -n '/^Subcommands:/,/^$/s/^  \([a-z][a-z0-9-]*\) .*/\1/p')
 [[ ${#subcommands[@]} -gt 0 ]] || fail "found no subcommands in '$redlock --help'"
