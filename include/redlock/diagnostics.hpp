@@ -114,20 +114,70 @@ struct tls_info {
     bool verified = false;
 };
 
+/// Whether a server persists every write it acknowledges: appendonly yes and
+/// appendfsync always. False when unknown (CONFIG GET refused, not answered).
+[[nodiscard]] inline auto persists_every_write(const std::optional<bool>& aof_enabled,
+                                               const std::optional<std::string>& appendfsync)
+    -> bool {
+    return aof_enabled.value_or(false) && appendfsync.value_or("") == "always";
+}
+
+/// A replica of a master (master_health::replicas), as the master and its
+/// cluster or its sentinels report it.
+struct replica_health {
+    std::string address;  ///< "host:port", as announced
+    /// "online" (the master streams to it), "syncing" (a full or partial
+    /// resynchronisation), "down" (flagged failed or down by the cluster or the
+    /// sentinels), or "not connected" (known, but not connected to the master).
+    std::string state;
+    /// Its lag behind the master in seconds, as the master reports it (INFO replication).
+    std::optional<long long> lag_seconds;
+};
+
+/// One master of a cluster or Sentinel member (node_health::masters), probed
+/// on its own: every master serving slots of a cluster, the master Sentinel
+/// names.
+struct master_health {
+    std::string address;  ///< "host:port" as the client reaches it
+    /// The slot ranges it serves in the client's slot map ("0-5460, 5462"); empty
+    /// for a Sentinel-managed master, which holds every key.
+    std::string slots;
+    std::size_t slot_count = 0;
+    bool reachable = false;  ///< it answered
+    std::string detail;      ///< why not: the transport's cause or the error it answered
+    std::chrono::microseconds round_trip{0};
+    std::string redis_version;
+    std::string run_id;
+    std::string role;  ///< "master", or "slave" for a server that is no master (any more)
+    std::optional<bool> aof_enabled;
+    std::optional<std::string> appendfsync;
+    std::optional<tls_info> tls;
+    /// A cluster node's own view (CLUSTER INFO): "ok" or "fail"; empty for Sentinel.
+    std::string cluster_state;
+    /// Its replicas, known ones included when they are not connected.
+    std::vector<replica_health> replicas;
+    [[nodiscard]] auto can_lose_writes() const noexcept -> bool {
+        return !persists_every_write(aof_enabled, appendfsync);
+    }
+};
+
 /// What one node says about itself (client::check).
 struct node_health {
     std::string node;
+    /// The node answered; for a cluster member, at least one of its masters did,
+    /// for a Sentinel member its master did. Whether it can take every lock is
+    /// serving().
     bool reachable = false;
     std::string detail;  ///< why not reachable
     std::chrono::microseconds round_trip{0};
     std::string redis_version;
     std::string run_id;
     std::string role;  ///< "master", or "slave" for a replica
-    /// A cluster or Sentinel member's topology, a line each: its masters and
-    /// the slots each serves, what is in quarantine; the master Sentinel names
-    /// and how many sentinels answer. Empty for a standalone master. The
-    /// other fields describe the node that serves slot 0 (a cluster) or the
-    /// master (Sentinel).
+    /// A cluster or Sentinel member's topology, a line each: its masters, the
+    /// slots each serves and whether it answered, its replicas, what is in
+    /// quarantine; the master Sentinel names and how many sentinels answer.
+    /// Empty for a standalone master. The other fields describe the first master
+    /// that answered (in slot order for a cluster); `masters` has each one.
     std::vector<std::string> topology;
     std::optional<bool> aof_enabled;  ///< appendonly
     std::optional<std::string>
@@ -136,10 +186,45 @@ struct node_health {
     /// was reached in plain text (no client_config::tls, "tls": false for the
     /// node, a Unix socket) or not reached at all.
     std::optional<tls_info> tls;
+    /// A cluster member's masters (in slot order), a Sentinel member's master;
+    /// empty for a standalone master.
+    std::vector<master_health> masters;
+    /// A cluster member's cluster_state as its masters report it (CLUSTER INFO):
+    /// "fail" when any master that answered says so, else "ok"; empty otherwise.
+    std::string cluster_state;
+    /// A cluster member's slots that no master serves now, as ranges ("5461-10922"):
+    /// in no master's range of the slot map, or served by a master that did not
+    /// answer or that its cluster flags as failed.
+    std::string unserved_slots;
+    std::size_t unserved_slot_count = 0;
+    /// Why the member can never grant a lock as configured: a seed that is not in
+    /// cluster mode, a master name no sentinel knows, wait_replicas above the
+    /// replicas a master has. `redlock check` exits 78 on any.
+    std::vector<std::string> configuration_errors;
+    /// Why the member cannot grant every lock now, though it answered: a master
+    /// down, cluster_state:fail, slots no master serves, fewer replicas connected
+    /// than wait_replicas.
+    std::vector<std::string> problems;
+    /// Where its guarantee is weaker than the README's: a member whose masters
+    /// have replicas, without wait_replicas.
+    std::vector<std::string> warnings;
+    /// The failovers the servers report: for Sentinel, how long ago the master
+    /// took its role and its config-epoch; for a cluster, nodes it flags as
+    /// failed; and a quarantine this client is keeping after one.
+    std::vector<std::string> failovers;
     /// True when the node may forget a lock it acknowledged if it crashes: it
-    /// does not persist every write (appendonly yes + appendfsync always).
+    /// does not persist every write (appendonly yes + appendfsync always). For a
+    /// cluster or Sentinel member: any of its masters that answered.
     [[nodiscard]] auto can_lose_writes() const noexcept -> bool {
-        return !(aof_enabled.value_or(false) && appendfsync.value_or("") == "always");
+        for (const auto& m : masters) {
+            if (m.reachable && m.can_lose_writes()) return true;
+        }
+        return !persists_every_write(aof_enabled, appendfsync);
+    }
+    /// It can take a lock on any resource now: reachable, configured right, and
+    /// no problem.
+    [[nodiscard]] auto serving() const noexcept -> bool {
+        return reachable && configuration_errors.empty() && problems.empty();
     }
 };
 
@@ -179,7 +264,20 @@ struct cluster_health {
         for (const auto& h : nodes) n += h.reachable ? 1 : 0;
         return n;
     }
-    [[nodiscard]] auto quorum_reachable() const noexcept -> bool { return reachable() >= quorum; }
+    /// The nodes that can take a lock on any resource now (node_health::serving).
+    [[nodiscard]] auto serving() const noexcept -> std::size_t {
+        std::size_t n = 0;
+        for (const auto& h : nodes) n += h.serving() ? 1 : 0;
+        return n;
+    }
+    /// A lock can be had: at least `quorum` nodes are serving.
+    [[nodiscard]] auto quorum_reachable() const noexcept -> bool { return serving() >= quorum; }
+    /// The nodes that can never grant a lock as configured.
+    [[nodiscard]] auto misconfigured() const noexcept -> std::size_t {
+        std::size_t n = 0;
+        for (const auto& h : nodes) n += h.configuration_errors.empty() ? 0 : 1;
+        return n;
+    }
 };
 
 /// What client::list looks for, and how far it may go (README, "Listing locks").

@@ -1,6 +1,7 @@
-// The pure half of client::status and client::check: the commands they probe
-// every node with, and the summaries made of the replies (client.cpp runs the
-// probe in between). Also find_duplicate_servers, which check uses.
+// The pure half of client::status: the commands it probes every node with, and
+// the summaries made of the replies (client.cpp runs the probe in between). Also
+// find_duplicate_servers, which check uses (check's own half is
+// diagnostics_members.cpp).
 // Key layout (README, "Key layout"), T = the resource's tagged form: lock key
 // key_prefix + T, holding the holder's value or the readers' marker; the
 // readers' sorted set "<lock key>|readers" (value, scored by the end of its
@@ -14,7 +15,6 @@
 #include "operations/lock_commands.hpp"
 #include "operations/probe_op.hpp"
 #include "redlock/config.hpp"
-#include "sansio/node_handshake.hpp"
 
 #include <algorithm>
 #include <array>
@@ -39,13 +39,6 @@ using detail::node_probe;
 using detail::number_of;
 using detail::text_of;
 using detail::ttl_of;
-
-/// `field:value` from the text of an INFO reply (the handshake's parser).
-/// Not named info_field: inside namespace detail that name would hide this one.
-auto info_reply_field(const flat_reply& r, std::string_view field) -> std::string {
-    if (r.type != flat_reply::kind::text) return {};
-    return std::string{detail::info_field(r.text, field)};
-}
 
 // While readers hold a resource its lock key holds this marker rather than a
 // holder's value (shared_acquire_source, lib/sansio/scripts.cpp).
@@ -247,45 +240,6 @@ auto parse_semaphore(std::string resource, int permits, std::size_t quorum,
         permit.majority_holder = majority_of(holders, quorum);
     }
     return status;
-}
-
-auto health_commands() -> std::vector<std::vector<std::string>> {
-    return {
-        {"INFO", "server"},
-        {"INFO", "persistence"},
-        {"INFO", "replication"},
-        {"CONFIG", "GET", "appendfsync"},
-    };
-}
-
-auto parse_health(std::size_t quorum, std::vector<node_probe> probes) -> cluster_health {
-    cluster_health health;
-    health.quorum = quorum;
-    for (auto& p : probes) {
-        node_health h;
-        h.node = std::move(p.node);
-        // A node that answers at all is reachable, even if CONFIG is disabled.
-        h.reachable = p.answered || (p.cause.empty() && !p.replies.empty());
-        h.detail = p.cause;
-        h.round_trip = p.round_trip;
-        h.topology = std::move(p.topology);
-        if (h.reachable) h.tls = std::move(p.tls);
-        if (p.replies.size() == 4) {
-            h.redis_version = info_reply_field(p.replies[0], "redis_version");
-            h.run_id = info_reply_field(p.replies[0], "run_id");
-            const std::string aof = info_reply_field(p.replies[1], "aof_enabled");
-            if (!aof.empty()) h.aof_enabled = aof == "1";
-            h.role = info_reply_field(p.replies[2], "role");
-            const flat_reply& config = p.replies[3];
-            if (config.type == flat_reply::kind::array && config.elements.size() == 2) {
-                h.appendfsync = text_of(config.elements[1]);
-            }
-        }
-        if (h.reachable && h.redis_version.empty() && h.detail.empty()) h.detail = first_error(p);
-        health.nodes.push_back(std::move(h));
-    }
-    health.duplicates = find_duplicate_servers(health.nodes);
-    return health;
 }
 
 }  // namespace detail

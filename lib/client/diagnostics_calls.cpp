@@ -1,11 +1,13 @@
 #include "client/diagnostics_calls.hpp"
 
 #include "client/client_calls.hpp"
+#include "client/diagnostics_members.hpp"
 #include "client/diagnostics_parse.hpp"
 #include "operations/acquire_checks.hpp"
 #include "sansio/hash_slot.hpp"
 #include "sansio/timing.hpp"
 
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -49,14 +51,29 @@ void start_semaphore_status(client_core& core, std::string resource, int permits
 
 void start_check(client_core& core, std::function<void(result<cluster_health>)> done) {
     const std::size_t needed = quorum(core.node_count());
-    core.probe(health_commands(),
-               [needed, done = std::move(done)](result<std::vector<node_probe>> probes) mutable {
-                   if (!probes) {
-                       done(failure{std::move(probes).error()});
-                       return;
-                   }
-                   done(parse_health(needed, std::move(*probes)));
-               });
+    auto setups = check_setups(core.config());
+    check_plan plan = check_plan_for(setups);
+    // One callback for the two ways this ends: the result, or the client refusing
+    // operations (stopping); called once, and guarded like any user callback.
+    auto shared = std::make_shared<std::function<void(result<cluster_health>)>>(std::move(done));
+    const auto finish = [shared](result<cluster_health> outcome) {
+        auto callback = std::move(*shared);
+        *shared = nullptr;
+        if (callback) call_guarded([&] { callback(std::move(outcome)); });
+    };
+    core.start_operation(
+        [plan = std::move(plan), setups = std::move(setups), needed,
+         finish](op_context& ctx) mutable {
+            return std::make_unique<check_op>(
+                ctx, std::move(plan),
+                [setups = std::move(setups), needed, finish](std::vector<member_check> checks) {
+                    finish(parse_members(needed, setups, std::move(checks)));
+                });
+        },
+        [finish] {
+            finish(failure{error{
+                make_error_code(errc::client_stopped), "the client has been shut down", {}, 0}});
+        });
 }
 
 }  // namespace redlock::detail

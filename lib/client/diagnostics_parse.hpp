@@ -1,9 +1,10 @@
 #pragma once
 
-// What client::status and client::check send to every node and what they make
-// of the answers. The commands and the parsers are declared together because
-// a parser reads the replies by position: each list and its parser change
-// together, in diagnostics.cpp. client.cpp runs the probe between them.
+// What client::status sends to every node and what it makes of the answers
+// (client::check's are in diagnostics_members.hpp). The commands and the parsers
+// are declared together because a parser reads the replies by position: each
+// list and its parser change together, in diagnostics.cpp. client.cpp runs the
+// probe between them.
 
 #include "operations/probe_op.hpp"
 #include "redlock/config.hpp"
@@ -40,13 +41,5 @@ namespace redlock::detail {
 /// and the holder at least `quorum` of them agree on, per permit.
 [[nodiscard]] auto parse_semaphore(std::string resource, int permits, std::size_t quorum,
                                    std::vector<node_probe> probes) -> semaphore_status;
-
-/// INFO server / persistence / replication and CONFIG GET appendfsync.
-[[nodiscard]] auto health_commands() -> std::vector<std::vector<std::string>>;
-
-/// Every node's health from its replies to health_commands, with the servers
-/// that appear under more than one node (find_duplicate_servers).
-[[nodiscard]] auto parse_health(std::size_t quorum, std::vector<node_probe> probes)
-    -> cluster_health;
 
 }  // namespace redlock::detail

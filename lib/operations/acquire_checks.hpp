@@ -9,6 +9,7 @@
 #include "redlock/client.hpp"
 #include "redlock/config.hpp"
 #include "sansio/acquire_decision.hpp"
+#include "sansio/member_misconfig.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -78,7 +79,9 @@ struct held_resources {
                                    held_resources held, errc reason) -> std::string;
 
 /// The whole error of a failed acquisition: failure_summary, each node's
-/// problem (named by `name_of(i)`), the validity left, and the nodes' reports.
+/// problem (named by `name_of(i)`), the validity left, and the nodes' reports;
+/// invalid_config rather than quorum_unreachable when a member is set up so that it
+/// can never serve (sansio/member_misconfig.hpp).
 template <class NameOf>
 [[nodiscard]] auto failure_error(const lock_state& lock, const acquire_decision& decision,
                                  held_resources held, errc reason, const NameOf& name_of) -> error {
@@ -87,8 +90,10 @@ template <class NameOf>
     message += ")";
     if (const auto v = decision.failure_validity())
         message += " (validity left: " + std::to_string(v->count()) + " ms)";
-    return error{make_error_code(reason), std::move(message), decision.nodes().to_reports(name_of),
-                 static_cast<int>(decision.attempt())};
+    // A member that can never serve as configured makes it a configuration error.
+    return configuration_failure(error{make_error_code(reason), std::move(message),
+                                       decision.nodes().to_reports(name_of),
+                                       static_cast<int>(decision.attempt())});
 }
 
 /// How a failure counts in the acquire latency histograms.

@@ -61,6 +61,14 @@ owned_reply::owned_reply(const reply* r) {
 }
 
 auto replica_ack(const reply_event& wait_event, int wanted) -> replica_verdict {
+    // One wording for one cause: WAIT waits as long as the request may (request_timeout),
+    // so a WAIT that times out and one that answers too few both mean that the replicas
+    // did not acknowledge in time (a master with fewer replicas than that, or replicas
+    // down or lagging: `redlock check` tells which).
+    const std::string short_of = "not all of the " + std::to_string(wanted) +
+                                 " replicas wait_replicas asks for acknowledged the write in time";
+    if (wait_event.status == request_status::timeout)
+        return {false, short_of + " (WAIT got no answer within request_timeout_ms)"};
     if (wait_event.status != request_status::reply)
         return {false, "WAIT " + std::to_string(wanted) + " got no answer (" +
                            std::string{wait_event.cause} + ")"};
@@ -68,9 +76,7 @@ auto replica_ack(const reply_event& wait_event, int wanted) -> replica_verdict {
     if (!acked)
         return {false, "WAIT " + std::to_string(wanted) + " answered " +
                            describe_reply(wait_event.answer)};
-    if (*acked < wanted)
-        return {false, "only " + std::to_string(*acked) + " of the " + std::to_string(wanted) +
-                           " replicas wait_replicas asks for acknowledged the write in time"};
+    if (*acked < wanted) return {false, short_of + " (WAIT: " + std::to_string(*acked) + ")"};
     return {true, {}};
 }
 
