@@ -97,12 +97,14 @@ TEST_SUITE("hand-off across clients") {
                       "another client's waiter holds as the release returns, with no attempt") {
         for (const auto mode : {redlock::wait_mode::targeted, redlock::wait_mode::fair}) {
             CAPTURE(static_cast<int>(mode));
+            // Before the clients: a callback that comes as a client shuts down (a failed REQUIRE)
+            // finds it.
+            pending_acquire waiter;
             auto owner = make_client();
             auto other = make_client();
             REQUIRE(connected(owner, other));
             auto held = owner.acquire("ledger", {.ttl = 30s});
             REQUIRE(held);
-            pending_acquire waiter;
             wait_for(other, waiter, mode, 10s);
             REQUIRE(queued_everywhere(*this, 1));
             REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s),
@@ -138,6 +140,9 @@ TEST_SUITE("hand-off across clients") {
     }
 
     TEST_CASE_FIXTURE(cluster, "a dead waiter's offer is skipped, a live one served") {
+        // Before the clients: a callback that comes as a client shuts down (a failed REQUIRE) finds
+        // it.
+        pending_acquire waiter;
         auto owner = make_client();
         auto other = make_client();
         REQUIRE(connected(owner, other));
@@ -150,7 +155,6 @@ TEST_SUITE("hand-off across clients") {
             server.command({"HSET", queue + "|live", "ghost:1", "1|1000"});
             server.command({"HSET", queue + "|offer", "ghost:1", "30000|1|ghost-value"});
         }
-        pending_acquire waiter;
         wait_for(other, waiter);
         REQUIRE(queued_everywhere(*this, 2));
 
@@ -164,6 +168,9 @@ TEST_SUITE("hand-off across clients") {
     }
 
     TEST_CASE_FIXTURE(cluster, "three clients' waiters are served in arrival order") {
+        // Before the clients: a callback that comes as a client shuts down (a failed REQUIRE) finds
+        // it.
+        std::vector<pending_acquire> pending(3);
         auto owner = make_client();
         std::vector<redlock::client> waiters;
         for (int i = 0; i < 3; ++i) waiters.push_back(make_client());
@@ -174,7 +181,6 @@ TEST_SUITE("hand-off across clients") {
         }));
         auto held = owner.acquire("ledger", {.ttl = 30s});
         REQUIRE(held);
-        std::vector<pending_acquire> pending(3);
         for (int i = 0; i < 3; ++i) {
             wait_for(waiters[i], pending[i], redlock::wait_mode::fair);
             REQUIRE(queued_everywhere(*this, i + 1));
@@ -194,12 +200,14 @@ TEST_SUITE("hand-off across clients") {
 
     TEST_CASE_FIXTURE(cluster,
                       "a hand-off not heard of is taken over by the waiter's next attempt") {
+        // Before the clients: a callback that comes as a client shuts down (a failed REQUIRE) finds
+        // it.
+        pending_acquire waiter;
         auto owner = make_client();
         auto other = make_client();
         REQUIRE(connected(owner, other));
         auto held = owner.acquire("ledger", {.ttl = 30s});
         REQUIRE(held);
-        pending_acquire waiter;
         wait_for(other, waiter);
         REQUIRE(queued_everywhere(*this, 1));
         // What a release does, without the message: the key holds the offered value.
@@ -214,12 +222,14 @@ TEST_SUITE("hand-off across clients") {
     }
 
     TEST_CASE_FIXTURE(cluster, "a waiter that gives up releases what was handed to it unheard") {
+        // Before the clients: a callback that comes as a client shuts down (a failed REQUIRE) finds
+        // it.
+        pending_acquire waiter;
         auto owner = make_client();
         auto other = make_client();
         REQUIRE(connected(owner, other));
         auto held = owner.acquire("ledger", {.ttl = 30s});
         REQUIRE(held);
-        pending_acquire waiter;
         wait_for(other, waiter);
         REQUIRE(queued_everywhere(*this, 1));
         (void)hand_off_unheard(*this);

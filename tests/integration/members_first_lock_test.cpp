@@ -37,6 +37,9 @@ auto three_members(const redlock_test::cluster& standalone,
     member.seeds = std::move(seeds);
     config.clusters = {member};
     config.request_timeout = redlock_test::scaled(200ms);
+    // The first lock waits at most 2 x (connect + request timeout) for a member still
+    // connecting (and half the TTL): room for a machine far busier than an idle one.
+    config.connect_timeout = redlock_test::scaled(2s);
     return config;
 }
 
