@@ -131,16 +131,25 @@ void declare_check(CLI::App& app, check_options& into) {
         "Check every node: reachable, round-trip time, Redis version, role, whether it can "
         "lose acknowledged writes on a crash (it needs appendonly yes + appendfsync always), and "
         "its TLS: the protocol version, the cipher and whether its certificate was verified, or "
-        "TLS off; warns about nodes that can lose writes and about replicas");
+        "TLS off. A cluster member: every master of its slot map (up or DOWN, its slots, its "
+        "replicas), cluster_state and the slots no master serves; a Sentinel member: its "
+        "master, its replicas, what each sentinel says and how long ago the master took its "
+        "role. Warns about nodes that can lose writes, replicas, members that cannot take every "
+        "lock, and replicas without wait_replicas");
     check->add_flag("--strict", into.strict,
                     "A health check: fail (exit 1, error code unsafe_nodes) when a reachable "
-                    "node can lose acknowledged writes on a crash, instead of only warning");
+                    "node (any master of a cluster or Sentinel member) can lose acknowledged "
+                    "writes on a crash, instead of only warning");
     check->footer(std::string{global_help} + R"(
 
 Exit codes:
-  0   a quorum of nodes is reachable (warnings do not change this without --strict)
+  0   a quorum of nodes can take every lock (warnings do not change this without --strict)
   1   --strict: a reachable node can lose acknowledged writes (unsafe_nodes)
-  69  a quorum of nodes is unreachable)" +
+  69  fewer than a quorum of nodes can take every lock: unreachable, or a cluster or
+      Sentinel member that answers but cannot (a master down, cluster_state:fail)
+  78  a member can never grant a lock as configured: a seed not in cluster mode, a
+      master name no sentinel knows, wait_replicas above a master's replicas
+      (invalid_config); two nodes are one server (duplicate_server))" +
                   common_exit_codes);
 }
 
