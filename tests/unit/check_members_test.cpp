@@ -180,7 +180,7 @@ TEST_SUITE("check members") {
         CHECK(n.configuration_errors.empty());
     }
 
-    TEST_CASE("slots in no master's range are unserved; a healthy cluster serves") {
+    TEST_CASE("slots in no master's range are unserved, and a healthy cluster serves") {
         member_check c;
         c.kind = member_kind::cluster;
         const std::string nodes = "aaa 127.0.0.1:7001@17001 myself,master - 0 0 1 connected 0-9\n";
@@ -202,7 +202,7 @@ TEST_SUITE("check members") {
     }
 
     TEST_CASE(
-        "wait_replicas above a master's replicas is a configuration error; replicas "
+        "wait_replicas above a master's replicas is a configuration error, and replicas "
         "down are a problem") {
         member_check c = three_masters();
         c.masters.at(0) = master_probe("127.0.0.1:7002", "always", "", "ok", three_nodes);
@@ -259,7 +259,7 @@ TEST_SUITE("check members") {
     }
 
     TEST_CASE(
-        "a Sentinel member: how long ago the master took its role; replicas without "
+        "a Sentinel member: how long ago the master took its role, replicas without "
         "wait_replicas warn, and wait_replicas above them is configuration") {
         member_check c;
         c.kind = member_kind::sentinel;
