@@ -16,6 +16,9 @@ packages=(
   help2man man-db groff-base bash-completion  # redlock(1) and the completion, and their tests
   dpkg-dev file                               # cpack -G DEB: dpkg-shlibdeps finds the Depends
 )
+# scripts/test.sh's sanitizer trees (CMakePresets.json: asan-ubsan and tsan name clang) and its
+# fuzz targets. libclang-rt-14-dev holds clang's ASan, UBSan, TSan and libFuzzer runtimes; clang
+# only recommends it, and --no-install-recommends below would leave it out.
 if [[ "${REDLOCK_WITH_CLANG:-0}" == 1 ]]; then
   packages+=(clang libclang-rt-14-dev)
 fi

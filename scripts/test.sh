@@ -445,7 +445,44 @@ stage_packager() {
     fail "the packaged redlock.pc does not point at the packaged files"
 }
 
+# forget_other_compiler PRESET: CMake cannot change the compiler of a configured tree. Where the
+# preset's tree was configured with other compilers than the ones the preset names (a tree of
+# GCC, from before the sanitizer presets named clang), the tree is removed, to be configured and
+# built afresh.
+forget_other_compiler() {
+  local preset=$1 named dir lang wanted cached
+  # Three lines: the preset's tree, its C compiler, its C++ compiler (empty where not named).
+  named=$(python3 - "$preset" <<'PY'
+import json, sys
+preset = {p["name"]: p for p in json.load(open("CMakePresets.json"))["configurePresets"]}[sys.argv[1]]
+variables = preset.get("cacheVariables", {})
+print(preset["binaryDir"].replace("${sourceDir}/", ""))
+print(variables.get("CMAKE_C_COMPILER", ""))
+print(variables.get("CMAKE_CXX_COMPILER", ""))
+PY
+  )
+  dir=$(sed -n 1p <<<"$named")
+  [[ -f $dir/CMakeCache.txt ]] || return 0
+  for lang in C CXX; do
+    if [[ $lang == C ]]; then wanted=$(sed -n 2p <<<"$named"); else wanted=$(sed -n 3p <<<"$named"); fi
+    [[ -n $wanted ]] || continue
+    cached=$(sed -n "s/^CMAKE_${lang}_COMPILER:[A-Z]*=//p" "$dir/CMakeCache.txt")
+    # A language the project does not enable (C): a tree configured without the preset has no
+    # line for it, one configured with the preset has the preset's word for it ("clang").
+    [[ -n $cached ]] || continue
+    # Each resolved to the file that runs (/usr/bin/c++ and /usr/bin/clang++ are links).
+    wanted=$(realpath -e "$(command -v "$wanted" || echo "$wanted")" 2>/dev/null || echo "$wanted")
+    cached=$(realpath -e "$(command -v "$cached" || echo "$cached")" 2>/dev/null || echo "$cached")
+    if [[ $cached != "$wanted" ]]; then
+      step "$dir was configured with $cached; preset $preset names $wanted: removing $dir"
+      rm -rf "$dir"
+      return 0
+    fi
+  done
+}
+
 stage_asan_ubsan() {
+  forget_other_compiler asan-ubsan
   cmake --preset asan-ubsan "$unity" "$debug_info" >/dev/null
   # What the unit, integration and CLI labels run (with what those depend on), not the torture
   # and stress orchestrators, which run in the plain stage.
@@ -497,6 +534,7 @@ run_shards() {
 }
 
 build_tsan() {
+  forget_other_compiler tsan
   cmake --preset tsan "$unity" "$debug_info" >/dev/null
   cmake --build --preset tsan -j"$jobs" --target redlock_integration_tests
 }

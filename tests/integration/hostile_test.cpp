@@ -57,12 +57,21 @@ auto settings_of(const cluster& nodes) -> redlock::client_config {
     return settings;
 }
 
-/// Runs `call` and says how long it took.
+/// What `call` returned, and how long it took.
+template <class T>
+struct timed_outcome {
+    T value;
+    std::chrono::milliseconds took;
+};
+
+/// Runs `call` and says how long it took. (A struct, not a pair to unpack with a structured
+/// binding: clang 14 cannot capture a structured binding in a lambda, as doctest's macros and
+/// the tests' wait_until predicates do.)
 template <class F>
 auto timed(F&& call) {
     const auto start = std::chrono::steady_clock::now();
     auto outcome = call();
-    return std::pair{std::move(outcome), elapsed_since(start)};
+    return timed_outcome<decltype(outcome)>{std::move(outcome), elapsed_since(start)};
 }
 
 auto mentions(std::string_view text, std::string_view part) -> bool {
@@ -373,22 +382,25 @@ void expect_minority_tolerated(const hostile_kind& kind, int healthy_count = 3,
     auto& locks = *nodes.locks;
     const auto key = nodes.healthy.key_of("orders:42");
 
-    auto [held, acquire_took] = timed([&] { return locks.acquire("orders:42"); });
+    auto acquire_call = timed([&] { return locks.acquire("orders:42"); });
+    auto& held = acquire_call.value;
 
     REQUIRE_MESSAGE(held, why(held));
-    CHECK(acquire_took < call_bound());
+    CHECK(acquire_call.took < call_bound());
     CHECK(held->valid());
     CHECK(redlock_test::wait_until(redlock_test::scaled(1s), [&] {
         return nodes.healthy.count_holding(key, held->value()) == healthy_count;
     }));
 
-    auto [extended, extend_took] = timed([&] { return locks.extend(*held, 2000ms); });
+    auto extend_call = timed([&] { return locks.extend(*held, 2000ms); });
+    auto& extended = extend_call.value;
     CHECK_MESSAGE(extended, why(extended));
-    CHECK(extend_took < call_bound());
+    CHECK(extend_call.took < call_bound());
 
-    auto [report, release_took] = timed([&] { return locks.release(*held); });
+    auto release_call = timed([&] { return locks.release(*held); });
+    auto& report = release_call.value;
     REQUIRE_MESSAGE(report, why(report));
-    CHECK(release_took < call_bound());
+    CHECK(release_call.took < call_bound());
     // A hostile node, or a slow healthy one, may still be pending when the release is decided.
     CHECK(report->deleted <= static_cast<std::size_t>(healthy_count));
     CHECK(report->deleted + report->pending >= static_cast<std::size_t>(healthy_count));
@@ -400,25 +412,29 @@ void expect_minority_tolerated(const hostile_kind& kind, int healthy_count = 3,
     // The scripted path: one script per node for round 1, another for the fencing round.
     redlock::lock_options fenced;
     fenced.fencing = true;
-    auto [fenced_held, fenced_took] = timed([&] { return locks.acquire("orders:43", fenced); });
+    auto fenced_acquire_call = timed([&] { return locks.acquire("orders:43", fenced); });
+    auto& fenced_held = fenced_acquire_call.value;
     REQUIRE_MESSAGE(fenced_held, why(fenced_held));
-    CHECK(fenced_took < call_bound());
+    CHECK(fenced_acquire_call.took < call_bound());
     CHECK(fenced_held->fence().has_value());
-    auto [fenced_report, fenced_release_took] = timed([&] { return locks.release(*fenced_held); });
+    auto fenced_release_call = timed([&] { return locks.release(*fenced_held); });
+    auto& fenced_report = fenced_release_call.value;
     REQUIRE_MESSAGE(fenced_report, why(fenced_report));
-    CHECK(fenced_release_took < call_bound());
+    CHECK(fenced_release_call.took < call_bound());
     CHECK(fenced_report->majority());
 
     // The read-only views put whatever the hostile nodes answer into their reports. (Whether
     // the healthy nodes count as reachable is not asserted: under ASan, a hostile node that
     // streams megabytes can hold the loop past the 50 ms request timeout.)
-    auto [status, status_took] = timed([&] { return locks.status("orders:42"); });
+    auto status_call = timed([&] { return locks.status("orders:42"); });
+    auto& status = status_call.value;
     REQUIRE_MESSAGE(status, why(status));
-    CHECK(status_took < call_bound());
+    CHECK(status_call.took < call_bound());
     CHECK(status->nodes.size() == nodes.settings.nodes.size());
-    auto [health, check_took] = timed([&] { return locks.check(); });
+    auto check_call = timed([&] { return locks.check(); });
+    auto& health = check_call.value;
     REQUIRE_MESSAGE(health, why(health));
-    CHECK(check_took < call_bound());
+    CHECK(check_call.took < call_bound());
     CHECK(health->nodes.size() == nodes.settings.nodes.size());
 
     if (!kind.warning.empty()) {
@@ -426,12 +442,12 @@ void expect_minority_tolerated(const hostile_kind& kind, int healthy_count = 3,
                                                [&] { return nodes.logs.contains(kind.warning); }),
                       nodes.logs.dump());
     }
-    auto [stopped, stop_took] = timed([&] {
+    auto stop_call = timed([&] {
         nodes.locks.reset();
         return true;
     });
-    CHECK(stopped);
-    CHECK(stop_took < call_bound());
+    CHECK(stop_call.value);
+    CHECK(stop_call.took < call_bound());
 }
 
 /// A majority of hostile nodes (three of five): the acquisition fails with `expected`
@@ -443,10 +459,11 @@ void expect_majority_refused(const hostile_kind& kind, redlock::errc expected,
     REQUIRE_MESSAGE(nodes.met_every_hostile_node(), nodes.logs.dump());
     const auto key = nodes.healthy.key_of("orders:42");
 
-    auto [held, took] = timed([&] { return nodes.locks->acquire("orders:42", options); });
+    auto acquire_call = timed([&] { return nodes.locks->acquire("orders:42", options); });
+    auto& held = acquire_call.value;
 
     REQUIRE_FALSE(held);
-    CHECK(took < call_bound());
+    CHECK(acquire_call.took < call_bound());
     CHECK_MESSAGE(held.error().code == expected, why(held));
     CHECK(held.error().attempts == 3);
     nodes.check_hostile_reports(held.error().nodes, "acquire error");
@@ -455,12 +472,12 @@ void expect_majority_refused(const hostile_kind& kind, redlock::errc expected,
                       held.error().message);
     }
     CHECK(nodes.healthy.count_holding(key) == 0);
-    auto [stopped, stop_took] = timed([&] {
+    auto stop_call = timed([&] {
         nodes.locks.reset();
         return true;
     });
-    CHECK(stopped);
-    CHECK(stop_took < call_bound());
+    CHECK(stop_call.value);
+    CHECK(stop_call.took < call_bound());
 }
 
 auto fencing() -> redlock::lock_options {
@@ -546,10 +563,11 @@ TEST_SUITE("hostile servers") {
         auto held = nodes.locks->acquire("orders:42");
         REQUIRE_MESSAGE(held, why(held));
 
-        auto [report, took] = timed([&] { return nodes.locks->release(*held); });
+        auto release_call = timed([&] { return nodes.locks->release(*held); });
+        auto& report = release_call.value;
 
         REQUIRE_MESSAGE(report, why(report));
-        CHECK(took < call_bound());
+        CHECK(release_call.took < call_bound());
         CHECK(report->deleted <= 2);  // the others may be pending when decided
         CHECK(report->deleted + report->pending >= 2);
         CHECK_FALSE(report->majority());
@@ -692,16 +710,19 @@ TEST_SUITE("hostile servers") {
         settings.logger = logs.logger();
         auto locks = nodes.make_client(settings);
 
-        auto [held, took] = timed([&] { return locks.acquire("orders:42"); });
+        auto acquire_call = timed([&] { return locks.acquire("orders:42"); });
+        auto& held = acquire_call.value;
         REQUIRE_MESSAGE(held, why(held));
-        CHECK(took < call_bound());
-        auto [extended, extend_took] = timed([&] { return locks.extend(*held, 2000ms); });
+        CHECK(acquire_call.took < call_bound());
+        auto extend_call = timed([&] { return locks.extend(*held, 2000ms); });
+        auto& extended = extend_call.value;
         CHECK_MESSAGE(extended, why(extended));
-        CHECK(extend_took < call_bound());
-        auto [report, release_took] = timed([&] { return locks.release(*held); });
+        CHECK(extend_call.took < call_bound());
+        auto release_call = timed([&] { return locks.release(*held); });
+        auto& report = release_call.value;
 
         REQUIRE_MESSAGE(report, why(report));
-        CHECK(release_took < call_bound());
+        CHECK(release_call.took < call_bound());
         CHECK(report->deleted <= 3);  // the others may be pending when decided
         CHECK(report->deleted + report->pending >= 3);
         for (int i : {3, 4}) {
@@ -721,10 +742,11 @@ TEST_SUITE("hostile servers") {
         for (int i : {0, 2, 4}) REQUIRE(nodes[i].command({"HSET", key, "field", "value"}) == "1");
         auto locks = nodes.make_client(settings_of(nodes));
 
-        auto [held, took] = timed([&] { return locks.acquire("orders:42"); });
+        auto acquire_call = timed([&] { return locks.acquire("orders:42"); });
+        auto& held = acquire_call.value;
 
         REQUIRE_FALSE(held);
-        CHECK(took < call_bound());
+        CHECK(acquire_call.took < call_bound());
         CHECK_MESSAGE(held.error().code == redlock::errc::contended, why(held));
         for (int i : {0, 2, 4}) {
             const auto r = report_of(held.error().nodes, nodes[i].address().to_string());
@@ -745,10 +767,11 @@ TEST_SUITE("hostile servers") {
             REQUIRE(nodes[i].command({"HSET", counter, "field", "value"}) == "1");
         auto locks = nodes.make_client(settings_of(nodes));
 
-        auto [held, took] = timed([&] { return locks.acquire("orders:42", fencing()); });
+        auto acquire_call = timed([&] { return locks.acquire("orders:42", fencing()); });
+        auto& held = acquire_call.value;
 
         REQUIRE_FALSE(held);
-        CHECK(took < call_bound());
+        CHECK(acquire_call.took < call_bound());
         CHECK_MESSAGE(held.error().code == redlock::errc::quorum_unreachable, why(held));
         for (int i : {0, 1, 2}) {
             const auto r = report_of(held.error().nodes, nodes[i].address().to_string());
