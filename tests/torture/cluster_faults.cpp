@@ -34,6 +34,12 @@ auto cluster_faults::uniform(std::int64_t lo, std::int64_t hi) -> std::int64_t {
     return std::uniform_int_distribution<std::int64_t>{lo, hi}(rng_);
 }
 
+void cluster_faults::span(const char* kind, std::size_t m, std::int64_t from_ns,
+                          clock::time_point until) {
+    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(until - clock::now());
+    timeline_.fault(kind, m, from_ns, monotonic_ns() + std::max<std::int64_t>(left.count(), 0));
+}
+
 void cluster_faults::note(const char* what, std::size_t m, const std::string& detail) {
     if (log_ == nullptr) return;
     std::fprintf(log_, "%lld %s member=%zu %s\n", static_cast<long long>(monotonic_ns()), what, m,
@@ -75,6 +81,7 @@ void cluster_faults::restart(std::size_t m) {
     const std::size_t node = *state_[m].crashed;
     const auto began = clock::now();
     members_[m].restart_node(node);
+    span("node-down", m, state_[m].crashed_ns, clock::now());
     const auto took = std::chrono::duration_cast<milliseconds>(clock::now() - began);
     state_[m].crashed.reset();
     ++counts_["restart"];
@@ -105,6 +112,7 @@ void cluster_faults::inject(clock::time_point now) {
                          ") master=" + std::to_string(master) +
                          " port=" + std::to_string(member.node(master).port());
     const auto began = clock::now();
+    const std::int64_t began_ns = monotonic_ns();
 
     if (roll < settings_.forced_failover + settings_.manual_failover) {
         // Both need a running replica of that master: none while its shard's old master is
@@ -125,12 +133,15 @@ void cluster_faults::inject(clock::time_point now) {
             for (const auto slot_of_key : slots_)
                 had_slot.push_back(member.master_of_slot(slot_of_key) == master);
             std::size_t dropped = 0;
+            // The SIGKILL comes next: what the replica had not received by then may be lost.
+            timeline_.forced_kill(m, began_ns);
             member.forced_failover(master, [&](std::size_t promoted) {
                 if (settings_.lose_holds) dropped = drop_holds(member.node(promoted), had_slot);
             });
             detail += " holds_dropped=" + std::to_string(dropped);
             counts_["holds_dropped"] += dropped;
             s.crashed = master;
+            s.crashed_ns = began_ns;
             // Back (as a replica) once the quarantine is over, and 0-3 s later still.
             s.restart_at = clock::now() + settings_.quarantine + settings_.margin +
                            milliseconds{(a / 7) % 3001};
@@ -141,6 +152,8 @@ void cluster_faults::inject(clock::time_point now) {
             ++counts_["manual_failover"];
         }
         s.impaired_until = clock::now() + settings_.quarantine + settings_.margin;
+        span(roll < settings_.forced_failover ? "forced-failover" : "manual-failover", m, began_ns,
+             s.impaired_until);
     } else {
         std::optional<std::size_t> to;
         for (std::size_t i = 0; i < member.size() && !to; ++i) {
@@ -151,6 +164,7 @@ void cluster_faults::inject(clock::time_point now) {
         note("move-slot-begin", m, detail);
         member.move_slot(slot, *to);
         ++counts_["move_slot"];
+        span("move-slot", m, began_ns, clock::now());
     }
     const auto took = std::chrono::duration_cast<milliseconds>(clock::now() - began);
     note(what, m, detail + " took_ms=" + std::to_string(took.count()));

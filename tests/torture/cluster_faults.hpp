@@ -30,7 +30,13 @@
 // The schedule is a function of the seed: a fixed number of draws per fault. What each fault
 // hits (which master serves which slot then, what a skip leaves out) also depends on timing,
 // so a replay injects the same draws at about the same offsets, not the same run.
+//
+// timeline() gives the faults as token_erasure.hpp's timeline, the members as its nodes
+// (member_timeline.hpp): a failover spans from its start until its quarantine and margin are
+// over, a slot move until it settled, a crashed node until it is back (its shard has no replica
+// meanwhile, and WAIT fails there); a forced failover also "empties" its member at the SIGKILL.
 
+#include "member_timeline.hpp"
 #include "support/cluster_member.hpp"
 
 #include <chrono>
@@ -90,12 +96,15 @@ public:
     [[nodiscard]] auto max_impaired() const noexcept -> std::size_t { return max_impaired_; }
     /// A one-line description of where each resource's slot is served now, per member.
     [[nodiscard]] auto layout() const -> std::string;
+    /// Every fault so far, per member (see above), times in monotonic_ns().
+    [[nodiscard]] auto timeline() const -> const fault_timeline& { return timeline_.timeline(); }
 
 private:
     using clock = std::chrono::steady_clock;
 
     struct member_state {
         std::optional<std::size_t> crashed;  ///< the node down since a forced failover
+        std::int64_t crashed_ns = 0;         ///< since when (monotonic_ns())
         clock::time_point restart_at{};
         clock::time_point impaired_until{};
     };
@@ -108,6 +117,8 @@ private:
     auto drop_holds(const redlock_test::redis_server& node, const std::vector<bool>& had_slot)
         -> std::size_t;
     auto uniform(std::int64_t lo, std::int64_t hi) -> std::int64_t;
+    /// Adds `kind` on member `m` to the timeline, from `from_ns` until `until` (now or later).
+    void span(const char* kind, std::size_t m, std::int64_t from_ns, clock::time_point until);
     void note(const char* what, std::size_t m, const std::string& detail);
     void skip(const char* what, std::size_t m, const std::string& why);
 
@@ -121,6 +132,7 @@ private:
     clock::time_point next_fault_;
     std::map<std::string, std::uint64_t> counts_;
     std::size_t max_impaired_ = 0;
+    member_timeline timeline_;
 };
 
 }  // namespace redlock_torture

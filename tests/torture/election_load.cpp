@@ -35,6 +35,7 @@ election_load::election_load(
     for (const char* kind : {"storm", "storm_resets", "partition_majority", "partition_minority",
                              "pause", "kill", "kill_missed"})
         counts_[kind] = 0;
+    if (node_proxies.empty()) counts_["link_skipped"] = 0;
     for (int c = 0; c < settings_.candidates; ++c) {
         auto& own = proxies_.emplace_back();
         std::vector<std::uint16_t> ports;
@@ -131,6 +132,11 @@ void election_load::inject(clock::time_point now) {
     // One candidate always free of these faults, and one fault per candidate at a time.
     if (s.faulted() || faulted + 1 >= std::ssize(state_)) {
         note("skip", c);
+        return;
+    }
+    if (roll < 75 && proxies_[c].empty()) {  // a storm or a partition, without links to cut
+        ++counts_["link_skipped"];
+        note("skip", c, "no-proxies");
         return;
     }
     if (roll < 40) {  // a reconnect storm

@@ -13,6 +13,11 @@
 // and a fresh candidate process, with an id of its own, takes its place and its proxies.
 // At the end, in final mode, one leader holds office for a while (final_stretch()). Then
 // their records are checked (election_checker.hpp).
+//
+// Without node proxies (cluster_members_test.cpp: a cluster member's client follows the slot
+// map to the addresses the nodes announce, which no proxy of one candidate can stand in for),
+// the candidates reach the nodes directly: the storms and partitions are drawn as always but
+// skipped, and the pauses and the leader kills go on.
 
 #include "election_checker.hpp"
 #include "observer_checker.hpp"
@@ -56,7 +61,8 @@ struct election_outcome {
 class election_load {
 public:
     /// Starts the candidates. `node_proxies`: the node proxies their own chain to;
-    /// `config_of`: a client configuration naming these ports as the nodes.
+    /// `config_of`: a client configuration naming these ports as the nodes. With no node
+    /// proxies, the candidates get none of their own and `config_of` is given no port.
     election_load(election_settings settings, const std::filesystem::path& dir,
                   const std::vector<redlock_test::fault_proxy>& node_proxies,
                   const std::function<std::string(const std::vector<std::uint16_t>&)>& config_of,
@@ -83,7 +89,8 @@ public:
 
     /// Faults injected, by kind: storm, storm_resets, partition_majority, partition_minority,
     /// pause, kill (a leader killed and replaced), kill_missed (stopped, but its records said
-    /// it had stepped down by then: let go on).
+    /// it had stepped down by then: let go on). Without proxies, the storms and partitions
+    /// drawn are counted as link_skipped.
     [[nodiscard]] auto counts() const -> const std::map<std::string, std::uint64_t>& {
         return counts_;
     }
