@@ -2,6 +2,7 @@
 
 #include "operations/acquire_checks.hpp"
 #include "operations/grant_commands.hpp"
+#include "operations/op_context.hpp"
 #include "operations/operation.hpp"
 #include "operations/request_numbers.hpp"
 #include "operations/waiter_registry.hpp"
