@@ -25,7 +25,9 @@ auto delayed(std::chrono::milliseconds ttl, std::chrono::milliseconds delay)
     return o;
 }
 
-auto one_attempt() -> redlock::lock_options {
+/// No lock delay, one attempt: a rival's acquisition. (Not one_attempt(): holder_test.cpp has
+/// one, and the two files can share a unity batch.)
+auto undelayed_attempt() -> redlock::lock_options {
     redlock::lock_options o;
     o.attempts = 1;
     return o;
@@ -62,7 +64,7 @@ TEST_SUITE("lock-delay") {
         const auto report = locks.release(*held);
         REQUIRE(report);
         CHECK(report->majority());
-        const auto rival = make_client().acquire("d:release", one_attempt());
+        const auto rival = make_client().acquire("d:release", undelayed_attempt());
         CHECK(rival);
     }
 
@@ -76,7 +78,7 @@ TEST_SUITE("lock-delay") {
         // The holder stops renewing (it crashed, or was cut off): nothing releases it.
         REQUIRE(redlock_test::wait_until(redlock_test::scaled(5s), [&] { return !held->valid(); }));
         auto rival = make_client();
-        const auto refused = rival.acquire("d:abandoned", one_attempt());
+        const auto refused = rival.acquire("d:abandoned", undelayed_attempt());
         REQUIRE_FALSE(refused);
         CHECK(refused.error().code == redlock::errc::contended);
 
