@@ -47,7 +47,7 @@ public:
         fs::create_directories(dir);
         const redlock::client_config c = member_deployment::config();
         json settings{{"connect_timeout_ms", 1000},
-                      {"request_timeout_ms", 250},
+                      {"request_timeout_ms", 1000},
                       {"lock", {{"ttl_ms", 5000}, {"waiter_ttl_ms", 200}}},
                       {"retry", {{"attempts", 3}, {"delay_ms", 50}, {"jitter_ms", 50}}},
                       {"reconnect", {{"min_delay_ms", 20}, {"max_delay_ms", 200}}}};
