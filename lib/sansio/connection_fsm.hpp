@@ -236,7 +236,7 @@ private:
     std::size_t address_ = 0;
     std::size_t addresses_ = 1;
     unsigned failures_ = 0;
-    bool ever_ready_ = false;  // the handshake was answered once
+    bool ever_ready_ = false;       // the handshake was answered once
     bool outage_reported_ = false;  // "unreachable" was logged; "connected again" is due
     std::uint64_t deadline_armed_ = no_deadline;  // when the deadline timer is due
 };

@@ -90,9 +90,9 @@ private:
     };
     std::map<std::string, watched> watched_;
     std::size_t next_source_ = 0;
-    std::vector<slot_source> asked_;  // this round's sources, by the tag's index
-    std::size_t asks_out_ = 0;        // of them, still unanswered
-    bool round_mapped_ = false;       // one of them answered a good map
+    std::vector<slot_source> asked_;         // this round's sources, by the tag's index
+    std::size_t asks_out_ = 0;               // of them, still unanswered
+    bool round_mapped_ = false;              // one of them answered a good map
     std::vector<std::string> round_errors_;  // the others' errors, each naming its node
     std::string last_error_;
     bool gave_up_ = false;  // a round without a map failed what waited for one

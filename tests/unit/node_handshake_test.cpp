@@ -476,8 +476,9 @@ TEST_SUITE("node_handshake") {
     }
 }
 
-TEST_CASE("a replica (but a cluster node's), or a node of the wrong mode, fails the handshake "
-          "and says why") {
+TEST_CASE(
+    "a replica (but a cluster node's), or a node of the wrong mode, fails the handshake "
+    "and says why") {
     using peer = node_handshake::peer;
     struct row {
         peer expected;
