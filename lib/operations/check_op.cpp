@@ -13,33 +13,6 @@ namespace {
 
 constexpr std::size_t all_slots = 16384;
 
-auto flat_copy(const reply* r) -> flat_reply {
-    flat_reply out;
-    if (r == nullptr) return out;
-    switch (r->kind) {
-        case reply_kind::integer:
-            out.type = flat_reply::kind::integer;
-            out.integer = r->integer;
-            break;
-        case reply_kind::string:
-        case reply_kind::status:
-            out.type = flat_reply::kind::text;
-            out.text = std::string{reply_text(r)};
-            break;
-        case reply_kind::error:
-            out.type = flat_reply::kind::error;
-            out.text = std::string{reply_text(r)};
-            break;
-        case reply_kind::array:
-            out.type = flat_reply::kind::array;
-            for (const reply* e : r->elements) out.elements.push_back(flat_copy(e));
-            break;
-        case reply_kind::nil:
-            break;
-    }
-    return out;
-}
-
 auto encode_all(const std::vector<std::vector<std::string>>& commands)
     -> std::vector<encoded_command> {
     std::vector<encoded_command> encoded;
@@ -121,7 +94,7 @@ auto check_op::record(node_probe& p, std::size_t& answers, std::size_t index,
     if (answers == 0)
         p.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(now() - sent);
     if (event.status == request_status::reply) {
-        p.replies[index] = flat_copy(event.answer);
+        p.replies[index] = flatten(event.answer);
     } else if (p.cause.empty()) {
         p.cause = std::string{event.cause};
     }

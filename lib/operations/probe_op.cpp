@@ -8,7 +8,6 @@
 #include <utility>
 
 namespace redlock::detail {
-namespace {
 
 auto flatten(const reply* r) -> flat_reply {
     flat_reply out;
@@ -36,8 +35,6 @@ auto flatten(const reply* r) -> flat_reply {
     }
     return out;
 }
-
-}  // namespace
 
 probe_op::probe_op(op_context& ctx, std::vector<std::vector<std::string>> commands, callback done,
                    std::uint16_t slot)

@@ -20,6 +20,9 @@ struct flat_reply {
     std::vector<flat_reply> elements;
 };
 
+/// `r` (null: nil) as a flat_reply, its elements copied too.
+[[nodiscard]] auto flatten(const reply* r) -> flat_reply;
+
 /// What one node answered to every command of a probe.
 struct node_probe {
     std::string node;
